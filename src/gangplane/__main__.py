@@ -1,0 +1,3 @@
+from gangplane.cli.main import main
+
+main()

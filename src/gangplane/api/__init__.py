@@ -1,0 +1,1 @@
+"""Wire types and pure rules of the APIs gangplane speaks; no I/O."""

@@ -1,0 +1,1 @@
+"""The ``gangplane`` command line: a thin shell over the layers below."""

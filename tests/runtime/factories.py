@@ -14,7 +14,9 @@ from gangplane.runtime.points import Handle
 from gangplane.runtime.reader import StaticReader
 
 
-def container(name: str, requests: dict[str, Any] | None = None, limits: dict[str, Any] | None = None) -> dict:
+def container(
+    name: str, requests: dict[str, Any] | None = None, limits: dict[str, Any] | None = None
+) -> dict:
     resources = {k: v for k, v in (("requests", requests), ("limits", limits)) if v}
     return {"name": name, "image": "busybox", **({"resources": resources} if resources else {})}
 
@@ -25,7 +27,9 @@ def rjob(name: str, ancestor: str | None, *containers: dict, **extra: Any) -> di
     return {"name": name, **extra, "template": {"metadata": meta, "spec": {"template": {"spec": pod_spec}}}}
 
 
-def runtime(*rjobs: dict, ml_policy: dict | None = None, pod_group_policy: dict | None = None, **meta: Any) -> dict:
+def runtime(
+    *rjobs: dict, ml_policy: dict | None = None, pod_group_policy: dict | None = None, **meta: Any
+) -> dict:
     spec: dict[str, Any] = {"template": {"spec": {"replicatedJobs": list(rjobs)}}}
     if meta:
         spec["template"]["metadata"] = meta

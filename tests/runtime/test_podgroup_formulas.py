@@ -98,9 +98,13 @@ def test_dependson_ready_keeps_pod_sets_in_the_gang(torch_node: dict) -> None:
 
 
 def test_transitive_ordering_through_a_ready_edge(torch_node: dict) -> None:
-    warm = rjob("warmup", None, container("warmup"), dependsOn=[{"name": "dataset-initializer", "status": "Complete"}])
+    warm = rjob(
+        "warmup", None, container("warmup"), dependsOn=[{"name": "dataset-initializer", "status": "Complete"}]
+    )
     node = {**torch_node, "dependsOn": [{"name": "warmup", "status": "Ready"}]}
-    rt = runtime(initializer("dataset-initializer"), warm, node, ml_policy={"torch": {}}, pod_group_policy=COSCHED)
+    rt = runtime(
+        initializer("dataset-initializer"), warm, node, ml_policy={"torch": {}}, pod_group_policy=COSCHED
+    )
     assert objects_by_kind(build(trainjob(), rt))["PodGroup"]["spec"]["minMember"] == 2
 
 
@@ -119,7 +123,10 @@ def test_volcano_queue_from_runtime_annotation_then_patch(torch_node: dict) -> N
     queue = "scheduling.volcano.sh/queue-name"
     rt = runtime(torch_node, ml_policy={"torch": {}}, pod_group_policy=VOLCANO, annotations={queue: "team-a"})
     assert objects_by_kind(build(trainjob(), rt))["PodGroup"]["spec"]["queue"] == "team-a"
-    patch = {"manager": "example.com/tool", "trainingRuntimeSpec": {"template": {"metadata": {"annotations": {queue: "team-b"}}}}}
+    patch = {
+        "manager": "example.com/tool",
+        "trainingRuntimeSpec": {"template": {"metadata": {"annotations": {queue: "team-b"}}}},
+    }
     objs = objects_by_kind(build(trainjob(runtimePatches=[patch]), rt))
     assert objs["PodGroup"]["spec"]["queue"] == "team-b"
     assert objs["JobSet"]["metadata"]["annotations"] == {queue: "team-b"}
@@ -127,11 +134,16 @@ def test_volcano_queue_from_runtime_annotation_then_patch(torch_node: dict) -> N
 
 @pytest.mark.parametrize(
     ("given", "expected"),
-    [({}, {"mode": "hard", "highestTierAllowed": 1}), ({"mode": "soft", "highestTierAllowed": 3}, {"mode": "soft", "highestTierAllowed": 3})],
+    [
+        ({}, {"mode": "hard", "highestTierAllowed": 1}),
+        ({"mode": "soft", "highestTierAllowed": 3}, {"mode": "soft", "highestTierAllowed": 3}),
+    ],
     ids=["defaults", "explicit"],
 )
 def test_volcano_network_topology_defaults(torch_node: dict, given: dict, expected: dict) -> None:
-    rt = runtime(torch_node, ml_policy={"torch": {}}, pod_group_policy={"volcano": {"networkTopology": given}})
+    rt = runtime(
+        torch_node, ml_policy={"torch": {}}, pod_group_policy={"volcano": {"networkTopology": given}}
+    )
     pg = objects_by_kind(build(trainjob(), rt))["PodGroup"]
     assert pg["spec"]["networkTopology"] == expected
 

@@ -32,7 +32,9 @@ def test_pet_environment_and_port(torch_node: dict) -> None:
         "LR": "0.1",
         "PET_NNODES": "2",
         "PET_NPROC_PER_NODE": "4",
-        "PET_NODE_RANK": {"fieldRef": {"fieldPath": "metadata.annotations['batch.kubernetes.io/job-completion-index']"}},
+        "PET_NODE_RANK": {
+            "fieldRef": {"fieldPath": "metadata.annotations['batch.kubernetes.io/job-completion-index']"}
+        },
         "PET_MASTER_ADDR": "mnist-node-0-0.mnist",
         "PET_MASTER_PORT": "29500",
     }
@@ -69,7 +71,9 @@ def test_no_trainer_section_means_no_pet_env(torch_node: dict) -> None:
 
 def test_trainer_image_command_args_replace_the_runtime_values(torch_node: dict) -> None:
     rt = runtime(torch_node, ml_policy={"torch": {}})
-    node = node_container(trainjob(trainer={"image": "me/train:1", "command": ["python"], "args": ["t.py"]}), rt)
+    node = node_container(
+        trainjob(trainer={"image": "me/train:1", "command": ["python"], "args": ["t.py"]}), rt
+    )
     assert (node["image"], node["command"], node["args"]) == ("me/train:1", ["python"], ["t.py"])
 
 
@@ -79,7 +83,12 @@ def test_torchtune_omits_master_vars_and_points_rendezvous_at_node_zero() -> Non
     rt = runtime(rjob("node", "trainer", tune), ml_policy={"torch": {}})
     node = node_container(trainjob("ft", trainer={"numNodes": 2}), rt)
     assert "PET_MASTER_ADDR" not in env(node)
-    assert node["command"] == ["tune", "run", "--rdzv_endpoint=ft-node-0-0.ft:29500", "full_finetune_distributed"]
+    assert node["command"] == [
+        "tune",
+        "run",
+        "--rdzv_endpoint=ft-node-0-0.ft:29500",
+        "full_finetune_distributed",
+    ]
 
 
 def test_env_injection_targets_get_pet_and_master_vars(torch_node: dict) -> None:
@@ -112,4 +121,6 @@ def test_reserved_env_is_rejected_with_its_path(torch_node: dict) -> None:
 def test_env_injection_target_must_exist(torch_node: dict) -> None:
     policy = {"torch": {"envInjection": {"targets": [{"jobName": "node", "containerNames": ["ghost"]}]}}}
     rt = runtime(torch_node, ml_policy=policy)
-    assert validate(trainjob(), rt) == ["spec.mlPolicy.torch.envInjection.targets[0].containerNames[0]: no such container"]
+    assert validate(trainjob(), rt) == [
+        "spec.mlPolicy.torch.envInjection.targets[0].containerNames[0]: no such container"
+    ]

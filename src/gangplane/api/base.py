@@ -30,7 +30,7 @@ class ApiModel(BaseModel):
         """The wire form: camelCase keys, only fields that were set, no nulls; ``apiVersion``/``kind`` first."""
         data = self.model_dump(mode="json", by_alias=True, exclude_unset=True, exclude_none=True)
         if "api_version" in type(self).model_fields and "kind" in type(self).model_fields:
-            data = {"apiVersion": getattr(self, "api_version"), "kind": getattr(self, "kind"), **data}
+            data = {**self.model_dump(mode="json", by_alias=True, include={"api_version", "kind"}), **data}
         return data
 
     @classmethod

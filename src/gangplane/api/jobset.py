@@ -10,8 +10,8 @@ from typing import Any
 from pydantic import Field
 
 from gangplane.api.base import OpenModel
-from gangplane.api.meta import Condition, ObjectMeta
 from gangplane.api.core import PodTemplateSpec
+from gangplane.api.meta import Condition, ObjectMeta
 
 API_VERSION = "jobset.x-k8s.io/v1alpha2"
 

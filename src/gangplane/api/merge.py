@@ -57,4 +57,8 @@ def upsert_by_name(items: list[Any], new: Any) -> list[Any]:
     """Replace the item with ``new``'s name, or append ``new`` (models or dicts with a ``name``)."""
     name = new["name"] if isinstance(new, dict) else new.name
     names = [i["name"] if isinstance(i, dict) else i.name for i in items]
-    return [new if n == name else i for n, i in zip(names, items, strict=True)] if name in names else [*items, new]
+    return (
+        [new if n == name else i for n, i in zip(names, items, strict=True)]
+        if name in names
+        else [*items, new]
+    )

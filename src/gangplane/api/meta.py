@@ -43,6 +43,10 @@ class Condition(ApiModel):
     last_transition_time: str | None = None
     observed_generation: int | None = None
 
+    def model_post_init(self, context: object, /) -> None:
+        # reason and message are required on the wire (may be empty): always write them.
+        self.model_fields_set.update({"reason", "message"})
+
 
 def find_condition(conditions: list[Condition] | None, type_: str) -> Condition | None:
     return next((c for c in conditions or [] if c.type == type_), None)

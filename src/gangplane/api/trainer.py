@@ -275,5 +275,3 @@ class ClusterTrainingRuntime(TrainingRuntime):
 
 
 AnyRuntime = TrainingRuntime  # a ClusterTrainingRuntime is a TrainingRuntime for every computation
-
-

@@ -35,13 +35,19 @@ def _documents(rendered: Rendered, output: Output) -> str:
         return serde.dump_json([d.object.to_dict() for d in rendered.objects])
     parts = []
     for desired in rendered.objects:
-        note = "" if desired.applied_by == AppliedBy.TRAINER else f"# derived on a real cluster by {desired.applied_by}\n"
+        note = (
+            ""
+            if desired.applied_by == AppliedBy.TRAINER
+            else f"# derived on a real cluster by {desired.applied_by}\n"
+        )
         parts.append(note + serde.dump_yaml([desired.object.to_dict()]))
     return "---\n".join(parts)
 
 
 def render_command(
-    files: Annotated[list[Path], typer.Option("--filename", "-f", help="Manifest file or directory (repeatable).")],
+    files: Annotated[
+        list[Path], typer.Option("--filename", "-f", help="Manifest file or directory (repeatable).")
+    ],
     output: Annotated[Output, typer.Option("--output", "-o", help="Output format.")] = Output.YAML,
 ) -> None:
     """Render TrainJobs with their runtimes into the JobSet, PodGroup and other objects a cluster gets."""

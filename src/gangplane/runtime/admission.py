@@ -39,7 +39,11 @@ def resolve_runtime(job: t.TrainJob, reader: Reader) -> t.TrainingRuntime:
     found = reader.get(t.API_VERSION, kind, namespace, ref.name)
     if found is None:
         detail = f"specified {kind} must be created before the TrainJob is created"
-        raise Forbidden(t.TRAINJOB_KIND, job.metadata.name or "", [FieldError("spec.runtimeRef", CauseType.NOT_FOUND, detail, ref.name)])
+        raise Forbidden(
+            t.TRAINJOB_KIND,
+            job.metadata.name or "",
+            [FieldError("spec.runtimeRef", CauseType.NOT_FOUND, detail, ref.name)],
+        )
     cls = t.ClusterTrainingRuntime if kind == t.CLUSTER_TRAINING_RUNTIME_KIND else t.TrainingRuntime
     return cls.model_validate(found)
 

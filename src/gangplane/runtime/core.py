@@ -38,7 +38,9 @@ def patched_jobset_spec(runtime: TrainingRuntime, job: TrainJob) -> JobSetSpec:
 
 
 def _is_trainer_node(rjob: ReplicatedJob, ancestor: str | None, ml_policy: MLPolicy | None) -> bool:
-    launcher_as_node = ml_policy is not None and ml_policy.mpi is not None and ml_policy.mpi.run_launcher_as_node
+    launcher_as_node = (
+        ml_policy is not None and ml_policy.mpi is not None and ml_policy.mpi.run_launcher_as_node
+    )
     return ancestor == "trainer" or bool(launcher_as_node and rjob.name == "node")
 
 

@@ -88,7 +88,9 @@ class DefaultPlugin(Plugin, Protocol):
 
 @runtime_checkable
 class ValidatePlugin(Plugin, Protocol):
-    def validate(self, info: RuntimeInfo, old: TrainJob | None, new: TrainJob, reader: Reader) -> ValidationResult:
+    def validate(
+        self, info: RuntimeInfo, old: TrainJob | None, new: TrainJob, reader: Reader
+    ) -> ValidationResult:
         """Check ``new`` (and the transition from ``old`` on update). Sees pre-enforce counts."""
         ...
 

@@ -36,7 +36,12 @@ class StaticReader:
 
     def add(self, obj: Object) -> None:
         meta = obj.get("metadata") or {}
-        key = (_group(obj.get("apiVersion", "")), obj.get("kind", ""), meta.get("namespace") or "", meta["name"])
+        key = (
+            _group(obj.get("apiVersion", "")),
+            obj.get("kind", ""),
+            meta.get("namespace") or "",
+            meta["name"],
+        )
         self._objects[key] = obj
 
     def get(self, api_version: str, kind: str, namespace: str, name: str) -> Object | None:

@@ -28,7 +28,9 @@ def keep_existing_pod_group(reader: Reader, api_version: str, job: t.TrainJob) -
 
 def pod_group_meta(job: t.TrainJob) -> ObjectMeta:
     """Same name and namespace as the TrainJob, controller-owned, no labels."""
-    return ObjectMeta(name=job.metadata.name, namespace=job.metadata.namespace, owner_references=[owner_reference(job)])
+    return ObjectMeta(
+        name=job.metadata.name, namespace=job.metadata.namespace, owner_references=[owner_reference(job)]
+    )
 
 
 class CoschedulingPlugin:

@@ -17,7 +17,8 @@ from gangplane.runtime.info import PodSet, RuntimeInfo
 def _edges(info: RuntimeInfo) -> dict[str, list[tuple[str, bool]]]:
     """``name -> [(dependency, completes_first)]`` from JobSet ``dependsOn``."""
     return {
-        p.name: [(d.name, d.status == "Complete") for d in p.replicated_job.depends_on or []] for p in info.pod_sets
+        p.name: [(d.name, d.status == "Complete") for d in p.replicated_job.depends_on or []]
+        for p in info.pod_sets
     }
 
 

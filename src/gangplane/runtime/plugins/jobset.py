@@ -16,8 +16,8 @@ from gangplane.api.merge import upsert_by_name
 from gangplane.api.meta import ObjectMeta
 from gangplane.errors import CauseType, FieldError
 from gangplane.runtime.info import PodSet, RuntimeInfo
-from gangplane.runtime.points import Desired, Handle, ValidationResult, WatchSource
 from gangplane.runtime.plugins.common import owner_reference
+from gangplane.runtime.points import Desired, Handle, ValidationResult, WatchSource
 from gangplane.runtime.reader import Reader
 
 _RJOBS = "spec.runtimePatches[{i}].trainingRuntimeSpec.template.spec.replicatedJobs[{j}]"
@@ -106,7 +106,9 @@ class JobSetPlugin:
         errors: list[FieldError] = []
         for i, patch in enumerate(job.spec.runtime_patches or []):
             template = patch.training_runtime_spec.template if patch.training_runtime_spec else None
-            for j, rjob in enumerate((template.spec.replicated_jobs if template and template.spec else None) or []):
+            for j, rjob in enumerate(
+                (template.spec.replicated_jobs if template and template.spec else None) or []
+            ):
                 errors.extend(_validate_rjob_patch(info, rjob, _RJOBS.format(i=i, j=j)))
         return errors
 
@@ -175,7 +177,14 @@ def _initializer_problem(info: RuntimeInfo, name: str) -> str:
 def _validate_rjob_patch(info: RuntimeInfo, rjob: t.ReplicatedJobPatch, path: str) -> list[FieldError]:
     pod_set = info.pod_set(rjob.name)
     if pod_set is None:
-        return [FieldError(f"{path}.name", CauseType.NOT_FOUND, "must refer to a replicated job of the runtime", rjob.name)]
+        return [
+            FieldError(
+                f"{path}.name",
+                CauseType.NOT_FOUND,
+                "must refer to a replicated job of the runtime",
+                rjob.name,
+            )
+        ]
     pod = rjob.template.spec.template if rjob.template and rjob.template.spec else None
     spec = pod.spec if pod else None
     errors: list[FieldError] = []
@@ -185,15 +194,23 @@ def _validate_rjob_patch(info: RuntimeInfo, rjob: t.ReplicatedJobPatch, path: st
         ("initContainers", pod_set.init_container, spec.init_containers if spec else None),
     ):
         for k, patch in enumerate(patches or []):
-            errors.extend(_container_patch_errors(patch, find(patch.name) is not None, f"{base}.{field}[{k}]"))
+            errors.extend(
+                _container_patch_errors(patch, find(patch.name) is not None, f"{base}.{field}[{k}]")
+            )
     return errors
 
 
 def _container_patch_errors(patch: t.ContainerPatch, exists: bool, path: str) -> list[FieldError]:
     errors: list[FieldError] = []
     if not exists:
-        errors.append(FieldError(f"{path}.name", CauseType.NOT_FOUND, "must refer to a container of the runtime", patch.name))
+        errors.append(
+            FieldError(
+                f"{path}.name", CauseType.NOT_FOUND, "must refer to a container of the runtime", patch.name
+            )
+        )
     if patch.env and patch.name in _NO_ENV_CONTAINERS:
-        detail = f"env of container {patch.name!r} must be set through the TrainJob trainer or initializer fields"
+        detail = (
+            f"env of container {patch.name!r} must be set through the TrainJob trainer or initializer fields"
+        )
         errors.append(FieldError(f"{path}.env", CauseType.FORBIDDEN, detail))
     return errors

@@ -68,7 +68,9 @@ class TorchPlugin:
         if info.ml_policy is None or info.ml_policy.torch is None:
             return ValidationResult()
         errors = [
-            FieldError(f"spec.trainer.env[{i}].name", CauseType.INVALID, "must not have reserved envs", var.name)
+            FieldError(
+                f"spec.trainer.env[{i}].name", CauseType.INVALID, "must not have reserved envs", var.name
+            )
             for i, var in enumerate((new.spec.trainer.env if new.spec.trainer else None) or [])
             if var.name in RESERVED_ENV
         ]
@@ -86,7 +88,9 @@ class TorchPlugin:
         upsert_env(node, job.spec.trainer.env or [])
         env = self._pet_env(job, trainer_set, node)
         upsert_env(node, env)
-        node.ports = upsert_by_name_port(node.ports or [], ContainerPort(container_port=MASTER_PORT, protocol="TCP"))
+        node.ports = upsert_by_name_port(
+            node.ports or [], ContainerPort(container_port=MASTER_PORT, protocol="TCP")
+        )
         self._inject_targets(info, env)
         if is_torchtune(node) and trainer_set.count > 1:
             node.command = torchtune_command(node.command or [], master_address(job))
@@ -143,7 +147,9 @@ def _injection_errors(info: RuntimeInfo) -> list[FieldError]:
         pod_set = info.pod_set(target.job_name)
         path = f"spec.mlPolicy.torch.envInjection.targets[{i}]"
         if pod_set is None:
-            errors.append(FieldError(f"{path}.jobName", CauseType.NOT_FOUND, "no such replicated job", target.job_name))
+            errors.append(
+                FieldError(f"{path}.jobName", CauseType.NOT_FOUND, "no such replicated job", target.job_name)
+            )
             continue
         errors.extend(
             FieldError(f"{path}.containerNames[{k}]", CauseType.NOT_FOUND, "no such container", name)
@@ -151,4 +157,3 @@ def _injection_errors(info: RuntimeInfo) -> list[FieldError]:
             if pod_set.container(name) is None
         )
     return errors
-

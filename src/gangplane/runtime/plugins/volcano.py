@@ -21,7 +21,9 @@ _QUEUE_PATH = "spec.runtimePatches"
 
 def _last_priority_class(info: RuntimeInfo) -> str | None:
     """The ``priorityClassName`` of the last replicated job whose pod template sets one (upstream rule)."""
-    names = [p.template.spec.priority_class_name for p in info.pod_sets if p.template.spec.priority_class_name]
+    names = [
+        p.template.spec.priority_class_name for p in info.pod_sets if p.template.spec.priority_class_name
+    ]
     return names[-1] if names else None
 
 

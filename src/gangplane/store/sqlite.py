@@ -1,0 +1,113 @@
+"""The durable backend: every object in one SQLite file, with the engine's cache in front for reads.
+
+Durability choice: WAL journal with ``synchronous=NORMAL`` by default. A write returns only after its
+transaction has committed to the WAL file, i.e. after the bytes were handed to the operating system, so an
+acknowledged write survives the process being killed (SIGKILL, OOM, crash). It does not survive an OS crash or
+power loss between commit and the next checkpoint; pass ``synchronous="FULL"`` to fsync every commit for that
+(several times slower). Writes are never batched: one change, one transaction.
+
+The version counter is ``max(objects.rv, meta.rv)``: creates and updates store it on the row, deletes record
+it in ``meta`` in the same transaction as the row's removal, so versions continue monotonic after a reopen.
+Only this file (and its ``-wal``/``-shm`` companions) is ever touched.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import sqlite3
+from pathlib import Path
+
+from gangplane.clock import Clock
+from gangplane.store.base import Admission, Object, ResourceType
+from gangplane.store.core import ObjectStore
+from gangplane.store.objects import Key, TypeKey, key_of, type_key
+
+_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS types (grp TEXT, plural TEXT, version TEXT, kind TEXT, namespaced INTEGER,"
+    " has_status INTEGER, PRIMARY KEY (grp, plural))",
+    "CREATE TABLE IF NOT EXISTS objects (grp TEXT, plural TEXT, namespace TEXT, name TEXT, rv INTEGER,"
+    " body TEXT, PRIMARY KEY (grp, plural, namespace, name)) WITHOUT ROWID",
+    "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER)",
+)
+_PUT = "INSERT OR REPLACE INTO objects VALUES (?, ?, ?, ?, ?, ?)"
+_DELETE = "DELETE FROM objects WHERE grp = ? AND plural = ? AND namespace = ? AND name = ?"
+_SET_RV = "INSERT OR REPLACE INTO meta VALUES ('rv', ?)"
+_PUT_TYPE = "INSERT OR REPLACE INTO types VALUES (?, ?, ?, ?, ?, ?)"
+_LOAD = (
+    "SELECT t.grp, t.version, t.kind, t.plural, t.namespaced, t.has_status, o.body"
+    " FROM objects o JOIN types t ON o.grp = t.grp AND o.plural = t.plural"
+)
+
+
+class SqliteJournal:
+    """One connection, used only under the engine's lock; statements are cached (prepared) by ``sqlite3``."""
+
+    def __init__(self, path: str | Path, synchronous: str = "NORMAL") -> None:
+        if synchronous not in ("NORMAL", "FULL"):
+            raise ValueError("synchronous must be NORMAL or FULL")
+        self._db = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute(f"PRAGMA synchronous={synchronous}")
+        for statement in _SCHEMA:
+            self._db.execute(statement)
+        self._types: dict[TypeKey, ResourceType] = {}
+
+    def load(self) -> tuple[int, list[tuple[ResourceType, Object]]]:
+        stored = []
+        for grp, version, kind, plural, namespaced, has_status, body in self._db.execute(_LOAD):
+            rt = ResourceType(grp, version, kind, plural, bool(namespaced), bool(has_status))
+            self._types.setdefault(type_key(rt), rt)
+            stored.append((self._types[type_key(rt)], json.loads(body)))
+        (rows_rv,) = self._db.execute("SELECT COALESCE(MAX(rv), 0) FROM objects").fetchone()
+        meta_row = self._db.execute("SELECT value FROM meta WHERE key = 'rv'").fetchone()
+        return max(rows_rv, meta_row[0] if meta_row else 0), stored
+
+    def _register(self, rt: ResourceType) -> None:
+        if self._types.get(type_key(rt)) != rt:
+            row = (rt.group, rt.plural, rt.version, rt.kind, int(rt.namespaced), int(rt.has_status))
+            self._db.execute(_PUT_TYPE, row)
+            self._types[type_key(rt)] = rt
+
+    def put(self, rt: ResourceType, obj: Object, rv: int) -> None:
+        self._register(rt)
+        namespace, name = key_of(obj)
+        body = json.dumps(obj, separators=(",", ":"))
+        self._db.execute(_PUT, (rt.group, rt.plural, namespace, name, rv, body))
+
+    def remove(self, rt: ResourceType, key: Key, rv: int) -> None:
+        self._db.execute("BEGIN")
+        try:
+            self._db.execute(_DELETE, (rt.group, rt.plural, *key))
+            self._db.execute(_SET_RV, (rv,))
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        self._db.execute("COMMIT")
+
+    def close(self) -> None:
+        self._db.close()
+
+
+class SqliteStore(ObjectStore):
+    """A ``Store`` persisted in the SQLite file at ``path``; other options as ``MemoryStore``."""
+
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        synchronous: str = "NORMAL",
+        clock: Clock | None = None,
+        admission: Admission | None = None,
+        history_size: int = 10_000,
+        rng: random.Random | None = None,
+        bookmark_interval: float = 1.0,
+    ) -> None:
+        super().__init__(
+            SqliteJournal(path, synchronous),
+            clock=clock,
+            admission=admission,
+            history_size=history_size,
+            rng=rng,
+            bookmark_interval=bookmark_interval,
+        )

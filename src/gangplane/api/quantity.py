@@ -25,7 +25,7 @@ def parse(text: str | int | float) -> Decimal:
     return value
 
 
-def is_binary(text: str) -> bool:
+def is_binary(text: str | int) -> bool:
     return str(text).rstrip().endswith("i")
 
 
@@ -41,20 +41,20 @@ def format_quantity(value: Decimal, *, binary: bool = False) -> str:
     return str(whole)
 
 
-def _check(value: Any) -> str:
+def _check(value: Any) -> str | int:
     if isinstance(value, bool) or not isinstance(value, str | int | float):
         raise ValueError("quantities must be strings or numbers")
     parse(value)
-    return str(value)
+    return value if isinstance(value, int) else str(value)
 
 
-Quantity = Annotated[str, BeforeValidator(_check)]
-"""A quantity kept exactly as written (``"8"``, ``32Gi``, ``500m``), checked on input."""
+Quantity = Annotated[str | int, BeforeValidator(_check)]
+"""A quantity kept as written: ``2`` stays an integer (the CRDs say int-or-string), ``32Gi`` a string."""
 
 ResourceList = dict[str, Quantity]
 
 
-def add_lists(lists: Iterable[Mapping[str, str]], scale: Iterable[int] | None = None) -> dict[str, str]:
+def add_lists(lists: Iterable[Mapping[str, str | int]], scale: Iterable[int] | None = None) -> dict[str, str]:
     """Sum resource lists (optionally each times a count), keeping each resource's binary/decimal style."""
     totals: dict[str, Decimal] = {}
     binary: dict[str, bool] = {}

@@ -69,7 +69,7 @@ class RuntimeRef(ApiModel):
 
 
 class SecretRef(ApiModel):
-    name: str
+    name: str = ""  # CRD default
 
 
 class DataInitializer(ApiModel):

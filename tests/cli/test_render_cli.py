@@ -78,6 +78,6 @@ def test_missing_file_is_a_clear_error(tmp_path: Path) -> None:
 
 
 def test_gang_deadlock_guard_warns(tmp_path: Path) -> None:
-    code, out, err = run("render", "-f", str(EXAMPLES / "torchtune"))
+    code, _, err = run("render", "-f", str(EXAMPLES / "torchtune"))
     assert code == 0
     assert "outside the gang" in err

@@ -32,7 +32,7 @@ POINTS = (
 
 
 def test_default_registry_order_is_fixed() -> None:
-    assert default_registry().names()[:2] == ["Torch", "PlainML"]
+    assert default_registry().names()[:5] == ["Torch", "MPI", "JAX", "XGBoost", "PlainML"]
     names = default_registry().names()
     assert names.index("CoScheduling") < names.index("JobSet") < names.index("TrainJobStatus")
     assert names[-2:] == ["JobSet", "TrainJobStatus"]

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 import yaml
-from crdschema import SHARED_DIR, validate_against_crd
 
+from crdschema import SHARED_DIR, validate_against_crd
 from gangplane.api import serde
 from gangplane.clock import ManualClock
 from gangplane.runtime.admission import Admission
@@ -95,3 +95,13 @@ def test_rule_errors_are_reported_together() -> None:
     (_, error), *_ = render([job]).errors
     assert error.code == 422
     assert sorted(c.path for c in error.causes) == ["metadata.name", "spec.trainer.numProcPerNode"]
+
+
+def test_slurm_bridge_options_reach_the_pod_group() -> None:
+    rendered = renderer().render(serde.load_paths([EXAMPLES / "slurm"]))
+    (pod_group,) = [d.object.to_dict() for d in rendered.objects if d.object.to_dict()["kind"] == "PodGroup"]
+    assert pod_group["metadata"]["annotations"] == {
+        "slurmjob.slinky.slurm.net/partition": "gpu",
+        "slurmjob.slinky.slurm.net/timelimit": "120",
+    }
+    assert pod_group["spec"]["minMember"] == 3

@@ -38,7 +38,10 @@ MODELS: dict[tuple[str, str], type[ApiModel]] = {
     ("", "Node"): Node,
     ("", "ConfigMap"): ConfigMap,
     ("", "Secret"): Secret,
-    **{(api_version.rpartition("/")[0], kind): model for (api_version, kind), model in scheduling.MODELS.items()},
+    **{
+        (api_version.rpartition("/")[0], kind): model
+        for (api_version, kind), model in scheduling.MODELS.items()
+    },
 }
 """(API group, kind) -> model. Callers may add entries (e.g. the scheduling kinds); keys never change."""
 

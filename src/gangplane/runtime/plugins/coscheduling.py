@@ -11,7 +11,7 @@ from gangplane.api import trainer as t
 from gangplane.api.meta import ObjectMeta
 from gangplane.api.scheduling import coscheduling as cs
 from gangplane.runtime.info import RuntimeInfo
-from gangplane.runtime.plugins import gang
+from gangplane.runtime.plugins import gang, slurm
 from gangplane.runtime.plugins.common import owner_reference
 from gangplane.runtime.points import Desired, Handle, WatchSource
 from gangplane.runtime.reader import Reader
@@ -63,4 +63,7 @@ class CoschedulingPlugin:
             min_resources=gang.min_resources(members),
             schedule_timeout_seconds=DEFAULT_SCHEDULE_TIMEOUT_SECONDS if timeout is None else timeout,
         )
-        return [Desired(cs.PodGroup(metadata=pod_group_meta(job), spec=spec))]
+        metadata = pod_group_meta(job)
+        if annotations := slurm.pod_group_annotations(info):
+            metadata.annotations = annotations  # slurm-bridge reads its job options from the PodGroup only
+        return [Desired(cs.PodGroup(metadata=metadata, spec=spec))]

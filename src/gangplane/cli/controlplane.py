@@ -1,0 +1,69 @@
+"""``gangplane up`` / ``down`` / ``status``: the control plane's lifecycle from the command line.
+
+Registered explicitly by ``cli.main`` through ``register``; ``gangplane.server.lifecycle`` does the work.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from gangplane.server import lifecycle
+
+_console = Console(soft_wrap=True)
+_err = Console(stderr=True, soft_wrap=True)
+
+PortOption = Annotated[int, typer.Option("--port", help="Port to listen on.")]
+HostOption = Annotated[str, typer.Option("--host", help="Address to listen on (localhost by default).")]
+
+
+def _state_dir() -> Path:
+    return lifecycle.default_state_dir()
+
+
+def up(port: PortOption = lifecycle.DEFAULT_PORT, host: HostOption = lifecycle.DEFAULT_HOST) -> None:
+    """Start the control plane in the background and write a kubeconfig for it."""
+    already = lifecycle.status(_state_dir())
+    try:
+        current = lifecycle.start_background(_state_dir(), host, port)
+    except RuntimeError as exc:
+        _err.print(f"[red]gangplane up failed:[/red] {exc}")
+        raise typer.Exit(1) from None
+    verb = "already running" if already.running else "started"
+    _console.print(f"[green]control plane {verb}[/green] at {current.url} (pid {current.pid})")
+    _console.print(f"kubeconfig: {current.kubeconfig}")
+    _console.print(f"  export KUBECONFIG={current.kubeconfig}")
+    _console.print("  kubectl get namespaces")
+
+
+def down() -> None:
+    """Stop the control plane; every object stays in the store for the next ``up``."""
+    if lifecycle.stop(_state_dir()):
+        _console.print("[green]control plane stopped[/green]")
+    else:
+        _console.print("control plane was not running")
+
+
+def status() -> None:
+    """Report whether the control plane runs and answers /readyz; exit 1 unless healthy."""
+    current = lifecycle.status(_state_dir())
+    colour = {"healthy": "green", "unhealthy": "yellow", "stopped": "red"}[current.state]
+    _console.print(f"control plane: [{colour}]{current.state}[/{colour}]")
+    if current.running:
+        _console.print(f"  url:        {current.url}\n  pid:        {current.pid}")
+    _console.print(f"  state dir:  {current.state_dir}\n  kubeconfig: {current.kubeconfig}")
+    if not current.healthy:
+        raise typer.Exit(1)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``up``, ``down`` and ``status`` to the top-level CLI."""
+    app.command("up")(up)
+    app.command("down")(down)
+    app.command("status")(status)
+
+
+__all__ = ["down", "register", "status", "up"]

@@ -1,0 +1,72 @@
+"""The embedded API server's admission: Trainer's defaulting and validation, run inside every store write.
+
+Kinds gangplane models (TrainJob, runtimes, JobSet, PodGroups, queues, ...) are decoded, defaulted and
+validated (422 ``Invalid``); TrainJobs also go through the runtime plugins' webhooks (403 ``Forbidden``), which
+read the live runtime through a ``StoreReader``. Kinds gangplane does not model pass through unchanged.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gangplane.api import serde
+from gangplane.api import trainer as t
+from gangplane.clock import Clock, WallClock
+from gangplane.errors import NotFound
+from gangplane.runtime.admission import Admission
+from gangplane.runtime.framework import Framework
+from gangplane.runtime.plugins import default_registry
+from gangplane.runtime.points import Handle
+from gangplane.server.resources import Registry
+from gangplane.store.base import ListOptions, Object, Operation, ResourceType, Store
+
+
+class StoreReader:
+    """``runtime.reader.Reader`` over a store: any version of a served group finds the stored object."""
+
+    def __init__(self, store: Store, resources: Registry) -> None:
+        self.store = store
+        self._types = {(s.storage.group, s.storage.kind): s.storage for s in resources.served}
+
+    def _type(self, api_version: str, kind: str) -> ResourceType | None:
+        return self._types.get((serde.group_of(api_version), kind))
+
+    def get(self, api_version: str, kind: str, namespace: str, name: str) -> Object | None:
+        rt = self._type(api_version, kind)
+        if rt is None:
+            return None
+        try:
+            return self.store.get(rt, namespace if rt.namespaced else "", name)
+        except NotFound:
+            return None
+
+    def list(self, api_version: str, kind: str, namespace: str | None = None) -> list[Object]:
+        rt = self._type(api_version, kind)
+        return [] if rt is None else self.store.list(rt, ListOptions(namespace=namespace)).items
+
+
+def _spec_unchanged(new: Object, old: Object | None) -> bool:
+    return old is not None and new.get("spec") == old.get("spec")
+
+
+class TrainerAdmission:
+    """A ``store.base.Admission``; ``bind`` it to the store it guards before the first write."""
+
+    def __init__(self, resources: Registry, clock: Clock | None = None) -> None:
+        clock = clock or WallClock()
+        self.resources = resources
+        self.admission = Admission(Framework(default_registry(), Handle(clock)), clock)
+        self.reader: StoreReader | None = None
+
+    def bind(self, store: Store) -> None:
+        self.reader = StoreReader(store, self.resources)
+
+    def __call__(self, rt: ResourceType, op: Operation, new: Object, old: Object | None) -> Object:
+        if op == Operation.DELETE or serde.model_for(rt.api_version, rt.kind) is None:
+            return new
+        if rt.group == t.GROUP and rt.kind == t.TRAINJOB_KIND and _spec_unchanged(new, old):
+            return new  # status, label or finalizer writes: the spec was admitted already
+        if self.reader is None:
+            raise RuntimeError("TrainerAdmission used before bind()")
+        admitted: dict[str, Any] = self.admission.admit(new, self.reader, old).to_dict()
+        return admitted

@@ -1,0 +1,321 @@
+"""The verbs: thin adapters from an HTTP request to one ``Store`` call and back.
+
+Each handler parses with the pure functions of ``query``, calls the store in a worker thread (store calls may
+block on SQLite or a watch queue) and renders the result; errors travel as ``ApiError`` to the app's handler.
+Handlers never touch files except through ``logs``, which confines itself to the logs directory.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+from typing import Any, TypeVar
+
+import anyio
+import anyio.to_thread
+import yaml
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+
+from gangplane.clock import Clock
+from gangplane.errors import ApiError, NotFound
+from gangplane.server import logs, query
+from gangplane.server.query import BadRequest, Target
+from gangplane.server.resources import Registry, Served
+from gangplane.server.streams import DisconnectAwareStream, watch_lines
+from gangplane.server.tables import render_table
+from gangplane.store.base import EventType, ListOptions, Object, ObjectList, Store, WatchEvent
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class Context:
+    store: Store
+    registry: Registry
+    clock: Clock
+    logs_dir: Path
+    watch_limiter: anyio.CapacityLimiter
+
+
+async def call(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    return await anyio.to_thread.run_sync(partial(fn, *args, **kwargs))
+
+
+def to_wire(served: Served, obj: Object) -> Object:
+    return {"apiVersion": served.rt.api_version, "kind": served.rt.kind, **_without_type(obj)}
+
+
+def _without_type(obj: Object) -> Object:
+    return {k: v for k, v in obj.items() if k not in ("apiVersion", "kind")}
+
+
+def from_wire(served: Served, target: Target, obj: Any) -> Object:
+    """Check a request body against the URL and turn it into the stored representation."""
+    rt = served.rt
+    if not isinstance(obj, dict):
+        raise BadRequest("the request body must be a JSON object")
+    if obj.get("apiVersion", rt.api_version) != rt.api_version or obj.get("kind", rt.kind) != rt.kind:
+        raise BadRequest(
+            f"the API version in the data ({obj.get('apiVersion')}) and kind ({obj.get('kind')}) "
+            f"do not match the URL ({rt.api_version}, {rt.kind})"
+        )
+    meta = dict(obj.get("metadata") or {})
+    if target.name and meta.get("name", target.name) != target.name:
+        raise BadRequest(
+            f"the name of the object ({meta.get('name')}) does not match the name on the URL ({target.name})"
+        )
+    if target.name:
+        meta.setdefault("name", target.name)
+    if rt.namespaced:
+        if meta.get("namespace", target.namespace) != target.namespace:
+            raise BadRequest("the namespace of the object does not match the namespace on the URL")
+        meta["namespace"] = target.namespace
+    else:
+        meta.pop("namespace", None)
+    storage = served.storage
+    return {**_without_type(obj), "apiVersion": storage.api_version, "kind": storage.kind, "metadata": meta}
+
+
+def json_response(body: Any, status: int = 200) -> Response:
+    return Response(json.dumps(body, separators=(",", ":")), status, media_type="application/json")
+
+
+def error_response(err: ApiError) -> JSONResponse:
+    return JSONResponse(err.status(), err.code)
+
+
+async def _body(request: Request, *, yaml_ok: bool = False) -> Any:
+    query.check_body_type(request.headers.get("content-type", ""), yaml_ok=yaml_ok)
+    raw = await request.body()
+    if not raw.strip():
+        return None
+    try:
+        return yaml.safe_load(raw) if yaml_ok else json.loads(raw)
+    except (ValueError, yaml.YAMLError) as exc:
+        raise BadRequest(f"the request body could not be decoded: {exc}") from None
+
+
+def _params(request: Request) -> dict[str, str]:
+    return dict(request.query_params)
+
+
+def _now(ctx: Context) -> float:
+    return ctx.clock.now()
+
+
+def _namespace_of(target: Target) -> str:
+    if target.served.rt.namespaced and not target.namespace:
+        raise NotFound("the server could not find the requested resource")
+    return target.namespace or ""
+
+
+@dataclass(frozen=True, slots=True)
+class View:
+    """How a read is shown: as a Table (and with how much of each object), and server-side field terms."""
+
+    table: bool
+    include: str
+    terms: tuple[query.FieldTerm, ...] = ()
+
+    @classmethod
+    def of(cls, request: Request) -> View:
+        params = request.query_params
+        terms = query.split_field_selector(params.get("fieldSelector", ""))[1]
+        table = query.wants_table(request.headers.get("accept", ""))
+        return cls(table, params.get("includeObject", "Metadata"), terms)
+
+    def selects(self, obj: Object) -> bool:
+        return all(t.matches(obj) for t in self.terms)
+
+
+def _render_one(ctx: Context, request: Request, served: Served, obj: Object, status: int = 200) -> Response:
+    wire = to_wire(served, obj)
+    view = View.of(request)
+    if view.table:
+        return json_response(render_table(served.rt, [wire], _now(ctx), include=view.include), status)
+    return json_response(wire, status)
+
+
+def list_body(served: Served, result: ObjectList) -> dict[str, Any]:
+    meta: dict[str, Any] = {"resourceVersion": result.resource_version}
+    if result.continue_token:
+        meta["continue"] = result.continue_token
+    if result.remaining is not None:
+        meta["remainingItemCount"] = result.remaining
+    items = [to_wire(served, o) for o in result.items]
+    return {
+        "kind": f"{served.rt.kind}List",
+        "apiVersion": served.rt.api_version,
+        "metadata": meta,
+        "items": items,
+    }
+
+
+async def get(ctx: Context, target: Target, request: Request) -> Response:
+    if target.subresource == "log":
+        return await pod_log(ctx, target, request)
+    obj = await call(ctx.store.get, target.served.storage, _namespace_of(target), target.name)
+    return _render_one(ctx, request, target.served, obj)
+
+
+async def list_or_watch(ctx: Context, target: Target, request: Request) -> Response:
+    params = _params(request)
+    options = query.list_options(params, target.namespace)
+    view = View.of(request)
+    if query.flag(params, "watch"):
+        return await watch(ctx, target, request, options, view)
+    result = await call(ctx.store.list, target.served.storage, options)
+    body = list_body(target.served, result)
+    body["items"] = [o for o in body["items"] if view.selects(o)]
+    if not view.table:
+        return json_response(body)
+    rt, meta = target.served.rt, body["metadata"]
+    return json_response(render_table(rt, body["items"], _now(ctx), include=view.include, list_meta=meta))
+
+
+async def watch(ctx: Context, target: Target, request: Request, options: ListOptions, view: View) -> Response:
+    params = query.watch_params(_params(request))
+    storage = target.served.storage
+    watch_args = {"bookmarks": params.bookmarks, "timeout": params.timeout}
+    opened = await call(ctx.store.watch, storage, options, params.resource_version, **watch_args)
+    lines = watch_lines(opened, partial(_event, ctx, target.served, view), ctx.watch_limiter)
+    return DisconnectAwareStream(lines, media_type="application/json")
+
+
+def _event(ctx: Context, served: Served, view: View, event: WatchEvent) -> dict[str, Any] | None:
+    obj = to_wire(served, event.object)
+    if event.type is not EventType.BOOKMARK:
+        if not view.selects(obj):
+            return None
+        if view.table:
+            obj = render_table(served.rt, [obj], _now(ctx), include=view.include)
+    return {"type": event.type.value, "object": obj}
+
+
+async def _require_namespace(ctx: Context, target: Target) -> None:
+    if not target.served.rt.namespaced:
+        return
+    ns_type = ctx.registry.find("", "v1", "namespaces")
+    assert ns_type is not None
+    try:
+        await call(ctx.store.get, ns_type.storage, "", _namespace_of(target))
+    except NotFound:
+        raise NotFound(
+            f'namespaces "{target.namespace}" not found', kind="namespaces", name=target.namespace or ""
+        ) from None
+
+
+async def create(ctx: Context, target: Target, request: Request) -> Response:
+    query.reject_dry_run(_params(request))
+    obj = from_wire(target.served, target, await _body(request))
+    await _require_namespace(ctx, target)
+    created = await call(ctx.store.create, target.served.storage, obj)
+    return _render_one(ctx, request, target.served, created, 201)
+
+
+async def update(ctx: Context, target: Target, request: Request) -> Response:
+    query.reject_dry_run(_params(request))
+    obj = from_wire(target.served, target, await _body(request))
+    write = ctx.store.update_status if target.subresource == "status" else ctx.store.update
+    updated = await call(write, target.served.storage, obj)
+    return _render_one(ctx, request, target.served, updated)
+
+
+def _apply_config(served: Served, target: Target, body: Any) -> Object:
+    return from_wire(served, target, body)
+
+
+async def patch(ctx: Context, target: Target, request: Request) -> Response:
+    params = _params(request)
+    query.reject_dry_run(params)
+    kind = query.patch_type(request.headers.get("content-type", ""))
+    body = await _body(request, yaml_ok=kind == query.APPLY_PATCH)
+    if body is None:
+        raise BadRequest("the patch body must not be empty")
+    if kind == query.APPLY_PATCH:
+        body = _apply_config(target.served, target, body)
+        await _require_namespace(ctx, target)
+    patched = await call(
+        ctx.store.patch,
+        target.served.storage,
+        _namespace_of(target),
+        target.name,
+        body,
+        kind,
+        subresource=target.subresource,
+        field_manager=params.get("fieldManager", ""),
+        force=query.flag(params, "force"),
+    )
+    return _render_one(ctx, request, target.served, patched)
+
+
+async def delete(ctx: Context, target: Target, request: Request) -> Response:
+    body = await _body(request) or {}
+    opts = query.delete_params(_params(request), body if isinstance(body, dict) else {})
+    gone = await call(
+        ctx.store.delete,
+        target.served.storage,
+        _namespace_of(target),
+        target.name,
+        propagation=opts.propagation,
+        preconditions=opts.preconditions,
+    )
+    return _render_one(ctx, request, target.served, gone)
+
+
+async def delete_collection(ctx: Context, target: Target, request: Request) -> Response:
+    params = _params(request)
+    body = await _body(request) or {}
+    opts = query.delete_params(params, body if isinstance(body, dict) else {})
+    options = query.list_options(params, target.namespace)
+    storage = target.served.storage
+    listed = await call(ctx.store.list, storage, options)
+    deleted = []
+    for obj in listed.items:
+        meta = obj.get("metadata", {})
+        try:
+            deleted.append(
+                await call(
+                    ctx.store.delete,
+                    storage,
+                    meta.get("namespace", ""),
+                    meta["name"],
+                    propagation=opts.propagation,
+                )
+            )
+        except NotFound:
+            continue
+    return json_response(list_body(target.served, ObjectList(deleted, listed.resource_version)))
+
+
+async def pod_log(ctx: Context, target: Target, request: Request) -> Response:
+    params = _params(request)
+    namespace = _namespace_of(target)
+    pod = await call(ctx.store.get, target.served.storage, namespace, target.name)
+    container = logs.choose_container(pod, params.get("container", ""))
+    path = logs.log_path(ctx.logs_dir, namespace, target.name, container)
+    tail_lines = int(params["tailLines"]) if params.get("tailLines", "").isdigit() else None
+    data, offset = await call(logs.read_log, path, tail_lines)
+    if not query.flag(params, "follow"):
+        return Response(data, media_type="text/plain")
+
+    async def alive() -> bool:
+        try:
+            current = await call(ctx.store.get, target.served.storage, namespace, target.name)
+        except NotFound:
+            return False
+        return logs.pod_running(current)
+
+    async def stream() -> Any:
+        yield data
+        async for chunk in logs.follow(path, offset, alive):
+            yield chunk
+
+    return DisconnectAwareStream(stream(), media_type="text/plain")
+
+
+__all__ = ["Context", "create", "delete", "delete_collection", "get", "list_or_watch", "patch", "update"]

@@ -1,0 +1,58 @@
+"""Long-lived responses: watch event streams and followed pod logs.
+
+Store watches block a thread per ``next``; when the client goes away the stream is cancelled, the watch is
+closed (which wakes the thread) and the thread is abandoned rather than awaited. ``DisconnectAwareStream``
+always listens for ``http.disconnect``, because with ASGI 2.4 Starlette would otherwise only notice a gone
+client on the next write, which for a quiet watch may never come.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+import anyio
+import anyio.to_thread
+from starlette.responses import StreamingResponse
+from starlette.types import Receive, Scope, Send
+
+from gangplane.store.base import Watch, WatchEvent
+
+# Watches hold a thread each for as long as they are open; keep them off the default pool of 40.
+WATCH_THREADS = 1000
+
+
+class DisconnectAwareStream(StreamingResponse):
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        async with anyio.create_task_group() as group:
+
+            async def stream() -> None:
+                await self.stream_response(send)
+                group.cancel_scope.cancel()
+
+            group.start_soon(stream)
+            await self.listen_for_disconnect(receive)
+            group.cancel_scope.cancel()
+
+
+async def watch_lines(
+    watch: Watch, render: Callable[[WatchEvent], dict[str, Any] | None], limiter: anyio.CapacityLimiter
+) -> AsyncIterator[bytes]:
+    """Newline-delimited JSON ``{"type", "object"}`` events; ``render`` returns None to skip an event."""
+    events = iter(watch)
+    try:
+        while True:
+            event = await anyio.to_thread.run_sync(
+                next, events, None, abandon_on_cancel=True, limiter=limiter
+            )
+            if event is None:
+                return
+            body = render(event)
+            if body is not None:
+                yield json.dumps(body, separators=(",", ":")).encode() + b"\n"
+    finally:
+        watch.close()
+
+
+__all__ = ["WATCH_THREADS", "DisconnectAwareStream", "watch_lines"]

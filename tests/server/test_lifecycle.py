@@ -1,0 +1,108 @@
+"""The background control plane: up, status, down, restart keeping every object, and the CLI commands."""
+
+from __future__ import annotations
+
+import json
+import socket
+import ssl
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import pytest
+import typer
+import yaml
+from typer.testing import CliRunner
+
+from gangplane.cli.controlplane import register
+from gangplane.server import lifecycle
+
+pytestmark = pytest.mark.slow
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _request(state_dir: Path, method: str, path: str, body: Any = None, token: str | None = None) -> Any:
+    config = yaml.safe_load((state_dir / "kubeconfig").read_text())
+    url = config["clusters"][0]["cluster"]["server"] + path
+    token = config["users"][0]["user"]["token"] if token is None else token
+    data = None if body is None else json.dumps(body).encode()
+    headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
+    req = urllib.request.Request(url, data=data, method=method, headers=headers)
+    context = ssl.create_default_context(cafile=str(state_dir / "tls.crt"))
+    with urllib.request.urlopen(req, timeout=10, context=context) as response:
+        return json.loads(response.read())
+
+
+@pytest.fixture
+def state_dir(tmp_path: Path) -> Any:
+    path = tmp_path / "home"
+    yield path
+    lifecycle.stop(path)
+
+
+def test_up_status_down_and_restart_keeps_objects(state_dir: Path) -> None:
+    port = _free_port()
+    started = lifecycle.start_background(state_dir, port=port)
+    assert started.healthy and started.url == f"https://127.0.0.1:{port}"
+    assert (state_dir / "token").stat().st_mode & 0o777 == 0o600
+    assert (state_dir / "kubeconfig").stat().st_mode & 0o777 == 0o600
+    namespaces = _request(state_dir, "GET", "/api/v1/namespaces")
+    assert [n["metadata"]["name"] for n in namespaces["items"]] == ["default"]
+    cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "kept"}, "data": {"k": "v"}}
+    _request(state_dir, "POST", "/api/v1/namespaces/default/configmaps", cm)
+    token = (state_dir / "token").read_text()
+
+    assert lifecycle.start_background(state_dir, port=port).pid == started.pid  # already running
+    assert lifecycle.stop(state_dir) is True
+    assert lifecycle.status(state_dir).state == "stopped" and not (state_dir / "server.pid").exists()
+    assert lifecycle.stop(state_dir) is False
+
+    lifecycle.start_background(state_dir, port=port)
+    assert (state_dir / "token").read_text() == token
+    kept = _request(state_dir, "GET", "/api/v1/namespaces/default/configmaps/kept")
+    assert kept["data"] == {"k": "v"}
+
+
+def test_wrong_token_is_401_on_the_real_server(state_dir: Path) -> None:
+    lifecycle.start_background(state_dir, port=_free_port())
+    with pytest.raises(urllib.error.HTTPError) as err:
+        _request(state_dir, "GET", "/api/v1/namespaces", token="wrong")
+    assert err.value.code == 401
+    assert json.loads(err.value.read())["reason"] == "Unauthorized"
+
+
+def test_a_failed_start_reports_the_server_log(state_dir: Path) -> None:
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        with pytest.raises(RuntimeError, match="did not become ready"):
+            lifecycle.start_background(state_dir, port=busy.getsockname()[1], timeout=10)
+    assert not lifecycle.status(state_dir).running
+
+
+def test_cli_up_status_down(state_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GANGPLANE_HOME", str(state_dir))
+    app = typer.Typer()
+    register(app)
+    runner = CliRunner()
+    assert runner.invoke(app, ["status"]).exit_code == 1
+    up = runner.invoke(app, ["up", "--port", str(_free_port())])
+    assert up.exit_code == 0, up.output
+    assert f"export KUBECONFIG={state_dir.resolve() / 'kubeconfig'}" in up.output
+    status = runner.invoke(app, ["status"])
+    assert status.exit_code == 0 and "healthy" in status.output
+    assert "stopped" in runner.invoke(app, ["down"]).output
+    assert "stopped" in runner.invoke(app, ["status"]).output
+
+
+def test_default_state_dir_honours_gangplane_home(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("GANGPLANE_HOME", str(tmp_path / "x"))
+    assert lifecycle.default_state_dir() == tmp_path / "x"
+    monkeypatch.delenv("GANGPLANE_HOME")
+    assert lifecycle.default_state_dir() == Path.home() / ".gangplane"

@@ -9,7 +9,7 @@ from __future__ import annotations
 import typer
 
 from gangplane import __version__
-from gangplane.cli import render
+from gangplane.cli import controlplane, render
 
 app = typer.Typer(
     name="gangplane",
@@ -32,6 +32,7 @@ def version() -> None:
 
 
 render.register(app)
+controlplane.register(app)
 
 
 def main() -> None:

@@ -6,6 +6,7 @@ from typing import ClassVar
 
 from gangplane.api import trainer as t
 from gangplane.runtime.info import RuntimeInfo
+from gangplane.runtime.plugins.common import apply_trainer_num_nodes
 from gangplane.runtime.points import Handle
 
 
@@ -21,7 +22,5 @@ class PlainMLPlugin:
 
     def enforce_ml_policy(self, info: RuntimeInfo, job: t.TrainJob) -> None:
         trainer_set = info.trainer_pod_set()
-        if has_framework_policy(info.ml_policy) or trainer_set is None:
-            return
-        if job.spec.trainer and job.spec.trainer.num_nodes is not None:
-            trainer_set.count = job.spec.trainer.num_nodes
+        if not has_framework_policy(info.ml_policy) and trainer_set is not None:
+            apply_trainer_num_nodes(trainer_set, job)

@@ -7,15 +7,20 @@ from typing import ClassVar
 
 from gangplane.api import trainer as t
 from gangplane.api.core import Container, ContainerPort, EnvVar, ResourceRequirements
-from gangplane.api.jobset import COMPLETION_INDEX
 from gangplane.api.quantity import parse
 from gangplane.errors import CauseType, FieldError
 from gangplane.runtime.info import PodSet, RuntimeInfo
+from gangplane.runtime.plugins.common import (
+    TRAINER_PORT,
+    apply_trainer_num_nodes,
+    completion_index_env,
+    node0_address,
+)
 from gangplane.runtime.plugins.jobset import upsert_env
 from gangplane.runtime.points import Handle, ValidationResult
 from gangplane.runtime.reader import Reader
 
-MASTER_PORT = 29500
+MASTER_PORT = TRAINER_PORT
 RESERVED_ENV = ("PET_NNODES", "PET_NPROC_PER_NODE", "PET_NODE_RANK", "PET_MASTER_ADDR", "PET_MASTER_PORT")
 TORCHTUNE_COMMAND = ["tune", "run"]
 
@@ -46,12 +51,6 @@ def num_proc_per_node(job: t.TrainJob, node: Container | None) -> str:
     return "auto" if gpu_count(resources) > 0 else str(_cpu(resources))
 
 
-def master_address(job: t.TrainJob) -> str:
-    """Always the TrainJob name as subdomain, even when ``network.subdomain`` is overridden (upstream)."""
-    name = job.metadata.name or ""
-    return f"{name}-{t.NODE}-0-0.{name}"
-
-
 def is_torchtune(container: Container) -> bool:
     return (container.command or [])[:2] == TORCHTUNE_COMMAND
 
@@ -80,8 +79,7 @@ class TorchPlugin:
         trainer_set = info.trainer_pod_set()
         if info.ml_policy is None or info.ml_policy.torch is None or trainer_set is None:
             return
-        if job.spec.trainer and job.spec.trainer.num_nodes is not None:
-            trainer_set.count = job.spec.trainer.num_nodes
+        apply_trainer_num_nodes(trainer_set, job)
         node = trainer_set.container(t.NODE)
         if job.spec.trainer is None or node is None:
             return
@@ -93,10 +91,10 @@ class TorchPlugin:
         )
         self._inject_targets(info, env)
         if is_torchtune(node) and trainer_set.count > 1:
-            node.command = torchtune_command(node.command or [], master_address(job))
+            node.command = torchtune_command(node.command or [], node0_address(job))
 
     def _pet_env(self, job: t.TrainJob, trainer_set: PodSet, node: Container) -> list[EnvVar]:
-        rank = EnvVar(name="PET_NODE_RANK", value_from={"fieldRef": {"fieldPath": _index_field()}})
+        rank = completion_index_env("PET_NODE_RANK")
         env = [
             EnvVar(name="PET_NNODES", value=str(trainer_set.count)),
             EnvVar(name="PET_NPROC_PER_NODE", value=num_proc_per_node(job, node)),
@@ -107,7 +105,7 @@ class TorchPlugin:
             return env
         return [
             *env,
-            EnvVar(name="PET_MASTER_ADDR", value=master_address(job)),
+            EnvVar(name="PET_MASTER_ADDR", value=node0_address(job)),
             EnvVar(name="PET_MASTER_PORT", value=str(MASTER_PORT)),
         ]
 
@@ -127,10 +125,6 @@ def torchtune_command(command: list[str], master: str) -> list[str]:
     """Point torchtune's rendezvous at the master pod; replaces a ``--rdzv_endpoint`` the runtime set."""
     rest = [arg for arg in command[2:] if not arg.startswith("--rdzv_endpoint")]
     return [*TORCHTUNE_COMMAND, f"--rdzv_endpoint={master}:{MASTER_PORT}", *rest]
-
-
-def _index_field() -> str:
-    return f"metadata.annotations['{COMPLETION_INDEX}']"
 
 
 def upsert_by_name_port(ports: list[ContainerPort], port: ContainerPort) -> list[ContainerPort]:

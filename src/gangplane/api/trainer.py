@@ -272,6 +272,3 @@ class TrainingRuntime(ApiModel):
 
 class ClusterTrainingRuntime(TrainingRuntime):
     kind: str = CLUSTER_TRAINING_RUNTIME_KIND
-
-
-AnyRuntime = TrainingRuntime  # a ClusterTrainingRuntime is a TrainingRuntime for every computation

@@ -67,8 +67,13 @@ def resources_per_node(info: RuntimeInfo, job: t.TrainJob) -> ResourceRequiremen
     return None
 
 
-def upsert_container_port(container: Container, port: int) -> None:
+def upsert_container_port(container: Container, port: int, protocol: str | None = None) -> None:
     """Add ``port`` unless the container already exposes it (upstream ``apply.UpsertPort``)."""
     ports = container.ports or []
     if not any(p.container_port == port for p in ports):
-        container.ports = [*ports, ContainerPort(container_port=port)]
+        added = (
+            ContainerPort(container_port=port)
+            if protocol is None
+            else ContainerPort(container_port=port, protocol=protocol)
+        )
+        container.ports = [*ports, added]

@@ -6,7 +6,7 @@ import math
 from typing import ClassVar
 
 from gangplane.api import trainer as t
-from gangplane.api.core import Container, ContainerPort, EnvVar, ResourceRequirements
+from gangplane.api.core import Container, EnvVar, ResourceRequirements
 from gangplane.api.quantity import parse
 from gangplane.errors import CauseType, FieldError
 from gangplane.runtime.info import PodSet, RuntimeInfo
@@ -15,6 +15,8 @@ from gangplane.runtime.plugins.common import (
     apply_trainer_num_nodes,
     completion_index_env,
     node0_address,
+    reserved_env_errors,
+    upsert_container_port,
 )
 from gangplane.runtime.plugins.jobset import upsert_env
 from gangplane.runtime.points import Handle, ValidationResult
@@ -66,14 +68,7 @@ class TorchPlugin:
     ) -> ValidationResult:
         if info.ml_policy is None or info.ml_policy.torch is None:
             return ValidationResult()
-        errors = [
-            FieldError(
-                f"spec.trainer.env[{i}].name", CauseType.INVALID, "must not have reserved envs", var.name
-            )
-            for i, var in enumerate((new.spec.trainer.env if new.spec.trainer else None) or [])
-            if var.name in RESERVED_ENV
-        ]
-        return ValidationResult(errors=[*errors, *_injection_errors(info)])
+        return ValidationResult(errors=[*reserved_env_errors(new, RESERVED_ENV), *_injection_errors(info)])
 
     def enforce_ml_policy(self, info: RuntimeInfo, job: t.TrainJob) -> None:
         trainer_set = info.trainer_pod_set()
@@ -86,9 +81,7 @@ class TorchPlugin:
         upsert_env(node, job.spec.trainer.env or [])
         env = self._pet_env(job, trainer_set, node)
         upsert_env(node, env)
-        node.ports = upsert_by_name_port(
-            node.ports or [], ContainerPort(container_port=MASTER_PORT, protocol="TCP")
-        )
+        upsert_container_port(node, MASTER_PORT, protocol="TCP")
         self._inject_targets(info, env)
         if is_torchtune(node) and trainer_set.count > 1:
             node.command = torchtune_command(node.command or [], node0_address(job))
@@ -125,12 +118,6 @@ def torchtune_command(command: list[str], master: str) -> list[str]:
     """Point torchtune's rendezvous at the master pod; replaces a ``--rdzv_endpoint`` the runtime set."""
     rest = [arg for arg in command[2:] if not arg.startswith("--rdzv_endpoint")]
     return [*TORCHTUNE_COMMAND, f"--rdzv_endpoint={master}:{MASTER_PORT}", *rest]
-
-
-def upsert_by_name_port(ports: list[ContainerPort], port: ContainerPort) -> list[ContainerPort]:
-    if any(p.container_port == port.container_port for p in ports):
-        return ports
-    return [*ports, port]
 
 
 def _injection_errors(info: RuntimeInfo) -> list[FieldError]:

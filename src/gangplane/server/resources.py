@@ -11,90 +11,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
 from gangplane.store.base import ResourceType
+from gangplane.store.catalog import RESOURCE_TYPES
 
-_CORE = ""
-_BATCH = "batch"
-_TRAINER = "trainer.kubeflow.org"
 _KUEUE = "kueue.x-k8s.io"
 _KUEUE_ALIAS_VERSION = "v1beta1"
-
-
-def _rt(
-    group: str,
-    version: str,
-    kind: str,
-    plural: str,
-    *,
-    cluster: bool = False,
-    status: bool = True,
-    short: tuple[str, ...] = (),
-    categories: tuple[str, ...] = (),
-) -> ResourceType:
-    return ResourceType(group, version, kind, plural, not cluster, status, short, categories)
-
-
-RESOURCE_TYPES: tuple[ResourceType, ...] = (
-    _rt(_CORE, "v1", "Namespace", "namespaces", cluster=True, short=("ns",)),
-    _rt(_CORE, "v1", "Node", "nodes", cluster=True, short=("no",)),
-    _rt(_CORE, "v1", "Pod", "pods", short=("po",), categories=("all",)),
-    _rt(_CORE, "v1", "Event", "events", status=False, short=("ev",)),
-    _rt(_CORE, "v1", "ConfigMap", "configmaps", status=False, short=("cm",)),
-    _rt(_CORE, "v1", "Secret", "secrets", status=False),
-    _rt(_CORE, "v1", "Service", "services", short=("svc",), categories=("all",)),
-    _rt(_BATCH, "v1", "Job", "jobs", categories=("all",)),
-    _rt(
-        "scheduling.k8s.io",
-        "v1",
-        "PriorityClass",
-        "priorityclasses",
-        cluster=True,
-        status=False,
-        short=("pc",),
-    ),
-    _rt("coordination.k8s.io", "v1", "Lease", "leases", status=False),
-    _rt(_TRAINER, "v1alpha1", "TrainJob", "trainjobs"),
-    _rt(_TRAINER, "v1alpha1", "TrainingRuntime", "trainingruntimes", status=False),
-    _rt(
-        _TRAINER, "v1alpha1", "ClusterTrainingRuntime", "clustertrainingruntimes", cluster=True, status=False
-    ),
-    _rt("jobset.x-k8s.io", "v1alpha2", "JobSet", "jobsets"),
-    _rt("scheduling.x-k8s.io", "v1alpha1", "PodGroup", "podgroups", short=("pg", "pgs")),
-    _rt(
-        "scheduling.volcano.sh",
-        "v1beta1",
-        "PodGroup",
-        "podgroups",
-        status=False,
-        short=("pg", "podgroup-v1beta1"),
-    ),
-    _rt("scheduling.volcano.sh", "v1beta1", "Queue", "queues", cluster=True, short=("q", "queue-v1beta1")),
-    _rt("topology.volcano.sh", "v1alpha1", "HyperNode", "hypernodes", cluster=True, short=("hn",)),
-    _rt(
-        _KUEUE,
-        "v1beta2",
-        "ResourceFlavor",
-        "resourceflavors",
-        cluster=True,
-        status=False,
-        short=("flavor", "flavors", "rf"),
-    ),
-    _rt(_KUEUE, "v1beta2", "ClusterQueue", "clusterqueues", cluster=True, short=("cq",)),
-    _rt(_KUEUE, "v1beta2", "Cohort", "cohorts", cluster=True, short=("co",)),
-    _rt(_KUEUE, "v1beta2", "LocalQueue", "localqueues", short=("queue", "queues", "lq")),
-    _rt(
-        _KUEUE,
-        "v1beta2",
-        "WorkloadPriorityClass",
-        "workloadpriorityclasses",
-        cluster=True,
-        status=False,
-        short=("wpc",),
-    ),
-    _rt(_KUEUE, "v1beta2", "Workload", "workloads", short=("kwl", "kueueworkload", "kueueworkloads")),
-    _rt(_KUEUE, "v1beta2", "Topology", "topologies", cluster=True, status=False, short=("topo",)),
-    _rt("scheduling.run.ai", "v2", "Queue", "queues", cluster=True),
-    _rt("scheduling.run.ai", "v2alpha2", "PodGroup", "podgroups", short=("pg",)),
-)
 
 
 @dataclass(frozen=True, slots=True)

@@ -31,11 +31,12 @@ def _train(steps: int, rank: int, world: int) -> nn.Module:
     for step in range(1, steps + 1):
         optimizer.zero_grad()
         loss = nn.functional.mse_loss(model(x).squeeze(-1), y)
-        loss.backward()
+        loss.backward()  # type: ignore[no-untyped-call]
         optimizer.step()
         if step == 1 or step % max(steps // 5, 1) == 0 or step == steps:
             print(f"rank {rank}/{world} step {step:3d} loss {loss.item():.5f}", flush=True)
-    return model.module
+    trained: nn.Module = model.module
+    return trained
 
 
 def _weights_agree(model: nn.Module, world: int) -> bool:

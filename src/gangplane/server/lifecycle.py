@@ -189,6 +189,15 @@ def make_server(
     return uvicorn.Server(config)
 
 
+def open_store(paths: Paths, admission: Admission | None = None) -> SqliteStore:
+    """The durable store of a state directory, with Trainer's admission unless ``admission`` replaces it."""
+    trainer = TrainerAdmission(default_registry()) if admission is None else None
+    store = SqliteStore(paths.store, admission=admission or trainer)
+    if trainer is not None:
+        trainer.bind(store)
+    return store
+
+
 def serve(
     state_dir: Path,
     host: str = DEFAULT_HOST,
@@ -196,12 +205,9 @@ def serve(
     *,
     admission: Admission | None = None,
 ) -> None:
-    """Run the API server over the SQLite store of ``state_dir`` in the foreground until SIGINT/SIGTERM."""
+    """Run the API server alone over the SQLite store of ``state_dir`` until SIGINT/SIGTERM."""
     paths = prepare(state_dir)
-    trainer = TrainerAdmission(default_registry()) if admission is None else None
-    store = SqliteStore(paths.store, admission=admission or trainer)
-    if trainer is not None:
-        trainer.bind(store)
+    store = open_store(paths, admission)
     try:
         make_server(paths.root, store, host, port).run()
     finally:
@@ -270,11 +276,18 @@ def status(state_dir: Path) -> ServerStatus:
     return ServerStatus(paths.root, pid if running else None, running, healthy, url, paths.kubeconfig)
 
 
-def _spawn(paths: Paths, host: str, port: int, admission_ref: str | None) -> int:
+# The process ``gangplane up`` starts: the API server plus the embedded cluster (``gangplane.cluster``).
+# ``gangplane.server`` serves the API alone.
+CLUSTER_MODULE = "gangplane.cluster"
+
+
+def _spawn(
+    paths: Paths, host: str, port: int, admission_ref: str | None, module: str, extra: list[str]
+) -> int:
     argv = [
         sys.executable,
         "-m",
-        "gangplane.server",
+        module,
         "--state-dir",
         str(paths.root),
         "--host",
@@ -284,6 +297,7 @@ def _spawn(paths: Paths, host: str, port: int, admission_ref: str | None) -> int
     ]
     if admission_ref:
         argv += ["--admission", admission_ref]
+    argv += extra
     actions = [
         (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
         (os.POSIX_SPAWN_OPEN, 1, str(paths.server_log), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600),
@@ -306,15 +320,17 @@ def start_background(
     *,
     admission_ref: str | None = None,
     timeout: float = 30.0,
+    module: str = CLUSTER_MODULE,
+    extra_args: list[str] | None = None,
 ) -> ServerStatus:
-    """Start ``python -m gangplane.server`` detached and wait until ``/readyz`` answers."""
+    """Start ``python -m <module>`` (the embedded cluster by default) detached; wait until ``/readyz``."""
     current = status(state_dir)
     if current.running:
         return current
     paths = prepare(state_dir)
     ensure_token(paths)
     ensure_certificate(paths, host)
-    pid = _spawn(paths, host, port, admission_ref)
+    pid = _spawn(paths, host, port, admission_ref, module, extra_args or [])
     write_private(paths.pid, f"{pid}\n")
     url, deadline = server_url(host, port), time.monotonic() + timeout
     while not ready(url, paths.cert, timeout=0.5):
@@ -342,6 +358,7 @@ def stop(state_dir: Path, timeout: float = 10.0) -> bool:
 
 
 __all__ = [
+    "CLUSTER_MODULE",
     "DEFAULT_HOST",
     "DEFAULT_PORT",
     "Paths",
@@ -352,6 +369,7 @@ __all__ = [
     "kubeconfig",
     "load_admission",
     "make_server",
+    "open_store",
     "prepare",
     "serve",
     "start_background",

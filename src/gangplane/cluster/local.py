@@ -1,0 +1,74 @@
+"""``LocalCluster``: everything a real cluster runs besides the API server, in this process.
+
+- the controllers (TrainJob, JobSet, Job, namespace lifecycle) on one ``Manager``;
+- the embedded Kueue, when enabled;
+- the scheduler loop with every embedded scheduler, routed by ``spec.schedulerName``;
+- one node agent per configured node, running bound pods as local process groups.
+
+Start order: nodes register first (so the schedulers see capacity), then controllers and schedulers. Stop
+order is the reverse of what could create work: controllers and schedulers first (nothing recreates pods),
+then the agents, which stop every process group they started.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from pathlib import Path
+
+from gangplane.agent.nodes import ClusterConfig
+from gangplane.agent.pool import AgentPool
+from gangplane.client.controller import Manager
+from gangplane.clock import Clock
+from gangplane.cluster.namespaces import namespace_controller
+from gangplane.controllers.manager import build_controllers
+from gangplane.schedulers.loop import SchedulerLoop
+from gangplane.schedulers.registry import SchedulerRegistry, default_registry
+from gangplane.store.base import Store
+
+
+class LocalCluster:
+    def __init__(
+        self,
+        store: Store,
+        clock: Clock,
+        config: ClusterConfig,
+        logs_dir: Path,
+        *,
+        schedulers: SchedulerRegistry | None = None,
+        workdir: Path | None = None,
+        scheduler_period: float = 1.0,
+    ) -> None:
+        self.store, self.clock = store, clock
+        self.manager = Manager(store, clock)
+        build_controllers(self.manager)
+        namespace_controller(self.manager)
+        self.scheduler = SchedulerLoop(
+            store, clock, (schedulers or default_registry()).build(), period=scheduler_period
+        )
+        self.agents = AgentPool(store, clock, config, logs_dir, workdir=workdir)
+        self._running: list[str] = []
+
+    def start(self, timeout: float = 30.0) -> None:
+        self.agents.start(timeout)
+        self._running.append("agents")
+        self.manager.start(timeout)
+        self._running.append("manager")
+        self.scheduler.start(timeout)
+        self._running.append("scheduler")
+
+    def stop(self) -> None:
+        for part in reversed(self._running):
+            getattr(self, part).stop()
+        self._running.clear()
+
+    @contextlib.contextmanager
+    def running(self) -> Iterator[LocalCluster]:
+        try:
+            self.start()
+            yield self
+        finally:
+            self.stop()
+
+
+__all__ = ["LocalCluster"]

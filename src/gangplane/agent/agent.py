@@ -1,0 +1,327 @@
+"""The node agent (kubelet equivalent): runs the pods bound to one node as local process groups.
+
+One ``NodeAgent`` per node. It registers the Node and keeps its Lease fresh (``heartbeat.py``), watches the
+pods whose ``spec.nodeName`` is its node through an informer, and reconciles each pod key on a work queue:
+
+- a new pod gets the agent's finalizer first (so a delete only marks it while processes may run), then its
+  GPUs, then its containers as ``pod_state.plan`` says; process exits come back as queue events;
+- one status write per change, computed by ``pod_status`` from the pod's ``PodRun``;
+- a pod with ``deletionTimestamp`` has its process groups stopped (SIGTERM, ``terminationGracePeriodSeconds``,
+  SIGKILL) on a stopper thread; once none is left its final status is written and the finalizer removed,
+  so the pod disappears only after its processes;
+- a finished pod releases its GPUs and ports and drops the finalizer; a pod that vanished (or was replaced
+  under the same name) has its processes stopped in the background.
+
+The decisions are the pure ``pod_state`` / ``pod_status`` functions; this module only does the I/O.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from gangplane.agent import pod_state as ps
+from gangplane.agent.env import ConfigError
+from gangplane.agent.heartbeat import Heartbeat, register
+from gangplane.agent.launch import DevicePool, LaunchContext, build_launch, container_gpus, pod_gpus
+from gangplane.agent.names import PortAllocator, job_identity
+from gangplane.agent.nodes import GPU_RESOURCE, NodeSpec
+from gangplane.agent.pod_status import pod_status
+from gangplane.agent.process import ContainerProcess, StartError, base_environment, start, stop
+from gangplane.client import Controller, Informer, Result
+from gangplane.client.informer import Key
+from gangplane.clock import Clock
+from gangplane.errors import NotFound
+from gangplane.store.base import ListOptions, Object, Store
+from gangplane.store.catalog import CONFIGMAPS, PODS, SECRETS
+from gangplane.store.patch import MERGE_PATCH
+
+_log = logging.getLogger(__name__)
+
+FINALIZER = "gangplane.io/node-agent"
+DEFAULT_GRACE_SECONDS = 30
+CONFIG_RETRY_SECONDS = 2.0
+
+
+@dataclass(slots=True)
+class _Pod:
+    """The agent's record of one pod (one uid)."""
+
+    uid: str
+    spec: ps.Spec
+    run: ps.PodRun
+    gpus: tuple[int, ...] = ()
+    procs: dict[str, ContainerProcess] = field(default_factory=dict)
+    latest: Object | None = None  # the pod as our last write returned it
+    released: bool = False
+
+
+class NodeAgent:
+    """Runs the pods of one node. ``start`` registers the node and begins; ``stop`` kills every process."""
+
+    def __init__(
+        self,
+        store: Store,
+        clock: Clock,
+        node: NodeSpec,
+        logs_dir: Path,
+        ports: PortAllocator,
+        *,
+        workdir: Path | None = None,
+        base_env: Mapping[str, str] | None = None,
+        heartbeat_seconds: float = 10.0,
+        stop_grace_seconds: float = 5.0,
+    ) -> None:
+        self.store, self.clock, self.node, self.ports = store, clock, node, ports
+        self.name = f"node-agent-{node.name}"
+        self._devices = DevicePool(node.gpu_devices)
+        self._ctx = LaunchContext(
+            logs_dir=logs_dir,
+            workdir=workdir or Path.cwd(),
+            base_env=base_environment(base_env),
+            allocatable=node.capacity,
+            read=self._read,
+            real_gpus=bool(node.gpu_devices),
+        )
+        self._stop_grace = stop_grace_seconds
+        self._pods: dict[Key, _Pod] = {}
+        self._reapers: list[threading.Thread] = []
+        self._lock = threading.Lock()
+        self.informer = Informer(store, PODS, ListOptions(field_selector=f"spec.nodeName={node.name}"))
+        self.controller = Controller(self, clock)
+        self.controller.watch(self.informer)
+        self._heartbeat = Heartbeat(store, clock, node.name, heartbeat_seconds)
+
+    # -- lifecycle ------------------------------------------------------------------------------------------
+    def start(self, timeout: float = 30.0) -> None:
+        register(self.store, self.clock, self.node)
+        self._heartbeat.start()
+        self.informer.start()
+        if not self.informer.wait_synced(timeout):
+            raise TimeoutError(f"{self.name}: pod informer did not sync within {timeout}s")
+        self.controller.start()
+
+    def stop(self) -> None:
+        """Stop reconciling, then stop every process group of this node (grace ``stop_grace_seconds``)."""
+        self.controller.stop()
+        self.informer.stop()
+        self._heartbeat.stop()
+        with self._lock:
+            pods, self._pods = list(self._pods.values()), {}
+        stoppers = [self._stop_async(p, name, self._stop_grace) for p in pods for name in list(p.procs)]
+        for thread in [*stoppers, *self._reapers]:
+            thread.join()
+        for pod in pods:
+            self._release(pod)
+
+    def processes(self) -> dict[Key, list[int]]:
+        """Live process-group leaders by pod key (for tests and ``status``)."""
+        with self._lock:
+            return {k: [p.pid for p in v.procs.values() if p.alive()] for k, v in self._pods.items()}
+
+    # -- reconcile ------------------------------------------------------------------------------------------
+    def reconcile(self, key: Key) -> Result:
+        pod = self.informer.get(*key)
+        with self._lock:
+            state = self._pods.get(key)
+        if state is not None and (pod is None or _uid(pod) != state.uid):
+            self._abandon(key, state)
+            state = None
+        if pod is None:
+            return Result()
+        if state is None:
+            state = self._admit(key, pod)
+            if state is None:
+                return Result()
+        pod = _newer(pod, state.latest)
+        self._absorb_exits(state)
+        if pod["metadata"].get("deletionTimestamp"):
+            return self._terminate(key, pod, state)
+        return self._sync(key, pod, state)
+
+    def _admit(self, key: Key, pod: Object) -> _Pod | None:
+        """A pod seen for the first time: claim it with the finalizer, give it devices, start its run."""
+        status = pod.get("status") or {}
+        if pod["metadata"].get("deletionTimestamp") or status.get("phase") in ps.TERMINAL:
+            self._drop_finalizer(None, pod)
+            return None
+        pod = self._add_finalizer(pod)
+        spec, now = ps.spec_of(pod), self.clock.now()
+        run = ps.recover_run(spec, status, now) if status.get("startTime") else ps.new_run(spec, now)
+        state = _Pod(_uid(pod), spec, run, latest=pod)
+        self._assign_devices(pod, state)
+        with self._lock:
+            self._pods[key] = state
+        return state
+
+    def _assign_devices(self, pod: Object, state: _Pod) -> None:
+        wanted = pod_gpus(pod)
+        if not wanted or not self.node.gpu_devices:
+            return
+        devices = self._devices.allocate(state.uid, wanted)
+        if devices is None:
+            message = (
+                f"Allocate failed due to requested number of devices unavailable for {GPU_RESOURCE}. "
+                f"Requested: {wanted}, Available: {self._devices.available()}"
+            )
+            state.run = ps.fail(state.run, "UnexpectedAdmissionError", message)
+        else:
+            state.gpus = devices
+
+    def _absorb_exits(self, state: _Pod) -> None:
+        for name, proc in list(state.procs.items()):
+            if proc.ended is not None:
+                state.run = ps.exited(state.run, name, proc.ended)
+                del state.procs[name]
+
+    def _sync(self, key: Key, pod: Object, state: _Pod) -> Result:
+        now = self.clock.now()
+        state.run = ps.expire(state.spec, state.run, now)
+        plan = ps.plan(state.spec, state.run, now)
+        grace = _grace(pod)
+        for name in plan.stop:
+            if name in state.procs and not state.procs[name].stopping:
+                self._stop_async(state, name, grace)
+        retry = any([self._start(key, pod, state, name) for name in plan.start])
+        self._write_status(pod, state)
+        if ps.pod_phase(state.spec, state.run) in ps.TERMINAL and not state.procs:
+            self._release(state)
+            self._drop_finalizer(state, _newer(pod, state.latest))
+        return _result(now, plan.wake_at, CONFIG_RETRY_SECONDS if retry else None)
+
+    def _start(self, key: Key, pod: Object, state: _Pod, name: str) -> bool:
+        """Start one container; True when its configuration is not resolvable yet (try again later)."""
+        container = _container(pod, name)
+        job = job_identity(pod)
+        port_map = self.ports.port_map(job.key, state.uid) if job else (lambda port: port)
+        gpus = container_gpus(pod, state.gpus).get(name, ())
+        now = self.clock.now()
+        try:
+            launch = build_launch(pod, container, self._ctx, port_map, gpus)
+            proc = start(launch, self.clock, lambda _: self.controller.enqueue(key))
+        except ConfigError as err:
+            state.run = ps.cannot_create(state.run, name, "CreateContainerConfigError", str(err))
+            return True
+        except StartError as err:
+            state.run = ps.start_failed(state.run, name, now, str(err))
+            return False
+        state.procs[name] = proc
+        state.run = ps.started(state.run, name, proc.started_at, proc.pid)
+        return False
+
+    def _terminate(self, key: Key, pod: Object, state: _Pod) -> Result:
+        """Deletion: stop everything; when nothing runs any more, report and let the pod go."""
+        state.run = ps.terminate(state.run)
+        for name, proc in state.procs.items():
+            if not proc.stopping:
+                self._stop_async(state, name, _grace(pod))
+        if state.procs:
+            return Result()  # each exit enqueues the key again
+        self._write_status(pod, state)
+        self._release(state)
+        with self._lock:
+            self._pods.pop(key, None)
+        self._drop_finalizer(state, _newer(pod, state.latest))
+        return Result()
+
+    def _abandon(self, key: Key, state: _Pod) -> None:
+        """The pod is gone from the API (or replaced): stop its processes in the background."""
+        with self._lock:
+            self._pods.pop(key, None)
+        grace = float((state.latest or {}).get("spec", {}).get("terminationGracePeriodSeconds") or 0)
+        stoppers = [self._stop_async(state, name, grace) for name in list(state.procs)]
+
+        def reap() -> None:
+            for thread in stoppers:
+                thread.join()
+            self._release(state)
+
+        reaper = threading.Thread(target=reap, name=f"reap-{key[1]}", daemon=True)
+        reaper.start()
+        self._reapers = [t for t in self._reapers if t.is_alive()] + [reaper]
+
+    # -- I/O helpers ----------------------------------------------------------------------------------------
+    def _stop_async(self, state: _Pod, name: str, grace: float) -> threading.Thread:
+        proc = state.procs[name]
+        proc.stopping = True
+        thread = threading.Thread(target=stop, args=(proc, grace), name=f"stop-{proc.pid}", daemon=True)
+        thread.start()
+        return thread
+
+    def _release(self, state: _Pod) -> None:
+        if state.released:
+            return
+        state.released = True
+        self._devices.release(state.uid)
+        job = job_identity(state.latest or {})
+        if job is not None:
+            self.ports.release(job.key, state.uid)
+
+    def _write_status(self, pod: Object, state: _Pod) -> None:
+        status = pod_status(pod, state.spec, state.run, self.clock.now())
+        if status != pod.get("status"):
+            state.latest = self.store.update_status(PODS, {**pod, "status": status})
+
+    def _add_finalizer(self, pod: Object) -> Object:
+        names = list(pod["metadata"].get("finalizers") or [])
+        if FINALIZER in names:
+            return pod
+        return self._patch_finalizers(pod, [*names, FINALIZER])
+
+    def _drop_finalizer(self, state: _Pod | None, pod: Object) -> None:
+        names = list(pod["metadata"].get("finalizers") or [])
+        if FINALIZER not in names:
+            return
+        with contextlib.suppress(NotFound):
+            latest = self._patch_finalizers(pod, [n for n in names if n != FINALIZER])
+            if state is not None:
+                state.latest = latest
+
+    def _patch_finalizers(self, pod: Object, names: list[str]) -> Object:
+        meta = pod["metadata"]
+        patch = {"metadata": {"resourceVersion": meta["resourceVersion"], "finalizers": names or None}}
+        return self.store.patch(PODS, meta["namespace"], meta["name"], patch, MERGE_PATCH)
+
+    def _read(self, plural: str, namespace: str, name: str) -> Mapping[str, Any] | None:
+        rt = {"configmaps": CONFIGMAPS, "secrets": SECRETS}[plural]
+        try:
+            return self.store.get(rt, namespace, name)
+        except NotFound:
+            return None
+
+
+def _uid(pod: Object) -> str:
+    return str(pod["metadata"].get("uid") or "")
+
+
+def _newer(cached: Object, written: Object | None) -> Object:
+    """The informer's copy, unless our own last write is more recent than what it has seen."""
+    if written is None or _uid(written) != _uid(cached):
+        return cached
+    rv = (int(o["metadata"].get("resourceVersion") or 0) for o in (cached, written))
+    return written if next(rv) < next(rv) else cached
+
+
+def _container(pod: Object, name: str) -> dict[str, Any]:
+    spec = pod.get("spec") or {}
+    return next(
+        c for c in [*(spec.get("initContainers") or []), *(spec.get("containers") or [])] if c["name"] == name
+    )
+
+
+def _grace(pod: Object) -> float:
+    value = (pod.get("spec") or {}).get("terminationGracePeriodSeconds")
+    return float(DEFAULT_GRACE_SECONDS if value is None else value)
+
+
+def _result(now: float, wake_at: float | None, retry: float | None) -> Result:
+    delays = [d for d in (None if wake_at is None else max(0.0, wake_at - now), retry) if d is not None]
+    return Result(requeue_after=min(delays) if delays else None)
+
+
+__all__ = ["FINALIZER", "NodeAgent"]

@@ -1,0 +1,122 @@
+"""A node's presence in the API: its ``Node`` object and the ``Lease`` the kubelet renews as a heartbeat.
+
+``register`` creates the Node, or brings an existing one (from a durable store) back to this config's labels,
+taints and capacity with a fresh ``Ready`` condition. ``renew`` updates the Lease in ``kube-node-lease``
+(every ``LEASE_SECONDS / 4``, as the kubelet does); the Node status itself is rewritten only at registration
+and every ``STATUS_SECONDS``, so schedulers watching nodes are not woken by heartbeats.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from gangplane.agent.nodes import NodeSpec, node_object
+from gangplane.clock import Clock, rfc3339
+from gangplane.errors import AlreadyExists, NotFound
+from gangplane.store.base import Object, Store
+from gangplane.store.catalog import LEASES, NAMESPACES, NODES
+
+_log = logging.getLogger(__name__)
+
+LEASE_NAMESPACE = "kube-node-lease"
+LEASE_SECONDS = 40
+RENEW_SECONDS = LEASE_SECONDS / 4
+STATUS_SECONDS = 300.0
+
+
+def _micro_time(clock: Clock) -> str:
+    """``metav1.MicroTime`` as the API writes it."""
+    return rfc3339(clock.now()).replace("Z", ".000000Z")
+
+
+def register(store: Store, clock: Clock, spec: NodeSpec) -> Object:
+    """Create or refresh the Node for ``spec`` (create ignores ``status``: it is written separately)."""
+    wanted = node_object(spec, rfc3339(clock.now()))
+    try:
+        current = store.create(NODES, wanted)
+    except AlreadyExists:
+        current = _refresh_spec(store, wanted)
+    return store.update_status(NODES, {**current, "status": wanted["status"]})
+
+
+def _refresh_spec(store: Store, wanted: Object) -> Object:
+    """An existing Node (a durable store) takes this config's labels and taints; other labels stay."""
+    current = store.get(NODES, "", wanted["metadata"]["name"])
+    labels = {**(current["metadata"].get("labels") or {}), **wanted["metadata"]["labels"]}
+    node_spec = {k: v for k, v in (current.get("spec") or {}).items() if k != "taints"} | wanted["spec"]
+    meta = {**current["metadata"], "labels": labels}
+    return store.update(NODES, {**current, "metadata": meta, "spec": node_spec})
+
+
+def refresh_status(store: Store, clock: Clock, name: str) -> None:
+    """Bump the Ready condition's heartbeat (the transition time stays)."""
+    node = store.get(NODES, "", name)
+    now = rfc3339(clock.now())
+    conditions: list[dict[str, Any]] = []
+    for condition in (node.get("status") or {}).get("conditions") or []:
+        beat = condition.get("type") == "Ready"
+        conditions.append({**condition, "lastHeartbeatTime": now} if beat else condition)
+    store.update_status(NODES, {**node, "status": {**node.get("status", {}), "conditions": conditions}})
+
+
+def renew(store: Store, clock: Clock, name: str) -> None:
+    """Create or renew the node's Lease."""
+    now = _micro_time(clock)
+    spec = {"holderIdentity": name, "leaseDurationSeconds": LEASE_SECONDS, "renewTime": now}
+    try:
+        lease = store.get(LEASES, LEASE_NAMESPACE, name)
+    except NotFound:
+        _ensure_namespace(store)
+        lease_object = {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease", "spec": spec}
+        lease_object["metadata"] = {"name": name, "namespace": LEASE_NAMESPACE}
+        with contextlib.suppress(AlreadyExists):
+            store.create(LEASES, lease_object)
+        return
+    store.update(LEASES, {**lease, "spec": {**lease.get("spec", {}), **spec}})
+
+
+def _ensure_namespace(store: Store) -> None:
+    namespace = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": LEASE_NAMESPACE}}
+    with contextlib.suppress(AlreadyExists):
+        store.create(NAMESPACES, namespace)
+
+
+class Heartbeat:
+    """Renews the Lease (and now and then the Node status) on a daemon thread until stopped."""
+
+    def __init__(self, store: Store, clock: Clock, name: str, interval: float = RENEW_SECONDS) -> None:
+        self._store, self._clock, self._name, self._interval = store, clock, name, interval
+        self._stopped = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        self._beat()
+        self._thread = threading.Thread(target=self._loop, name=f"heartbeat-{self._name}", daemon=True)
+        self._thread.start()
+
+    def _loop(self) -> None:
+        since_status = 0.0
+        while not self._stopped.wait(self._interval):
+            since_status += self._interval
+            if since_status >= STATUS_SECONDS:
+                since_status = 0.0
+                self._guarded(refresh_status)
+            self._beat()
+
+    def _beat(self) -> None:
+        self._guarded(renew)
+
+    def _guarded(self, step: Callable[[Store, Clock, str], None]) -> None:
+        try:
+            step(self._store, self._clock, self._name)
+        except Exception:  # a failed heartbeat is retried next interval
+            _log.exception("node %s: heartbeat failed", self._name)
+
+    def stop(self) -> None:
+        self._stopped.set()
+        if self._thread is not None:
+            self._thread.join(timeout=5)

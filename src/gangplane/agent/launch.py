@@ -1,0 +1,130 @@
+"""From a pod's container to the ``Launch`` of a local process (pure apart from the reader it is given).
+
+The container's variables are resolved (``env.py``), the JobSet's pod hosts and rendezvous ports made local
+(``names.py``), ``command``/``args`` expanded and rewritten the same way, and the result layered over the
+agent's base environment with the pod's ``HOSTNAME`` and, on nodes that own real GPUs, the container's
+``CUDA_VISIBLE_DEVICES`` (empty for a container that asked for none, so it sees no GPU).
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from gangplane.agent.env import ObjectReader, argv, container_env
+from gangplane.agent.names import PortMap, job_identity, rewrite_args, rewrite_env
+from gangplane.agent.nodes import GPU_RESOURCE
+from gangplane.agent.process import Launch, StartError
+from gangplane.api.quantity import parse
+
+_NAME = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")
+
+
+@dataclass(frozen=True, slots=True)
+class LaunchContext:
+    """What the node contributes to every launch."""
+
+    logs_dir: Path
+    workdir: Path  # the working directory of a container without ``workingDir``
+    base_env: Mapping[str, str]
+    allocatable: Mapping[str, str]
+    read: ObjectReader
+    real_gpus: bool  # the node owns physical devices (set CUDA_VISIBLE_DEVICES)
+
+
+def build_launch(
+    pod: Mapping[str, Any],
+    container: Mapping[str, Any],
+    ctx: LaunchContext,
+    ports: PortMap,
+    gpus: Sequence[int] = (),
+) -> Launch:
+    """The process for ``container`` of ``pod``; raises ``env.ConfigError`` when a reference is missing."""
+    job = job_identity(pod)
+    env = rewrite_env(container_env(pod, container, ctx.read, ctx.allocatable), job, ports)
+    words = rewrite_args(argv(container, env), job, ports)
+    meta = pod.get("metadata") or {}
+    extra = {"HOSTNAME": str((pod.get("spec") or {}).get("hostname") or meta.get("name") or "")}
+    if ctx.real_gpus:
+        extra["CUDA_VISIBLE_DEVICES"] = ",".join(str(i) for i in gpus)
+    working = container.get("workingDir")
+    return Launch(
+        argv=words,
+        env={**ctx.base_env, **extra, **env},
+        cwd=Path(working) if working else ctx.workdir,
+        log_path=log_path(ctx.logs_dir, pod, str(container["name"])),
+    )
+
+
+def log_path(logs_dir: Path, pod: Mapping[str, Any], container: str) -> Path:
+    """``<logs_dir>/<namespace>/<pod>/<container>.log``, where the API server's ``pods/log`` reads; names
+    that are not Kubernetes names (and could leave ``logs_dir``) are refused."""
+    meta = pod.get("metadata") or {}
+    parts = (str(meta.get("namespace") or "default"), str(meta.get("name") or ""), container)
+    for part in parts:
+        if not _NAME.match(part):
+            raise StartError(f"invalid name {part!r} for a log path")
+    return logs_dir.joinpath(*parts[:2], f"{container}.log")
+
+
+def gpu_request(container: Mapping[str, Any]) -> int:
+    """``nvidia.com/gpu`` from limits, else requests (extended resources must have them equal)."""
+    resources = container.get("resources") or {}
+    for given in (resources.get("limits") or {}, resources.get("requests") or {}):
+        if GPU_RESOURCE in given:
+            return int(parse(given[GPU_RESOURCE]))
+    return 0
+
+
+def container_gpus(pod: Mapping[str, Any], devices: Sequence[int]) -> dict[str, tuple[int, ...]]:
+    """The pod's devices dealt to its containers: regular containers get disjoint slices in order; init
+    containers run before them and may reuse the first ones (kubelet device manager)."""
+    spec = pod.get("spec") or {}
+    out: dict[str, tuple[int, ...]] = {}
+    for c in spec.get("initContainers") or []:
+        out[str(c["name"])] = tuple(devices[: gpu_request(c)])
+    offset = 0
+    for c in spec.get("containers") or []:
+        wanted = gpu_request(c)
+        out[str(c["name"])] = tuple(devices[offset : offset + wanted])
+        offset += wanted
+    return out
+
+
+def pod_gpus(pod: Mapping[str, Any]) -> int:
+    """GPUs the pod needs at once: the regular containers' sum, or the largest init container."""
+    spec = pod.get("spec") or {}
+    regular = sum(gpu_request(c) for c in spec.get("containers") or [])
+    return max([regular, *(gpu_request(c) for c in spec.get("initContainers") or [])])
+
+
+class DevicePool:
+    """The node's physical GPUs and which pod (uid) holds which. Thread-safe."""
+
+    def __init__(self, devices: Sequence[int]) -> None:
+        self._free = list(devices)
+        self._held: dict[str, tuple[int, ...]] = {}
+        self._lock = threading.Lock()
+
+    def allocate(self, holder: str, count: int) -> tuple[int, ...] | None:
+        """``count`` devices for ``holder`` (the same ones again if it holds some), or None if too few."""
+        with self._lock:
+            if holder in self._held:
+                return self._held[holder]
+            if count > len(self._free):
+                return None
+            taken, self._free = tuple(self._free[:count]), self._free[count:]
+            self._held[holder] = taken
+            return taken
+
+    def release(self, holder: str) -> None:
+        with self._lock:
+            self._free = sorted([*self._free, *self._held.pop(holder, ())])
+
+    def available(self) -> int:
+        with self._lock:
+            return len(self._free)

@@ -1,0 +1,72 @@
+"""Every node of a ``ClusterConfig`` as one ``NodeAgent`` in this process, sharing one ``PortAllocator``.
+
+``start`` registers all nodes before any agent runs pods; ``stop`` stops every agent, and with it every
+process group they started, so nothing is left behind when the embedded cluster shuts down.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from gangplane.agent.agent import NodeAgent
+from gangplane.agent.names import PortAllocator
+from gangplane.agent.nodes import ClusterConfig, node_specs
+from gangplane.clock import Clock
+from gangplane.store.base import Store
+
+
+class AgentPool:
+    def __init__(
+        self,
+        store: Store,
+        clock: Clock,
+        config: ClusterConfig,
+        logs_dir: Path,
+        *,
+        ports: PortAllocator | None = None,
+        workdir: Path | None = None,
+        base_env: Mapping[str, str] | None = None,
+        heartbeat_seconds: float = 10.0,
+        stop_grace_seconds: float = 5.0,
+    ) -> None:
+        self.ports = ports or PortAllocator()
+        self.agents = [
+            NodeAgent(
+                store,
+                clock,
+                spec,
+                logs_dir,
+                self.ports,
+                workdir=workdir,
+                base_env=base_env,
+                heartbeat_seconds=heartbeat_seconds,
+                stop_grace_seconds=stop_grace_seconds,
+            )
+            for spec in node_specs(config)
+        ]
+        self._started: list[NodeAgent] = []
+
+    def start(self, timeout: float = 30.0) -> None:
+        for agent in self.agents:
+            agent.start(timeout)
+            self._started.append(agent)
+
+    def stop(self) -> None:
+        """Stop every agent in parallel (each waits out its processes' grace period)."""
+        started, self._started = self._started, []
+        if not started:
+            return
+        with ThreadPoolExecutor(max_workers=len(started)) as executor:
+            list(executor.map(lambda agent: agent.stop(), started))
+
+    def agent(self, node: str) -> NodeAgent:
+        return next(a for a in self.agents if a.node.name == node)
+
+    def __enter__(self) -> AgentPool:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

@@ -1,0 +1,169 @@
+"""One container as a local process group: start, watch for exit, stop.
+
+Images are not pulled or run: the container's argv runs in the agent's own environment, with the directory
+of the agent's Python (its virtual environment's ``bin``) first on ``PATH``, so ``python``, ``torchrun`` and
+other entry points resolve to what gangplane runs with. The container's variables are layered over the
+agent's environment. stdout and stderr go, interleaved, to the pod log file (appended across restarts).
+
+The process leads its own session and process group, standing in for the container's PID namespace: when
+the main process exits, whatever it left in the group is killed, as the kernel does when a PID namespace's
+init exits. ``stop`` sends SIGTERM to the whole group, waits out the grace period, then SIGKILLs the group.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from gangplane.agent.pod_state import Termination, termination
+from gangplane.clock import Clock
+
+_GROUP_GONE_TIMEOUT = 5.0  # seconds to wait for SIGKILLed group members to vanish
+
+
+def venv_bin() -> Path:
+    return Path(sys.executable).parent
+
+
+def base_environment(inherited: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment every container starts from: the agent's, with its interpreter's ``bin`` first on
+    ``PATH`` and unbuffered Python output (so ``kubectl logs -f`` shows lines as they are printed)."""
+    env = dict(os.environ if inherited is None else inherited)
+    path = [p for p in env.get("PATH", "").split(os.pathsep) if p]
+    first = str(venv_bin())
+    env["PATH"] = os.pathsep.join([first, *(p for p in path if p != first)])
+    env.setdefault("PYTHONUNBUFFERED", "1")
+    return env
+
+
+@dataclass(frozen=True, slots=True)
+class Launch:
+    """Everything needed to start one container instance."""
+
+    argv: Sequence[str]
+    env: Mapping[str, str]
+    cwd: Path
+    log_path: Path
+
+
+class StartError(Exception):
+    """The process could not be started (no such executable, no such working directory, ...)."""
+
+
+@dataclass(slots=True)
+class ContainerProcess:
+    """A running (or ended) container instance; ``ended`` is set once, by the waiter thread."""
+
+    popen: subprocess.Popen[bytes]
+    started_at: float
+    ended: Termination | None = None
+    stopping: bool = False
+    _done: threading.Event = field(default_factory=threading.Event)
+
+    @property
+    def pid(self) -> int:
+        return self.popen.pid
+
+    def alive(self) -> bool:
+        return not self._done.is_set()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        return self._done.wait(timeout)
+
+
+def start(launch: Launch, clock: Clock, on_exit: Callable[[ContainerProcess], None]) -> ContainerProcess:
+    """Start the container; ``on_exit`` runs on a waiter thread after the process and its group are gone."""
+    if not launch.argv:
+        raise StartError("no command specified: images are not run, so a container needs command or args")
+    if not launch.cwd.is_dir():
+        raise StartError(f"working directory {str(launch.cwd)!r} does not exist")
+    launch.log_path.parent.mkdir(parents=True, exist_ok=True)
+    with launch.log_path.open("ab") as log:
+        try:
+            popen = subprocess.Popen(
+                list(launch.argv),
+                env=dict(launch.env),
+                cwd=launch.cwd,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        except OSError as err:
+            raise StartError(f"failed to start {launch.argv[0]!r}: {err.strerror or err}") from err
+    proc = ContainerProcess(popen, clock.now())
+    waiter = threading.Thread(
+        target=_watch, args=(proc, clock, on_exit), name=f"pid-{popen.pid}", daemon=True
+    )
+    waiter.start()
+    return proc
+
+
+def _watch(proc: ContainerProcess, clock: Clock, on_exit: Callable[[ContainerProcess], None]) -> None:
+    pid = proc.popen.pid
+    # Observe the exit without reaping, so the group id cannot be reused before the leftovers are killed.
+    with contextlib.suppress(ChildProcessError):
+        os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)
+    kill_group(pid, signal.SIGKILL)
+    code = proc.popen.wait()
+    finished = clock.now()
+    wait_group_gone(pid, _GROUP_GONE_TIMEOUT)
+    signum = -code if code < 0 else None
+    exit_code = 128 + signum if signum is not None else code
+    proc.ended = termination(exit_code, finished, proc.started_at, signum)
+    proc._done.set()
+    on_exit(proc)
+
+
+def kill_group(pgid: int, signum: signal.Signals) -> bool:
+    """Signal every process of the group; False when the group no longer exists."""
+    try:
+        os.killpg(pgid, signum)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # only zombies left (or a reused id we do not own)
+        return False
+    return True
+
+
+def wait_group_gone(pgid: int, timeout: float) -> bool:
+    """Wait (real time) until no process of the group is left, zombies aside."""
+    deadline = time.monotonic() + timeout
+    while group_members(pgid):
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.02)
+    return True
+
+
+def group_members(pgid: int) -> list[int]:
+    """Live (non-zombie) processes of the process group ``pgid``."""
+    import psutil
+
+    members = []
+    for proc in psutil.process_iter(["pid", "status"]):
+        try:
+            if os.getpgid(proc.pid) == pgid and proc.info["status"] != psutil.STATUS_ZOMBIE:
+                members.append(proc.pid)
+        except (ProcessLookupError, PermissionError, psutil.Error):
+            continue
+    return members
+
+
+def stop(proc: ContainerProcess, grace: float) -> None:
+    """SIGTERM the group, wait up to ``grace`` seconds (real time) for the main process, then SIGKILL the
+    group; returns once the waiter has seen everything gone."""
+    proc.stopping = True
+    if proc.alive():
+        kill_group(proc.pid, signal.SIGTERM)
+        if not proc.wait(grace):
+            kill_group(proc.pid, signal.SIGKILL)
+    proc.wait()

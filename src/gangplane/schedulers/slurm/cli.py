@@ -1,0 +1,368 @@
+"""A typed wrapper around Slurm's own commands, in their machine formats.
+
+Every command goes through an injectable ``Runner`` (argv in, ``CommandResult`` out), so the parsers below are
+pure and tested on outputs recorded from a real cluster (tests/schedulers/slurm/fixtures). What is used, and
+why (reference slurm.md §C8, measured on Slurm 22.05):
+
+- ``sbatch --parsable`` submits a *hold job*: a batch script that only sleeps, so the allocation lives until
+  ``scancel`` or its time limit. Slurm < 25.05 has no external jobs (slurm-bridge's mechanism); a hold job
+  gives the same all-or-nothing allocation and the same end events.
+- ``squeue --json`` lists jobs (22.05 ignores ``-j``/``--states`` with ``--json``: filter here). Finished jobs
+  stay listed for ``MinJobAge`` seconds.
+- ``scontrol show job -o`` (one ``Key=Value`` line) for one job: ``scontrol --json`` does not exist in 22.05.
+- ``scontrol show hostnames`` expands compressed host lists (``n[1-3]``); results are cached.
+- ``sinfo --json`` lists nodes with their partitions, CPUs, memory and GRES.
+
+Newer Slurm (23.02+) writes some numbers as ``{"set", "infinite", "number"}`` and ``job_state`` as a list;
+the parsers accept both shapes. This module must not decide anything: bridge.py does.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, Protocol, TypeVar
+
+from gangplane.errors import GangplaneError
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class CommandResult:
+    argv: tuple[str, ...]
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+class Runner(Protocol):
+    """Runs one command to completion. Must not raise for a non-zero exit (that is in the result)."""
+
+    def __call__(self, argv: Sequence[str]) -> CommandResult: ...
+
+
+class SubprocessRunner:
+    """Runs Slurm's binaries; ``slurm_conf`` selects the cluster (``SLURM_CONF``), as scripts/slurm writes it."""
+
+    def __init__(self, slurm_conf: str | None = None, *, timeout: float = 30.0) -> None:
+        self.env = {**os.environ, **({"SLURM_CONF": slurm_conf} if slurm_conf else {})}
+        self.timeout = timeout
+
+    def __call__(self, argv: Sequence[str]) -> CommandResult:
+        try:
+            done = subprocess.run(
+                list(argv), capture_output=True, text=True, env=self.env, timeout=self.timeout, check=False
+            )
+        except (OSError, subprocess.TimeoutExpired) as err:
+            return CommandResult(tuple(argv), 127, "", str(err))
+        return CommandResult(tuple(argv), done.returncode, done.stdout, done.stderr)
+
+
+class SlurmError(GangplaneError):
+    """A Slurm command failed (controller down, bad output). The caller retries later."""
+
+    def __init__(self, result: CommandResult) -> None:
+        self.result = result
+        super().__init__(f"{' '.join(result.argv[:2])} failed ({result.returncode}): {slurm_message(result)}")
+
+
+class SubmitRejected(SlurmError):
+    """``sbatch`` refused the job; ``reason`` is Slurm's own message."""
+
+    @property
+    def reason(self) -> str:
+        return slurm_message(self.result)
+
+
+def slurm_message(result: CommandResult) -> str:
+    """The most specific line of a failed command's stderr, without the ``sbatch: error:`` prefixes."""
+    lines = [line.strip() for line in result.stderr.splitlines() if line.strip()]
+    if not lines:
+        return f"exit code {result.returncode}"
+    last = re.sub(r"^\w+: error: ", "", lines[-1])
+    return re.sub(r"^Batch job submission failed: ", "", last)
+
+
+@dataclass(frozen=True, slots=True)
+class JobSpec:
+    """What one hold job asks Slurm for: ``min_nodes..max_nodes`` nodes, one task per node."""
+
+    name: str
+    comment: str
+    min_nodes: int
+    max_nodes: int
+    cpus_per_task: int = 1
+    mem_per_node_mb: int = 0  # 0: not requested
+    gres: str = ""  # per node, e.g. "gpu:2"
+    partition: str = ""
+    account: str = ""
+    qos: str = ""
+    time_limit: str = ""  # Slurm --time syntax; "" = partition default
+    exclusive: bool = True
+    reservation: str = ""
+    constraints: str = ""
+    licenses: str = ""
+    wckey: str = ""
+    priority: int | None = None
+
+
+_OPTIONAL_FLAGS = (
+    ("partition", "--partition"),
+    ("account", "--account"),
+    ("qos", "--qos"),
+    ("time_limit", "--time"),
+    ("reservation", "--reservation"),
+    ("constraints", "--constraint"),
+    ("licenses", "--licenses"),
+    ("wckey", "--wckey"),
+    ("gres", "--gres"),
+)
+
+
+def sbatch_argv(spec: JobSpec, *, workdir: str = "/tmp") -> list[str]:
+    nodes = str(spec.min_nodes) if spec.min_nodes == spec.max_nodes else f"{spec.min_nodes}-{spec.max_nodes}"
+    argv = [
+        "sbatch",
+        "--parsable",
+        f"--job-name={spec.name}",
+        f"--comment={spec.comment}",
+        f"--nodes={nodes}",
+    ]
+    argv += ["--ntasks-per-node=1", f"--cpus-per-task={spec.cpus_per_task}"]
+    argv += [f"{flag}={getattr(spec, attr)}" for attr, flag in _OPTIONAL_FLAGS if getattr(spec, attr)]
+    if spec.mem_per_node_mb:
+        argv.append(f"--mem={spec.mem_per_node_mb}")
+    if spec.exclusive:
+        argv.append("--exclusive")
+    if spec.priority is not None:
+        argv.append(f"--priority={spec.priority}")
+    # The hold job: the batch step only sleeps; the pods run elsewhere. No output files, no requeue loops.
+    argv += [f"--chdir={workdir}", "--output=/dev/null", "--no-requeue", "--wrap=exec sleep infinity"]
+    return argv
+
+
+def parse_job_id(stdout: str) -> int:
+    """``sbatch --parsable`` prints ``<id>`` or ``<id>;<cluster>``."""
+    first = stdout.strip().splitlines()[0] if stdout.strip() else ""
+    head = first.split(";", 1)[0]
+    if not head.isdigit():
+        raise ValueError(f"sbatch --parsable printed {stdout!r}, not a job id")
+    return int(head)
+
+
+@dataclass(frozen=True, slots=True)
+class SlurmJob:
+    job_id: int
+    name: str
+    state: str  # base state: PENDING, RUNNING, COMPLETED, CANCELLED, TIMEOUT, NODE_FAIL, ...
+    reason: str = ""  # state_reason, e.g. Resources, Priority, None
+    nodelist: str = ""  # compressed, e.g. n[1-3]; "" while pending
+    node_count: int = 0
+    partition: str = ""
+    comment: str = ""
+    exit_code: int = 0
+    nodes: tuple[str, ...] = field(default=())  # expanded nodelist, in allocation order
+
+
+def _number(value: Any) -> int:
+    """A plain number, or 23.02+'s ``{"set": bool, "infinite": bool, "number": n}``; unset is 0."""
+    if isinstance(value, dict):
+        return int(value.get("number") or 0) if value.get("set", True) else 0
+    return int(value) if isinstance(value, int | float) else 0
+
+
+def _state(value: Any) -> str:
+    """22.05 writes one string; 23.02+ a list whose first entry is the base state, then flags."""
+    if isinstance(value, list):
+        return str(value[0]) if value else "UNKNOWN"
+    return str(value or "UNKNOWN")
+
+
+def _exit_code(value: Any) -> int:
+    if isinstance(value, dict):  # 23.02+: {"status": ..., "return_code": n}
+        return _number(value.get("return_code"))
+    return _number(value)
+
+
+def job_from_json(raw: Mapping[str, Any]) -> SlurmJob:
+    return SlurmJob(
+        job_id=_number(raw.get("job_id")),
+        name=str(raw.get("name") or ""),
+        state=_state(raw.get("job_state")),
+        reason=str(raw.get("state_reason") or ""),
+        nodelist=str(raw.get("nodes") or ""),
+        node_count=_number(raw.get("node_count")),
+        partition=str(raw.get("partition") or ""),
+        comment=str(raw.get("comment") or ""),
+        exit_code=_exit_code(raw.get("exit_code")),
+    )
+
+
+def _document(text: str, what: str) -> dict[str, Any]:
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise ValueError(f"{what} did not print JSON: {err}") from err
+    if not isinstance(doc, dict):
+        raise ValueError(f"{what} printed {type(doc).__name__}, not an object")
+    if doc.get("errors"):
+        raise ValueError(f"{what} reported errors: {doc['errors']}")
+    return doc
+
+
+def parse_squeue_json(text: str) -> list[SlurmJob]:
+    """Every job ``squeue --json`` lists, ordered by id; ``nodes`` left empty (see ``SlurmCli.jobs``)."""
+    jobs = [job_from_json(raw) for raw in _document(text, "squeue --json").get("jobs") or ()]
+    return sorted(jobs, key=lambda job: job.job_id)
+
+
+_KEY_VALUE = re.compile(r"(\S+?)=(.*?)(?=\s+\S+?=|\s*$)")
+
+
+def parse_scontrol_job(line: str) -> dict[str, str]:
+    """One ``scontrol show job -o`` line as ``{Key: Value}`` (values may hold spaces, e.g. ``Comment``)."""
+    return {key: value.strip() for key, value in _KEY_VALUE.findall(line.strip())}
+
+
+def job_from_scontrol(fields: Mapping[str, str]) -> SlurmJob:
+    reason = fields.get("Reason", "")
+    exit_code = fields.get("ExitCode", "0:0").split(":", 1)[0]
+    nodes = fields.get("NumNodes", "0").split("-", 1)[0]
+    return SlurmJob(
+        job_id=int(fields["JobId"]),
+        name=fields.get("JobName", ""),
+        state=fields.get("JobState", "UNKNOWN"),
+        reason=reason,
+        nodelist="" if fields.get("NodeList") in (None, "", "(null)") else fields["NodeList"],
+        node_count=int(nodes) if nodes.isdigit() else 0,
+        partition=fields.get("Partition", ""),
+        comment="" if fields.get("Comment") == "(null)" else fields.get("Comment", ""),
+        exit_code=int(exit_code) if exit_code.isdigit() else 0,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class SlurmNode:
+    name: str
+    partitions: tuple[str, ...]
+    cpus: int
+    memory_mb: int
+    gpus: int
+    state: str = ""
+
+
+_GPU = re.compile(r"^gpu(?::[^:(]+)?:(\d+)")
+
+
+def gpu_count(gres: str) -> int:
+    """GPUs in a node's GRES string, e.g. ``gpu:2``, ``gpu:a100:4(S:0-1),shard:8`` → 2, 4."""
+    return sum(int(m.group(1)) for part in gres.split(",") if (m := _GPU.match(part.strip())))
+
+
+def node_from_json(raw: Mapping[str, Any]) -> SlurmNode:
+    state = raw.get("state")
+    return SlurmNode(
+        name=str(raw.get("name") or ""),
+        partitions=tuple(str(p) for p in raw.get("partitions") or ()),
+        cpus=_number(raw.get("cpus")),
+        memory_mb=_number(raw.get("real_memory")),
+        gpus=gpu_count(str(raw.get("gres") or "")),
+        state=(_state(state) if isinstance(state, list) else str(state or "")).lower(),
+    )
+
+
+def parse_sinfo_json(text: str) -> list[SlurmNode]:
+    """The nodes of ``sinfo --json`` (22.05: top-level ``nodes``), by name."""
+    doc = _document(text, "sinfo --json")
+    return sorted((node_from_json(raw) for raw in doc.get("nodes") or ()), key=lambda n: n.name)
+
+
+_ALREADY_ENDED = ("Invalid job id", "already completing or completed")
+
+
+class SlurmCli:
+    """Slurm's commands as typed calls. Raises ``SlurmError`` when a command fails or prints garbage."""
+
+    def __init__(self, runner: Runner | None = None) -> None:
+        self.runner: Runner = runner or SubprocessRunner()
+        self._hostnames: dict[str, tuple[str, ...]] = {}
+
+    def _run(self, argv: Sequence[str]) -> CommandResult:
+        result = self.runner(argv)
+        if result.returncode != 0:
+            raise SlurmError(result)
+        return result
+
+    def submit(self, spec: JobSpec) -> int:
+        result = self.runner(sbatch_argv(spec))
+        if result.returncode != 0:
+            raise SubmitRejected(result)
+        return parse_job_id(result.stdout)
+
+    def cancel(self, job_id: int) -> None:
+        """``scancel``; cancelling a job that already ended (or is ending) is not an error."""
+        result = self.runner(["scancel", str(job_id)])
+        if result.returncode != 0 and not any(text in result.stderr for text in _ALREADY_ENDED):
+            raise SlurmError(result)
+
+    def jobs(self) -> list[SlurmJob]:
+        """All jobs Slurm still lists, with ``nodes`` expanded."""
+        result = self._run(["squeue", "--json"])
+        return [self._expanded(job) for job in self._parsed(parse_squeue_json, result)]
+
+    def job(self, job_id: int) -> SlurmJob | None:
+        """One job via ``scontrol show job -o``; None once Slurm has forgotten it."""
+        result = self.runner(["scontrol", "show", "job", "-o", str(job_id)])
+        if result.returncode != 0:
+            if "Invalid job id" in result.stderr:
+                return None
+            raise SlurmError(result)
+        return self._expanded(job_from_scontrol(parse_scontrol_job(result.stdout)))
+
+    def nodes(self) -> list[SlurmNode]:
+        return self._parsed(parse_sinfo_json, self._run(["sinfo", "--json"]))
+
+    def hostnames(self, hostlist: str) -> tuple[str, ...]:
+        if not hostlist:
+            return ()
+        if hostlist not in self._hostnames:
+            result = self._run(["scontrol", "show", "hostnames", hostlist])
+            self._hostnames[hostlist] = tuple(result.stdout.split())
+        return self._hostnames[hostlist]
+
+    def _expanded(self, job: SlurmJob) -> SlurmJob:
+        return replace(job, nodes=self.hostnames(job.nodelist)) if job.nodelist else job
+
+    @staticmethod
+    def _parsed(parse: Callable[[str], T], result: CommandResult) -> T:
+        try:
+            return parse(result.stdout)
+        except ValueError as err:
+            raise SlurmError(CommandResult(result.argv, result.returncode, "", str(err))) from err
+
+
+__all__ = [
+    "CommandResult",
+    "JobSpec",
+    "Runner",
+    "SlurmCli",
+    "SlurmError",
+    "SlurmJob",
+    "SlurmNode",
+    "SubmitRejected",
+    "SubprocessRunner",
+    "gpu_count",
+    "job_from_json",
+    "job_from_scontrol",
+    "parse_job_id",
+    "parse_scontrol_job",
+    "parse_sinfo_json",
+    "parse_squeue_json",
+    "sbatch_argv",
+    "slurm_message",
+]

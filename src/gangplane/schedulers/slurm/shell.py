@@ -1,0 +1,311 @@
+"""The ``slurm-bridge-scheduler`` shell for the embedded cluster: store and Slurm in, ``bridge.decide`` actions out.
+
+One controller with a single work-queue key runs a *cycle*: read pods (those with ``schedulerName:
+slurm-bridge-scheduler``), coscheduling PodGroups and Nodes from informer caches, ``squeue --json`` (and, at
+most every ``node_refresh`` seconds, ``sinfo --json``), decide, execute. Any relevant watch event triggers a
+cycle, and a cycle re-arms itself every ``poll_interval`` seconds of the injected clock, since Slurm has no
+watch. The shell holds no scheduling logic.
+
+Writes are safe against stale caches: every pod or PodGroup write re-reads the object and checks its uid (and
+that a pod is still unbound), so a repeated action from a cache that lags one cycle is a no-op. The group's job
+id lives in the PodGroup annotation ``POD_GROUP_JOB_ANNOTATION`` and in each hold job's comment, so a
+restarted bridge re-adopts running jobs instead of submitting new ones.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from gangplane.api.scheduling import slurm
+from gangplane.client import Controller, Informer, Manager, Result
+from gangplane.clock import Clock, rfc3339
+from gangplane.errors import Conflict, NotFound
+from gangplane.schedulers.slurm.bridge import decide
+from gangplane.schedulers.slurm.cli import SlurmCli, SlurmError, SlurmNode, SubmitRejected
+from gangplane.schedulers.slurm.model import (
+    CONDITION_TYPE,
+    DISRUPTION_TARGET,
+    POD_GROUP_JOB_ANNOTATION,
+    POD_SCHEDULED,
+    Action,
+    Bind,
+    Cancel,
+    ConditionView,
+    DeletePods,
+    ForgetJob,
+    MarkUnschedulable,
+    RecordJob,
+    Ref,
+    Rejection,
+    SetGroupCondition,
+    Submit,
+)
+from gangplane.schedulers.slurm.views import bridge_view, is_managed
+from gangplane.store.base import Object, ResourceType, Store
+from gangplane.store.catalog import COSCHEDULING_PODGROUPS, NODES, PODS
+
+_log = logging.getLogger(__name__)
+CYCLE_KEY = ("", "slurm-bridge")
+_RETRY_SOON = 0.05  # after a lost write race: re-read and redo the cycle
+
+
+def _cycle_key(obj: Object) -> Iterable[tuple[str, str]]:
+    return (CYCLE_KEY,)
+
+
+def _managed_pod_key(obj: Object) -> Iterable[tuple[str, str]]:
+    return (CYCLE_KEY,) if is_managed(obj) else ()
+
+
+def _set_condition(obj: Object, type_: str, condition: ConditionView, now: str) -> bool:
+    """Put the condition into ``obj['status']['conditions']``; False if it was already there as is."""
+    conditions: list[dict[str, Any]] = obj.setdefault("status", {}).setdefault("conditions", [])
+    old = next((c for c in conditions if c.get("type") == type_), None)
+    new = {
+        "type": type_,
+        "status": condition.status,
+        "reason": str(condition.reason),
+        "message": condition.message,
+    }
+    if old is not None and all(old.get(k) == v for k, v in new.items()):
+        return False
+    new["lastTransitionTime"] = (
+        now if old is None or old.get("status") != condition.status else old.get("lastTransitionTime", now)
+    )
+    if old is not None:
+        conditions.remove(old)
+    conditions.append(new)
+    return True
+
+
+class SlurmBridge:
+    """The shell. ``start``/``stop`` run it on its own threads; ``run_once`` runs one cycle synchronously."""
+
+    name = "slurm-bridge"
+
+    def __init__(
+        self,
+        store: Store,
+        clock: Clock,
+        cli: SlurmCli,
+        *,
+        manager: Manager | None = None,
+        poll_interval: float = 1.0,
+        node_refresh: float = 10.0,
+        default_partition: str = slurm.DEFAULT_PARTITION,
+    ) -> None:
+        self.store, self.clock, self.cli = store, clock, cli
+        self.poll_interval, self.node_refresh, self.default_partition = (
+            poll_interval,
+            node_refresh,
+            default_partition,
+        )
+        self._own_manager = manager is None
+        self.manager = manager or Manager(store, clock)
+        self.pods: Informer = self.manager.informer(PODS)
+        self.groups: Informer = self.manager.informer(COSCHEDULING_PODGROUPS)
+        self.nodes: Informer = self.manager.informer(NODES)
+        self.controller = self.manager.add(Controller(self, clock))
+        self.controller.watch(self.pods, _managed_pod_key)
+        self.controller.watch(self.groups, _cycle_key)
+        self.controller.watch(self.nodes, _cycle_key)
+        self.rejections: dict[str, Rejection] = {}
+        self._slurm_nodes: list[SlurmNode] = []
+        self._nodes_read_at: float | None = None
+
+    # -- lifecycle ------------------------------------------------------------------------------------------
+    def start(self) -> None:
+        """Start informers and the worker (when the bridge owns its manager) and the first cycle."""
+        if self._own_manager:
+            self.manager.start()
+        self.controller.enqueue(CYCLE_KEY)
+
+    def stop(self) -> None:
+        if self._own_manager:
+            self.manager.stop()
+
+    def wait_synced(self, timeout: float = 30.0) -> bool:
+        return all(informer.wait_synced(timeout) for informer in (self.pods, self.groups, self.nodes))
+
+    # -- one cycle ------------------------------------------------------------------------------------------
+    def reconcile(self, key: tuple[str, str]) -> Result:
+        try:
+            clean = self._cycle()
+        except SlurmError as err:  # controller down or garbled output: keep everything, try again later
+            _log.warning("slurm-bridge: %s", err)
+            return Result(requeue_after=self.poll_interval)
+        return Result(requeue_after=self.poll_interval if clean else _RETRY_SOON)
+
+    def run_once(self) -> list[Action]:
+        """One cycle, synchronously (tests, simulator): the actions decided, after executing them."""
+        actions = self._decide()
+        self._execute_all(actions)
+        return actions
+
+    def _cycle(self) -> bool:
+        return self._execute_all(self._decide())
+
+    def _decide(self) -> list[Action]:
+        jobs = self.cli.jobs()
+        live_uids = {str(g["metadata"].get("uid")) for g in self.groups.list()}
+        self.rejections = {uid: r for uid, r in self.rejections.items() if uid in live_uids}
+        view = bridge_view(
+            self.pods.list(),
+            self.groups.list(),
+            self.nodes.list(),
+            jobs,
+            self._known_slurm_nodes(),
+            rejections=self.rejections,
+            default_partition=self.default_partition,
+        )
+        return decide(view)
+
+    def _known_slurm_nodes(self) -> list[SlurmNode]:
+        now = self.clock.now()
+        if self._nodes_read_at is None or now - self._nodes_read_at >= self.node_refresh:
+            try:
+                self._slurm_nodes = self.cli.nodes()
+                self._nodes_read_at = now
+            except SlurmError as err:
+                _log.warning("slurm-bridge: keeping the last node list: %s", err)
+        return self._slurm_nodes
+
+    def _execute_all(self, actions: Iterable[Action]) -> bool:
+        """Execute in order; a lost race (Conflict, NotFound) skips that action only. True if all went clean."""
+        clean = True
+        for action in actions:
+            try:
+                clean = self._execute(action) and clean
+            except (Conflict, NotFound) as err:
+                _log.info("slurm-bridge: %s skipped: %s", type(action).__name__, err)
+                clean = False
+        return clean
+
+    def _execute(self, action: Action) -> bool:
+        """Carry out one action; False when the next cycle should come at once (a rejected submission)."""
+        match action:
+            case Submit():
+                return self._submit(action)
+            case RecordJob(group, job_id):
+                self._annotate_job(group, str(job_id))
+            case ForgetJob(group, _):
+                self._annotate_job(group, None)
+            case Bind():
+                self._bind(action)
+            case DeletePods(pods, reason, message):
+                self._delete_pods(pods, reason, message)
+            case Cancel(job_id, reason, message):
+                _log.info("slurm-bridge: cancelling Slurm job %d (%s: %s)", job_id, reason, message)
+                self.cli.cancel(job_id)
+            case SetGroupCondition(group, condition):
+                self._set_group_condition(group, condition)
+            case MarkUnschedulable(pods, reason, message):
+                for pod in pods:
+                    self._set_pod_condition(pod, POD_SCHEDULED, ConditionView("False", reason, message))
+        return True
+
+    # -- actions --------------------------------------------------------------------------------------------
+    def _fresh(self, rt: ResourceType, ref: Ref) -> Object | None:
+        """The stored object if it is still the one the decision was about (same uid)."""
+        try:
+            obj = self.store.get(rt, ref.namespace, ref.name)
+        except NotFound:
+            return None
+        return obj if not ref.uid or obj["metadata"].get("uid") == ref.uid else None
+
+    def _submit(self, action: Submit) -> bool:
+        try:
+            job_id = self.cli.submit(action.spec)
+        except SubmitRejected as err:  # remembered, so the next cycle reports it instead of resubmitting
+            _log.info("slurm-bridge: Slurm rejected the job of %s: %s", action.group, err.reason)
+            self.rejections[action.group.uid] = Rejection(action.spec, err.reason)
+            return False
+        self.rejections.pop(action.group.uid, None)
+        _log.info("slurm-bridge: submitted Slurm job %d for PodGroup %s", job_id, action.group)
+        self._annotate_job(action.group, str(job_id))
+        return True
+
+    def _annotate_job(self, group: Ref, value: str | None) -> None:
+        obj = self._fresh(COSCHEDULING_PODGROUPS, group)
+        if obj is None:
+            return
+        annotations = obj["metadata"].setdefault("annotations", {})
+        if annotations.get(POD_GROUP_JOB_ANNOTATION) == value:
+            return
+        if value is None:
+            annotations.pop(POD_GROUP_JOB_ANNOTATION, None)
+        else:
+            annotations[POD_GROUP_JOB_ANNOTATION] = value
+        self.store.update(COSCHEDULING_PODGROUPS, obj)
+
+    def _bind(self, action: Bind) -> None:
+        pod = self._fresh(PODS, action.pod)
+        if pod is None or (pod.get("spec") or {}).get("nodeName"):
+            return  # gone, replaced, or bound by an earlier cycle
+        meta = pod["metadata"]
+        meta.setdefault("labels", {})[slurm.SLURM_JOB_ID_LABEL] = str(action.job_id)
+        meta.setdefault("annotations", {})[slurm.SLURM_NODE_ANNOTATION] = action.node
+        pod.setdefault("spec", {})["nodeName"] = action.node
+        bound = self.store.update(PODS, pod)
+        message = f"bound to {action.node} (Slurm node {action.slurm_node} of job {action.job_id})"
+        if _set_condition(
+            bound, POD_SCHEDULED, ConditionView("True", "", message), rfc3339(self.clock.now())
+        ):
+            self.store.update_status(PODS, bound)
+
+    def _delete_pods(self, pods: Iterable[Ref], reason: str, message: str) -> None:
+        for ref in pods:
+            _log.info("slurm-bridge: deleting pod %s: %s", ref, message)
+            self._set_pod_condition(ref, DISRUPTION_TARGET, ConditionView("True", reason, message))
+            with contextlib.suppress(NotFound):
+                self.store.delete(
+                    PODS, ref.namespace, ref.name, preconditions={"uid": ref.uid} if ref.uid else None
+                )
+
+    def _set_pod_condition(self, ref: Ref, type_: str, condition: ConditionView) -> None:
+        pod = self._fresh(PODS, ref)
+        if pod is not None and _set_condition(pod, type_, condition, rfc3339(self.clock.now())):
+            self.store.update_status(PODS, pod)
+
+    def _set_group_condition(self, ref: Ref, condition: ConditionView) -> None:
+        group = self._fresh(COSCHEDULING_PODGROUPS, ref)
+        if group is not None and _set_condition(group, CONDITION_TYPE, condition, rfc3339(self.clock.now())):
+            self.store.update_status(COSCHEDULING_PODGROUPS, group)
+
+
+def build_slurm_bridge(
+    store: Store, clock: Clock, cli: SlurmCli | None = None, **options: Any
+) -> SlurmBridge:
+    """The ``slurm-bridge-scheduler`` for an embedded cluster; ``options`` as ``SlurmBridge`` (``manager``,
+    ``poll_interval``, ``node_refresh``, ``default_partition``). Call ``start()`` / ``stop()``."""
+    return SlurmBridge(store, clock, cli or SlurmCli(), **options)
+
+
+def slurm_node_objects(nodes: Iterable[SlurmNode], labels: Mapping[str, str] | None = None) -> list[Object]:
+    """Node objects for Slurm's nodes (same names, the slurm-nodename label, CPU/memory/GPU capacity): what an
+    embedded cluster registers so that allocations map to Nodes."""
+    return [
+        {
+            "apiVersion": "v1",
+            "kind": "Node",
+            "metadata": {
+                "name": node.name,
+                "labels": {**(labels or {}), slurm.SLURM_NODE_NAME_LABEL: node.name},
+            },
+            "status": {"capacity": _capacity(node), "allocatable": _capacity(node)},
+        }
+        for node in nodes
+    ]
+
+
+def _capacity(node: SlurmNode) -> dict[str, str]:
+    capacity = {"cpu": str(node.cpus), "memory": f"{node.memory_mb}Mi", "pods": "110"}
+    if node.gpus:
+        capacity["nvidia.com/gpu"] = str(node.gpus)
+    return capacity
+
+
+__all__ = ["CYCLE_KEY", "SlurmBridge", "build_slurm_bridge", "slurm_node_objects"]

@@ -3,7 +3,8 @@
 - the controllers (TrainJob, JobSet, Job, namespace lifecycle) on one ``Manager``;
 - the embedded Kueue, when enabled;
 - the scheduler loop with every embedded scheduler, routed by ``spec.schedulerName``;
-- one node agent per configured node, running bound pods as local process groups.
+- one node agent per configured node, running bound pods as local process groups;
+- the Slurm Bridge (``slurm-bridge-scheduler``), when given a real Slurm to talk to.
 
 Start order: nodes register first (so the schedulers see capacity), then controllers and schedulers. Stop
 order is the reverse of what could create work: controllers and schedulers first (nothing recreates pods),
@@ -23,6 +24,7 @@ from gangplane.clock import Clock
 from gangplane.cluster.namespaces import namespace_controller
 from gangplane.controllers.manager import build_controllers
 from gangplane.schedulers.loop import SchedulerLoop
+from gangplane.schedulers.slurm import SlurmCli, build_slurm_bridge
 from gangplane.schedulers.registry import SchedulerRegistry, default_registry
 from gangplane.store.base import Store
 
@@ -38,6 +40,7 @@ class LocalCluster:
         schedulers: SchedulerRegistry | None = None,
         workdir: Path | None = None,
         scheduler_period: float = 1.0,
+        slurm: SlurmCli | None = None,
     ) -> None:
         self.store, self.clock = store, clock
         self.manager = Manager(store, clock)
@@ -47,6 +50,7 @@ class LocalCluster:
             store, clock, (schedulers or default_registry()).build(), period=scheduler_period
         )
         self.agents = AgentPool(store, clock, config, logs_dir, workdir=workdir)
+        self.slurm = build_slurm_bridge(store, clock, slurm, manager=self.manager) if slurm else None
         self._running: list[str] = []
 
     def start(self, timeout: float = 30.0) -> None:
@@ -56,6 +60,9 @@ class LocalCluster:
         self._running.append("manager")
         self.scheduler.start(timeout)
         self._running.append("scheduler")
+        if self.slurm is not None:
+            self.slurm.start()
+            self._running.append("slurm")
 
     def stop(self) -> None:
         for part in reversed(self._running):

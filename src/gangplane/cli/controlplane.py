@@ -18,17 +18,33 @@ _err = Console(stderr=True, soft_wrap=True)
 
 PortOption = Annotated[int, typer.Option("--port", help="Port to listen on.")]
 HostOption = Annotated[str, typer.Option("--host", help="Address to listen on (localhost by default).")]
+ConfigOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--config", help="Cluster config: the nodes (docs/nodes.md). Default: sized from this machine."
+    ),
+]
+SlurmOption = Annotated[
+    Path | None, typer.Option("--slurm-conf", help="slurm.conf of a running Slurm for the Slurm Bridge.")
+]
 
 
 def _state_dir() -> Path:
     return lifecycle.default_state_dir()
 
 
-def up(port: PortOption = lifecycle.DEFAULT_PORT, host: HostOption = lifecycle.DEFAULT_HOST) -> None:
-    """Start the control plane in the background and write a kubeconfig for it."""
+def up(
+    port: PortOption = lifecycle.DEFAULT_PORT,
+    host: HostOption = lifecycle.DEFAULT_HOST,
+    config: ConfigOption = None,
+    slurm_conf: SlurmOption = None,
+) -> None:
+    """Start the control plane and the embedded cluster in the background and write a kubeconfig for it."""
     already = lifecycle.status(_state_dir())
+    extra = [*(["--config", str(config.resolve())] if config else [])]
+    extra += ["--slurm-conf", str(slurm_conf.resolve())] if slurm_conf else []
     try:
-        current = lifecycle.start_background(_state_dir(), host, port)
+        current = lifecycle.start_background(_state_dir(), host, port, extra_args=extra)
     except RuntimeError as exc:
         _err.print(f"[red]gangplane up failed:[/red] {exc}")
         raise typer.Exit(1) from None

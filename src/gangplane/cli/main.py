@@ -9,7 +9,7 @@ from __future__ import annotations
 import typer
 
 from gangplane import __version__
-from gangplane.cli import controlplane, render
+from gangplane.cli import controller, controlplane, objects, observe, render, run
 
 app = typer.Typer(
     name="gangplane",
@@ -33,6 +33,11 @@ def version() -> None:
 
 render.register(app)
 controlplane.register(app)
+objects.register(app)  # apply, get, delete
+observe.register(app)  # describe, logs
+run.register(app)
+controller.register(app)
+# --- lead: register `simulate` here (gangplane.cli.simulate, written by another helper) ---
 
 
 def main() -> None:

@@ -1,0 +1,145 @@
+"""``gangplane describe | logs``: one object in detail, and pod logs (a TrainJob's: all its pods, prefixed).
+
+Shells over ``KubeStore``; the text is built by ``describe`` and ``jobstatus`` (pure).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from typing import Annotated
+
+import typer
+
+from gangplane.cli import describe as describing
+from gangplane.cli import jobstatus, kinds
+from gangplane.cli.connect import ContextOption, KubeconfigOption, NamespaceOption, Target, reported
+from gangplane.cli.logstream import LogFollower, container_names, prefix_for
+from gangplane.client.kube import KubeStore
+from gangplane.clock import WallClock
+from gangplane.store.base import ListOptions, Object, ResourceType
+from gangplane.store.catalog import EVENTS, PODS, TRAINJOBS
+
+
+def events_for(store: KubeStore, rt: ResourceType, obj: Object) -> list[Object]:
+    """Events whose involvedObject is ``obj`` (cluster-scoped objects' events live in ``default``)."""
+    meta = obj.get("metadata") or {}
+    selector = f"involvedObject.name={meta.get('name')},involvedObject.kind={rt.kind}"
+    namespace = str(meta.get("namespace") or "default")
+    return store.list(EVENTS, ListOptions(namespace=namespace, field_selector=selector)).items
+
+
+def trainjob_pods(store: KubeStore, namespace: str, name: str) -> list[Object]:
+    options = ListOptions(namespace=namespace, label_selector=jobstatus.pods_selector(name))
+    return store.list_all(PODS, options).items
+
+
+def describe_text(store: KubeStore, rt: ResourceType, namespace: str, name: str, now: float) -> str:
+    obj = store.get(rt, namespace if rt.namespaced else "", name)
+    summary = None
+    if rt == TRAINJOBS:
+        summary = jobstatus.summarize(obj, trainjob_pods(store, namespace, name))
+    return describing.describe(rt, obj, events_for(store, rt, obj), now, summary)
+
+
+def describe(
+    resource: Annotated[list[str], typer.Argument(help="TYPE NAME... or TYPE/NAME...", show_default=False)],
+    namespace: NamespaceOption = None,
+    kubeconfig: KubeconfigOption = None,
+    context: ContextOption = None,
+) -> None:
+    """Show one object in detail: fields, conditions, events; for a TrainJob also why it waits and its pods."""
+    target = Target(kubeconfig, context, namespace)
+    with reported(target):
+        kind, names = kinds.split_type_name(resource)
+        rt = kinds.resolve_kind(kind)
+        if not names:
+            raise typer.BadParameter("describe needs the NAME of the object")
+        store = target.open()
+        try:
+            ns = target.namespace_in(store)
+            texts = [describe_text(store, rt, ns, name, WallClock().now()) for name in names]
+        finally:
+            store.close()
+    typer.echo("\n\n".join(t.rstrip("\n") for t in texts))
+
+
+def _pods_of(store: KubeStore, namespace: str, target: str) -> tuple[list[Object], bool]:
+    """The pods ``target`` names (``POD``, ``pod/NAME``, ``trainjob/NAME``) and whether to prefix lines."""
+    kind, _, name = target.rpartition("/")
+    rt = kinds.resolve_kind(kind) if kind else PODS
+    if rt == PODS:
+        return [store.get(PODS, namespace, name)], False
+    if rt != TRAINJOBS:
+        raise kinds.UnknownKind(f"logs needs a pod or a trainjob, not {kind!r}")
+    store.get(TRAINJOBS, namespace, name)  # NotFound for a TrainJob that does not exist
+    return trainjob_pods(store, namespace, name), True
+
+
+def _print_log(chunks: Iterator[bytes], prefix: str) -> None:
+    for chunk in chunks:
+        if not prefix:
+            sys.stdout.write(chunk.decode(errors="replace"))
+            continue
+        for line in chunk.decode(errors="replace").splitlines():
+            typer.echo(f"{prefix} {line}")
+    sys.stdout.flush()
+
+
+def _follow_all(
+    store: KubeStore, namespace: str, pods: list[Object], container: str, tail: int | None
+) -> None:
+    def source(ns: str, pod: str, c: str) -> Iterator[bytes]:
+        return store.pod_log(ns, pod, container=c, follow=True, tail_lines=tail)
+
+    follower = LogFollower(source)
+    for pod in pods:
+        for c in [container] if container else container_names(pod):
+            follower.follow(namespace, pod, c)
+    try:
+        while True:
+            active = follower.active  # read before draining, so the last lines are never left behind
+            for prefix, line in follower.drain(timeout=0.2):
+                typer.echo(f"{prefix} {line}")
+            if not active:
+                return
+    except KeyboardInterrupt:
+        return
+
+
+def logs(
+    target: Annotated[str, typer.Argument(help="POD, pod/NAME or trainjob/NAME.", show_default=False)],
+    container: Annotated[str, typer.Option("--container", "-c", help="Container name.")] = "",
+    follow: Annotated[
+        bool, typer.Option("--follow", "-f", help="Stream new output until the pods end.")
+    ] = False,
+    tail: Annotated[int | None, typer.Option("--tail", help="Only the last N lines of each log.")] = None,
+    namespace: NamespaceOption = None,
+    kubeconfig: KubeconfigOption = None,
+    context: ContextOption = None,
+) -> None:
+    """Print a pod's log, or the logs of every pod of a TrainJob, each line after its pod's name."""
+    where = Target(kubeconfig, context, namespace)
+    with reported(where):
+        store = where.open()
+        try:
+            ns = where.namespace_in(store)
+            pods, prefixed = _pods_of(store, ns, target)
+            if follow and prefixed:
+                _follow_all(store, ns, pods, container, tail)
+                return
+            for pod in pods:
+                for c in [container] if container or not prefixed else container_names(pod):
+                    name = str(pod["metadata"]["name"])
+                    chunks = store.pod_log(ns, name, container=c, follow=follow, tail_lines=tail)
+                    _print_log(chunks, prefix_for(pod, c) if prefixed else "")
+        finally:
+            store.close()
+
+
+def register(app: typer.Typer) -> None:
+    app.command("describe")(describe)
+    app.command("logs")(logs)
+
+
+__all__ = ["describe", "describe_text", "events_for", "logs", "register", "trainjob_pods"]

@@ -1,0 +1,115 @@
+"""Pure output formatting for ``get``: server-side Tables as kubectl prints them, ``-o name``, YAML and JSON.
+
+Tables come from the server (``Accept: ...;as=Table``), so columns are whatever the server defines — the
+embedded API server's or a real cluster's printer columns; this module only lays them out: upper-case
+headers, columns three spaces apart, ``<none>`` for empty cells, ``priority > 0`` columns only with
+``-o wide``, and a NAMESPACE column first across all namespaces.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from enum import StrEnum
+from typing import Any
+
+import yaml
+
+from gangplane.cli.kinds import qualified_name
+from gangplane.store.base import Object, ResourceType
+
+_GAP = "   "
+
+
+class Output(StrEnum):
+    TABLE = ""
+    WIDE = "wide"
+    NAME = "name"
+    YAML = "yaml"
+    JSON = "json"
+
+
+def _cell(value: Any) -> str:
+    if value is None or value == "":
+        return "<none>"
+    return str(value)
+
+
+def _shown_columns(table: Object, wide: bool) -> list[int]:
+    defs = table.get("columnDefinitions") or []
+    return [i for i, d in enumerate(defs) if wide or not int(d.get("priority") or 0)]
+
+
+def table_rows(table: Object, *, wide: bool = False, with_namespace: bool = False) -> list[list[str]]:
+    """Header row, then one row per object, as strings."""
+    defs = table.get("columnDefinitions") or []
+    shown = _shown_columns(table, wide)
+    header = [str(defs[i].get("name", "")).upper() for i in shown]
+    rows = [(["NAMESPACE"] if with_namespace else []) + header]
+    for row in table.get("rows") or []:
+        cells = row.get("cells") or []
+        values = [_cell(cells[i] if i < len(cells) else None) for i in shown]
+        if with_namespace:
+            namespace = ((row.get("object") or {}).get("metadata") or {}).get("namespace")
+            values.insert(0, _cell(namespace))
+        rows.append(values)
+    return rows
+
+
+def widths(rows: Sequence[Sequence[str]]) -> list[int]:
+    return [max(len(r[i]) for r in rows if i < len(r)) for i in range(max((len(r) for r in rows), default=0))]
+
+
+def align(rows: Sequence[Sequence[str]], column_widths: Sequence[int] | None = None) -> list[str]:
+    """Rows padded into columns; the last column is not padded (no trailing spaces)."""
+    sizes = list(column_widths or widths(rows))
+    lines = []
+    for row in rows:
+        padded = [c.ljust(sizes[i]) if i < len(sizes) else c for i, c in enumerate(row[:-1])]
+        lines.append(_GAP.join([*padded, *row[-1:]]).rstrip())
+    return lines
+
+
+def format_table(
+    table: Object, *, wide: bool = False, with_namespace: bool = False, headers: bool = True
+) -> str:
+    rows = table_rows(table, wide=wide, with_namespace=with_namespace)
+    return "\n".join(align(rows if headers else rows[1:]))
+
+
+def object_name(rt: ResourceType, obj: Object) -> str:
+    """``-o name``: ``trainjob.trainer.kubeflow.org/mnist``."""
+    return f"{qualified_name(rt)}/{(obj.get('metadata') or {}).get('name', '')}"
+
+
+def without_managed_fields(obj: Object) -> Object:
+    """kubectl hides ``metadata.managedFields`` unless asked for them."""
+    meta = {k: v for k, v in (obj.get("metadata") or {}).items() if k != "managedFields"}
+    return {**obj, "metadata": meta}
+
+
+def as_list(items: Iterable[Object]) -> Object:
+    return {"apiVersion": "v1", "kind": "List", "metadata": {"resourceVersion": ""}, "items": list(items)}
+
+
+def dump(obj: Object, output: Output) -> str:
+    """One document (object or ``List``) as YAML or JSON, managed fields hidden."""
+    shown = without_managed_fields(obj)
+    if obj.get("kind") == "List":
+        shown = as_list(without_managed_fields(i) for i in obj.get("items") or [])
+    if output == Output.JSON:
+        return json.dumps(shown, indent=4) + "\n"
+    return yaml.safe_dump(shown, sort_keys=False, default_flow_style=False)
+
+
+__all__ = [
+    "Output",
+    "align",
+    "as_list",
+    "dump",
+    "format_table",
+    "object_name",
+    "table_rows",
+    "widths",
+    "without_managed_fields",
+]

@@ -30,7 +30,7 @@ unit: $(STAMP)
 test: lint typecheck layers unit
 
 demo: $(STAMP)
-	$(BIN)/gangplane render -f examples/
+	scripts/demo.sh
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache

@@ -50,7 +50,10 @@ def test_trainjob_becomes_jobset_jobs_and_ranked_pods() -> None:
     assert trainjob["status"]["jobsStatus"] == [
         {"name": "node", "ready": 0, "succeeded": 0, "failed": 0, "active": 1, "suspended": 0}
     ]
-    assert "conditions" not in trainjob["status"]
+    waiting = trainjob["status"]["conditions"]
+    assert [(c["type"], c["status"], c["reason"]) for c in waiting] == [
+        ("gangplane.dev/Waiting", "True", "AwaitingScheduler")
+    ]
 
 
 @pytest.mark.parametrize("admitted", [False, True], ids=["bare-store", "with-admission"])

@@ -6,6 +6,10 @@ objects through the runtime framework and server-side-apply (field manager ``tra
 Trainer controller owns whose values differ from the live object; then compute the status (status plugin,
 suspension, deadline) and write it once if it changed. A failed build or apply emits a Warning event
 ``TrainJobResourcesCreationFailed`` and is retried with back-off; it sets no condition, as upstream.
+
+gangplane addition: while the job waits, the status also carries the ``gangplane.dev/Waiting`` condition
+(``controllers/pending.py``) computed from the TrainJob's pods, its PodGroups (the ones the build names) and
+its Kueue Workload; an event is posted on the TrainJob after the status write when its reason changes.
 """
 
 from __future__ import annotations
@@ -15,27 +19,32 @@ import logging
 from pydantic import ValidationError
 
 from gangplane.api import trainer as t
+from gangplane.api.jobset import JOBSET_NAME_LABEL
 from gangplane.api.meta import Condition
+from gangplane.api.scheduling import kueue as kq
 from gangplane.client.controller import Result
 from gangplane.client.informer import Key
-from gangplane.clock import Clock
+from gangplane.clock import Clock, rfc3339
+from gangplane.controllers import pending as p
 from gangplane.controllers import trainjob_status as s
-from gangplane.controllers.objects import deleting, is_subset
+from gangplane.controllers.objects import controlled_by, deleting, is_subset
 from gangplane.controllers.shell import (
     EventRecorder,
     StoreReader,
     create_if_absent,
     delete_if_present,
     get_or_none,
+    list_labelled,
 )
 from gangplane.errors import ApiError, Forbidden
 from gangplane.runtime.admission import resolve_runtime
 from gangplane.runtime.core import new_objects
 from gangplane.runtime.framework import Framework
+from gangplane.runtime.info import RuntimeInfo
 from gangplane.runtime.points import AppliedBy
 from gangplane.runtime.render import SNAPSHOT_SUFFIX, runtime_snapshot
 from gangplane.store import catalog
-from gangplane.store.base import Object, Store
+from gangplane.store.base import Object, ResourceType, Store
 from gangplane.store.patch import APPLY_PATCH
 
 FIELD_MANAGER = "trainer"
@@ -50,8 +59,11 @@ class ApplyError(Exception):
 class TrainJobReconciler:
     name = "trainjob"
 
-    def __init__(self, store: Store, clock: Clock, framework: Framework) -> None:
-        self.store, self.clock, self.framework = store, clock, framework
+    def __init__(
+        self, store: Store, clock: Clock, framework: Framework, positions: p.QueuePositions | None = None
+    ) -> None:
+        """``positions``: where pending Kueue Workloads stand in their queues (the embedded Kueue knows)."""
+        self.store, self.clock, self.framework, self.positions = store, clock, framework, positions
         self.reader = StoreReader(store)
         self.events = EventRecorder(store, clock, "trainjob-controller")
 
@@ -66,26 +78,28 @@ class TrainJobReconciler:
             return Result()
         if (job.spec.managed_by or t.DEFAULT_MANAGED_BY) != t.DEFAULT_MANAGED_BY:
             return Result()
-        failure = None if s.finished(job) else self._sync_children(job, raw)
-        status, deadline = s.next_status(
-            job, self.framework.run_status(job, self.reader), failure, self.clock.now()
-        )
+        failure, info = (None, None) if s.finished(job) else self._sync_children(job, raw)
+        now = self.clock.now()
+        status, deadline = s.next_status(job, self.framework.run_status(job, self.reader), failure, now)
         if deadline.exceeded:
             self._delete_jobset(job)
+        event = self._waiting(job, raw, status, info, rfc3339(now))
         wanted = status.to_dict()
         if wanted != (raw.get("status") or {}):
             self.store.update_status(catalog.TRAINJOBS, {**raw, "status": wanted})
+        if event is not None:
+            self.events.event(raw, event.type, event.reason, event.message)
         return Result(requeue_after=deadline.requeue_after)
 
-    def _sync_children(self, job: t.TrainJob, raw: Object) -> Condition | None:
-        """Build and apply; a condition when the runtime cannot be used, ``None`` when all went well."""
+    def _sync_children(self, job: t.TrainJob, raw: Object) -> tuple[Condition | None, RuntimeInfo | None]:
+        """Build and apply; a condition when the runtime cannot be used, else ``None`` and the runtime info."""
         unsupported = s.unsupported_runtime(job)
         if unsupported is not None:
-            return unsupported
+            return unsupported, None
         try:
             runtime = self._runtime(job)
         except Forbidden:
-            return s.runtime_missing(job)
+            return s.runtime_missing(job), None
         try:
             built = new_objects(self.framework, job.model_copy(deep=True), runtime, self.reader)
             for desired in built.objects:
@@ -94,7 +108,55 @@ class TrainJobReconciler:
         except (ApiError, ApplyError, s.SnapshotError) as err:
             self.events.event(raw, "Warning", CREATION_FAILED, str(err))
             raise
-        return None
+        return None, built.info
+
+    def _waiting(
+        self, job: t.TrainJob, raw: Object, status: t.TrainJobStatus, info: RuntimeInfo | None, now: str
+    ) -> s.WaitingEvent | None:
+        """Set or drop the ``gangplane.dev/Waiting`` condition on ``status``; the event its change calls for."""
+        old = s.waiting(job.status)
+        if s.status_finished(status):
+            s.set_waiting(status, None, now)
+            return None
+        namespace, name = job.metadata.namespace or "", job.metadata.name or ""
+        pods = list_labelled(self.store, catalog.PODS, namespace, f"{JOBSET_NAME_LABEL}={name}")
+        workload = self._workload(job)
+        position = None
+        if workload is not None and self.positions is not None:
+            position = self.positions.position(namespace, str(workload["metadata"].get("name", "")))
+        groups = self._podgroups(job, info, pods)
+        reason = p.pending_reason(raw, pods, groups, workload, position=position)
+        s.set_waiting(status, reason, now)
+        return s.waiting_event(old, reason, pods)
+
+    def _podgroups(self, job: t.TrainJob, info: RuntimeInfo | None, pods: list[Object]) -> list[Object]:
+        """The live PodGroups the pods name, and the one the runtime's ``podGroupPolicy`` gives the TrainJob's
+        name (it exists before any pod)."""
+        refs = p.podgroup_refs(pods)
+        policy = info.pod_group_policy if info is not None else None
+        name = job.metadata.name or ""
+        if policy is not None and policy.coscheduling is not None:
+            refs.append(("coscheduling", name))
+        if policy is not None and policy.volcano is not None:
+            refs.append(("volcano", name))
+        namespace = job.metadata.namespace or ""
+        found = (
+            _tolerant_get(self.store, p.PODGROUP_TYPES[kind], namespace, n) for kind, n in dict.fromkeys(refs)
+        )
+        return [group for group in found if group is not None]
+
+    def _workload(self, job: t.TrainJob) -> Object | None:
+        """The Kueue Workload Kueue made for this TrainJob (label ``kueue.x-k8s.io/job-uid`` and controller
+        reference), when the TrainJob is queued; ``None`` without one or where Kueue is not installed."""
+        uid = job.metadata.uid or ""
+        if not (job.metadata.labels or {}).get(kq.QUEUE_NAME_LABEL) or not uid:
+            return None
+        selector = f"{kq.JOB_UID_LABEL}={uid}"
+        try:
+            found = list_labelled(self.store, catalog.WORKLOADS, job.metadata.namespace or "", selector)
+        except ApiError:
+            return None
+        return next((w for w in found if controlled_by(w, uid)), None)
 
     def _runtime(self, job: t.TrainJob) -> t.TrainingRuntime:
         """The snapshot's runtime, or the live one (``Forbidden`` when missing), snapshotted now."""
@@ -123,3 +185,11 @@ class TrainJobReconciler:
         jobset = get_or_none(self.store, catalog.JOBSETS, namespace, name)
         if jobset is not None:
             delete_if_present(self.store, catalog.JOBSETS, jobset)
+
+
+def _tolerant_get(store: Store, rt: ResourceType, namespace: str, name: str) -> Object | None:
+    """``get_or_none`` that also answers ``None`` for a kind the API server does not serve."""
+    try:
+        return get_or_none(store, rt, namespace, name)
+    except ApiError:
+        return None

@@ -1,5 +1,5 @@
 """The TrainJob controller's pure decisions: which runtime kinds it serves, the runtime snapshot check, and the
-next status (suspension, terminal conditions, deadline).
+next status (suspension, terminal conditions, deadline, and gangplane's ``gangplane.dev/Waiting``).
 
 Upstream ``pkg/controller/trainjob_controller.go`` (reference/trainer-api.md §10): the ``Suspended`` condition
 follows ``spec.suspend`` (``False/Resumed`` only after having been True); the status plugin copies the JobSet's
@@ -10,6 +10,7 @@ are terminal.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import yaml
@@ -17,10 +18,13 @@ import yaml
 from gangplane.api import trainer as t
 from gangplane.api.meta import Condition, find_condition, is_true, set_condition
 from gangplane.clock import parse_rfc3339, rfc3339
+from gangplane.controllers.pending import WAITING_CONDITION, PendingReason, running_count
 from gangplane.runtime.render import SNAPSHOT_KEY
 from gangplane.store.base import Object
 
 RUNTIME_NOT_FOUND = "TrainingRuntimeNotFound"
+RUNNING_EVENT = "AllPodsRunning"
+"""The Normal event reason posted when a waiting TrainJob's pods all run."""
 _SUPPORTED = {
     (t.TRAINING_RUNTIME_KIND, t.GROUP),
     (t.CLUSTER_TRAINING_RUNTIME_KIND, t.GROUP),
@@ -147,3 +151,62 @@ def next_status(
         fail(status, failure, stamp)
     suspension(job, status, stamp)
     return status, deadline(job, status, now)
+
+
+# ---------------------------------------------------------------- gangplane.dev/Waiting (controllers/pending.py)
+
+
+@dataclass(frozen=True, slots=True)
+class WaitingEvent:
+    """An event to post on the TrainJob: ``type`` Normal or Warning, CamelCase ``reason``."""
+
+    type: str
+    reason: str
+    message: str
+
+
+def set_waiting(status: t.TrainJobStatus, reason: PendingReason | None, now: str) -> None:
+    """Put the ``gangplane.dev/Waiting`` condition first in ``status.conditions`` (``True``, ``reason``,
+    ``message``), or remove it when ``reason`` is ``None``. The transition time is kept while it stays True
+    (``meta.SetStatusCondition``), so a changed reason or message is no new transition."""
+    current = list(status.conditions or [])
+    old = find_condition(current, WAITING_CONDITION)
+    others = [c for c in current if c.type != WAITING_CONDITION]
+    if reason is None:
+        if old is not None:
+            status.conditions = others or None
+        return
+    since = old.last_transition_time if old is not None and old.status == "True" else now
+    new = Condition(
+        type=WAITING_CONDITION,
+        status="True",
+        reason=str(reason.reason),
+        message=reason.message,
+        last_transition_time=since,
+    )
+    status.conditions = [new, *others]
+
+
+def waiting_event(
+    old: Condition | None, new: PendingReason | None, pods: Sequence[Object]
+) -> WaitingEvent | None:
+    """The event for a change of waiting reason: the new reason when it differs from ``old``'s, or
+    ``AllPodsRunning`` when a waiting TrainJob's pods now all run; ``None`` when nothing worth saying changed."""
+    if new is not None:
+        if old is not None and old.status == "True" and old.reason == new.reason:
+            return None
+        return WaitingEvent(new.event_type, str(new.reason), new.message)
+    running = running_count(pods)
+    if old is None or old.status != "True" or running == 0:
+        return None
+    return WaitingEvent("Normal", RUNNING_EVENT, f"all {running} pods running")
+
+
+def waiting(status: t.TrainJobStatus | None) -> Condition | None:
+    """The current ``gangplane.dev/Waiting`` condition of a status, if any."""
+    return find_condition(status.conditions if status else None, WAITING_CONDITION)
+
+
+def status_finished(status: t.TrainJobStatus) -> bool:
+    conditions = status.conditions
+    return is_true(conditions, t.ConditionType.COMPLETE) or is_true(conditions, t.ConditionType.FAILED)

@@ -252,3 +252,12 @@ def test_close_ends_a_followed_log(server: tuple[Path, Any], make_store: Any) ->
     store.close()
     reader.join(5)
     assert not reader.is_alive() and b"".join(chunks) == b"start\nmore\n"
+
+
+def test_served_follows_discovery(store: KubeStore) -> None:
+    from gangplane.store.base import ResourceType
+    from gangplane.store.catalog import TRAINJOBS
+
+    missing = ResourceType("example.com", "v1", "Widget", "widgets")
+    assert store.served(TRAINJOBS)
+    assert not store.served(missing)

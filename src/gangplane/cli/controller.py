@@ -79,7 +79,7 @@ def controller(
     with reported(target):
         store = target.open()
     manager = Manager(store, WallClock())
-    build_trainjob_controller(manager, workers=workers)
+    build_trainjob_controller(manager, workers=workers, served=store.served)
     stop = threading.Event()
     _stop_on_signals(stop)
     ok = True

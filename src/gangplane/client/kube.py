@@ -27,7 +27,7 @@ import httpx2
 
 from gangplane.client import kubeapi
 from gangplane.client.kubeconfig import DEFAULT_TIMEOUT, Connection, load_connection
-from gangplane.errors import ApiError, GangplaneError
+from gangplane.errors import ApiError, GangplaneError, NotFound
 from gangplane.store.base import (
     ListOptions,
     Object,
@@ -121,6 +121,7 @@ class KubeStore:
         self.namespace = namespace  # the kubeconfig context's namespace, for callers that need a default
         self._lock = threading.Lock()
         self._streams: set[_Stream] = set()
+        self._discovered: dict[str, frozenset[str]] = {}
 
     @classmethod
     def from_kubeconfig(
@@ -141,6 +142,18 @@ class KubeStore:
     @property
     def server(self) -> str:
         return str(self._http.base_url).rstrip("/")
+
+    def served(self, rt: ResourceType) -> bool:
+        """Whether the server serves ``rt`` (discovery of its group/version, cached): a controller must not
+        start an informer on a kind whose CRD is not installed, as it would never sync."""
+        if rt.api_version not in self._discovered:
+            path = f"/apis/{rt.api_version}" if rt.group else f"/api/{rt.version}"
+            try:
+                listed = self._json("GET", path).get("resources") or []
+            except NotFound:
+                listed = []
+            self._discovered[rt.api_version] = frozenset(str(r.get("name")) for r in listed)
+        return rt.plural in self._discovered[rt.api_version]
 
     # ------------------------------------------------------------ transport
 

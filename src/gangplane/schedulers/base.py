@@ -1,0 +1,137 @@
+"""The contract between embedded schedulers and the loop that runs them.
+
+A scheduler is a pure decision function over one ``ClusterView``: it reads the snapshot, the pods waiting for
+it and the cluster objects it declared in ``watches``, and returns a ``CycleResult`` of instructions —
+bindings, evictions, status writes and "why pending" reasons. It never writes to the store, never reads the
+clock (``view.now`` is the time) and never raises for an ordinary scheduling outcome: outcomes are values
+(``Status``). The shell (``loop.py``, or the simulator) owns all I/O and applies the result.
+
+Order within one pass, fixed by the shell:
+1. build one snapshot of all nodes with every bound, non-terminal pod of *every* scheduler counted;
+2. for each scheduler in registry order: take a checkpoint, call ``cycle``, roll the snapshot back to the
+   checkpoint, then count the returned bindings and drop the evicted pods — so the next scheduler sees this
+   one's decisions whatever the scheduler did to the snapshot while deciding;
+3. write every binding of the pass before the next pass starts (a gang is bound within one pass).
+
+A scheduler may assume into ``view.snapshot`` while deciding (``place_gang`` does); it must not keep the
+snapshot, the view or any ``PodInfo`` beyond the call. It may keep its own small state between cycles
+(e.g. back-off times), keyed by object keys, provided the same sequence of views gives the same results.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any, Protocol
+
+from gangplane.schedulers.core.gang import Binding
+from gangplane.schedulers.core.objects import PodInfo
+from gangplane.schedulers.core.snapshot import Snapshot
+from gangplane.store.base import ResourceType
+
+
+class Status(StrEnum):
+    """What happens next for a pod or gang (kube-scheduler ``framework.Code``)."""
+
+    SUCCESS = "Success"  # placed; bindings follow
+    WAIT = "Wait"  # not placeable yet for a reason expected to clear by itself (gang incomplete, back-off)
+    UNSCHEDULABLE = "Unschedulable"  # does not fit now; preemption or freed capacity may help
+    UNSCHEDULABLE_AND_UNRESOLVABLE = "UnschedulableAndUnresolvable"  # preemption cannot help
+    ERROR = "Error"  # the input is broken (e.g. a PodGroup with an invalid spec)
+    SKIP = "Skip"  # not this scheduler's business this cycle
+
+
+@dataclass(frozen=True, slots=True)
+class Eviction:
+    """Delete pod ``pod_key`` (preemption victim); ``reason`` is a CamelCase word, ``message`` for humans."""
+
+    pod_key: str
+    reason: str
+    message: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class StatusWrite:
+    """Replace the ``status`` of one object (``namespace`` is ``""`` for cluster-scoped kinds)."""
+
+    rt: ResourceType
+    namespace: str
+    name: str
+    status: Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class PendingReason:
+    """Why pods stay pending; written as their ``PodScheduled=False`` condition (``reason``, ``message``).
+
+    ``group`` names the gang when the reason is about a whole gang.
+    """
+
+    pod_keys: tuple[str, ...]
+    status: Status
+    message: str
+    reason: str = "Unschedulable"
+    group: str | None = None
+
+
+@dataclass(slots=True)
+class CycleResult:
+    bindings: list[Binding] = field(default_factory=list)
+    evictions: list[Eviction] = field(default_factory=list)
+    status_writes: list[StatusWrite] = field(default_factory=list)
+    pending: list[PendingReason] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterView:
+    """One scheduler's input for one cycle.
+
+    ``pending`` are this scheduler's unbound, non-terminal, not-deleting pods, oldest first (creation time, then
+    key), gated pods included (``PodInfo.gated``). ``objects`` holds, per type in the scheduler's ``watches``,
+    every object of that type as a wire dict (read-only by contract), in (namespace, name) order.
+    """
+
+    now: float
+    snapshot: Snapshot
+    pending: tuple[PodInfo, ...]
+    objects: Mapping[ResourceType, Sequence[Mapping[str, Any]]] = field(default_factory=dict)
+
+    def objects_of(self, rt: ResourceType) -> Sequence[Mapping[str, Any]]:
+        return self.objects.get(rt, ())
+
+
+class Scheduler(Protocol):
+    """An embedded scheduler: one name (``spec.schedulerName``), the object types it reads, and its cycle."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def watches(self) -> tuple[ResourceType, ...]:
+        """Types (``gangplane.store.catalog`` constants) whose objects must appear in ``ClusterView.objects``.
+        Nodes are always in the snapshot; list ``PODS`` to also receive raw pod dicts (e.g. for group status)."""
+        ...
+
+    def group_of(self, pod: Mapping[str, Any]) -> str | None:
+        """The gang key ``"<namespace>/<group>"`` of a pod dict as this scheduler defines membership, or
+        ``None``. Called by the shell when building ``PodInfo``s; must be cheap and pure."""
+        ...
+
+    def cycle(self, view: ClusterView) -> CycleResult:
+        """Decide for the pending pods. Called when something this scheduler sees changed, and periodically
+        (about once a second) so time-based rules (back-off, timeouts) progress. Must be deterministic in
+        ``view`` and the scheduler's own state; must not do I/O or read the clock."""
+        ...
+
+
+__all__ = [
+    "Binding",
+    "ClusterView",
+    "CycleResult",
+    "Eviction",
+    "PendingReason",
+    "Scheduler",
+    "Status",
+    "StatusWrite",
+]

@@ -1,0 +1,213 @@
+"""All-or-nothing gang placement on a snapshot, in one pass and without per-node Python loops.
+
+Members with the same requests and constraints form one *shape*. For a shape, the number of members each
+node can still take is ``min over requested resources of free // request`` — one integer division over the
+``[nodes, resources]`` free matrix — so a gang costs a handful of array operations regardless of node count.
+Shapes are placed largest first; nodes are taken in score order (bin-pack fills a node before the next,
+spread deals one member per node per round, which is what repeated single-pod MostAllocated / LeastAllocated
+placement converges to). Either at least ``min_member`` members end up assumed, or the snapshot is rolled back
+to exactly what it was and the placement says why, with numbers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from gangplane.schedulers.core.fit import Mask, explain, static_mask
+from gangplane.schedulers.core.objects import PodInfo
+from gangplane.schedulers.core.resources import PODS, Vector
+from gangplane.schedulers.core.scoring import Rows, Scores, Strategy
+from gangplane.schedulers.core.snapshot import Snapshot
+
+Counts = npt.NDArray[np.int64]
+Floats = npt.NDArray[np.float64]
+
+
+@dataclass(frozen=True, slots=True)
+class Binding:
+    """Put pod ``pod_key`` (``"<namespace>/<name>"``) on node ``node``."""
+
+    pod_key: str
+    node: str
+
+
+@dataclass(frozen=True, slots=True)
+class GangPlacement:
+    """The outcome of ``place_gang``. On success ``bindings`` holds ≥ ``min_member`` members (assumed in the
+    snapshot) and ``unplaced`` the members left over; on failure nothing was assumed, ``bindings`` is empty and
+    ``message`` says what was needed and the largest placement found (``best``)."""
+
+    ok: bool
+    bindings: tuple[Binding, ...]
+    unplaced: tuple[str, ...]
+    best: int
+    message: str = ""
+
+
+def _shape_key(pod: PodInfo) -> tuple[bytes, tuple[object, ...]]:
+    return (pod.requests.tobytes(), pod.constraints)
+
+
+def shapes(snapshot: Snapshot, pods: Sequence[PodInfo]) -> list[list[PodInfo]]:
+    """Members grouped by identical requests and constraints; the largest shape (by summed share of the
+    cluster's allocatable) first, ties in first-appearance order."""
+    groups: dict[tuple[bytes, tuple[object, ...]], list[PodInfo]] = {}
+    for pod in pods:
+        groups.setdefault(_shape_key(pod), []).append(pod)
+    if "capacity" not in snapshot.cache:
+        snapshot.cache["capacity"] = np.maximum(snapshot.allocatable.sum(axis=0), 1).astype(np.float64)
+    capacity = snapshot.cache["capacity"]
+    ordered = sorted(groups.values(), key=lambda g: -float((g[0].requests / capacity).sum()))
+    return ordered
+
+
+def member_capacity(snapshot: Snapshot, requests: Vector, rows: Rows) -> Counts:
+    """How many more pods of ``requests`` each node in ``rows`` can take (≥ 0)."""
+    cols = np.flatnonzero(requests)
+    free = snapshot.allocatable[np.ix_(rows, cols)] - snapshot.requested[np.ix_(rows, cols)]
+    per_node: Counts = (free // requests[cols]).min(axis=1, initial=np.iinfo(np.int64).max)
+    return np.maximum(per_node, 0)
+
+
+def _top(scores: Scores, wanted: int) -> Rows:
+    """Positions of the ``wanted`` best scores, best first, ties to the lower position; partial sort only."""
+    if scores.size > wanted:
+        threshold = np.partition(scores, scores.size - wanted)[scores.size - wanted]
+        above = np.flatnonzero(scores > threshold)
+        tied = np.flatnonzero(scores == threshold)[: wanted - above.size]
+        picked: Rows = np.concatenate([above, tied])
+    else:
+        picked = np.arange(scores.size)
+    order: Rows = picked[np.lexsort((picked, -scores[picked]))]
+    return order
+
+
+def _binpack_take(capacity: Counts, wanted: int) -> Counts:
+    before = np.cumsum(capacity) - capacity
+    take: Counts = np.clip(wanted - before, 0, capacity)
+    return take
+
+
+def _spread_take(capacity: Counts, wanted: int) -> Counts:
+    rounds = 1
+    while np.minimum(capacity, rounds).sum() < wanted and rounds < int(capacity.max()):
+        rounds += 1
+    full = np.minimum(capacity, rounds - 1)
+    extra = np.minimum(capacity, rounds) - full
+    room = wanted - int(full.sum())
+    take: Counts = full + extra * (np.cumsum(extra) <= room)
+    return take
+
+
+def _columns(snapshot: Snapshot, cols: Rows) -> tuple[Floats, Floats]:
+    """Allocatable of ``cols`` as floats and its reciprocal (``inf`` where zero); static, so cached."""
+    key = ("columns", cols.tobytes())
+    if key not in snapshot.cache:
+        alloc = snapshot.allocatable[:, cols].astype(np.float64)
+        with np.errstate(divide="ignore"):
+            snapshot.cache[key] = (alloc, np.where(alloc > 0, 1.0 / alloc, np.inf))
+    found: tuple[Floats, Floats] = snapshot.cache[key]
+    return found
+
+
+def choose_nodes(
+    snapshot: Snapshot, pod: PodInfo, wanted: int, strategy: Strategy, allowed: Mask | None = None
+) -> Rows:
+    """Node rows for up to ``wanted`` members shaped like ``pod``, one entry per member, in placement order.
+
+    Float arithmetic is exact here (amounts stay far below 2**53) and much faster than int64 division. Only
+    the ``wanted`` best-scored nodes with room are needed (each takes at least one member), so this partially
+    sorts instead of sorting every node."""
+    mask = static_mask(snapshot, pod) if allowed is None else static_mask(snapshot, pod) & allowed
+    cols = np.flatnonzero(pod.requests)
+    alloc, inverse = _columns(snapshot, cols)
+    used = snapshot.requested[:, cols]
+    request = pod.requests[cols].astype(np.float64)
+    capacity = np.floor(((alloc - used) / request).min(axis=1))
+    rows = np.flatnonzero((capacity >= 1) & mask)
+    if rows.size == 0 or wanted <= 0:
+        return rows[:0]
+    scored = cols != snapshot.index.position(PODS)
+    fraction = np.minimum((used[rows][:, scored] + request[scored]) * inverse[rows][:, scored], 1.0)
+    utilisation = fraction.sum(axis=1) / max(int(scored.sum()), 1)
+    best = _top(utilisation if strategy is Strategy.BINPACK else -utilisation, wanted)
+    rows = rows[best]
+    counts = capacity[rows].astype(np.int64)
+    take = _binpack_take(counts, wanted) if strategy is Strategy.BINPACK else _spread_take(counts, wanted)
+    chosen: Rows = np.repeat(rows, take)
+    return chosen
+
+
+def shape_text(snapshot: Snapshot, requests: Vector) -> str:
+    """``cpu=4, nvidia.com/gpu=1`` (the non-zero requests, ``pods`` left out)."""
+    return (
+        ", ".join(f"{name}={value}" for name, value in snapshot.index.describe(requests).items()) or "nothing"
+    )
+
+
+def _needs(snapshot: Snapshot, groups: list[list[PodInfo]], min_member: int) -> str:
+    size = sum(len(g) for g in groups)
+    count = f"{min_member} pods" if min_member == size else f"{min_member} of {size} pods"
+    if len(groups) == 1:
+        return f"{count} ({shape_text(snapshot, groups[0][0].requests)} each)"
+    return f"{count} (" + "; ".join(f"{len(g)} × {shape_text(snapshot, g[0].requests)}" for g in groups) + ")"
+
+
+def _failure(
+    snapshot: Snapshot, groups: list[list[PodInfo]], short: PodInfo, best: int, min_member: int
+) -> str:
+    counts = explain(snapshot, short)
+    return (
+        f"gang needs {_needs(snapshot, groups, min_member)}; largest placement found {best}; "
+        f"then pod {short.key}: {counts.message()}"
+    )
+
+
+def place_gang(
+    snapshot: Snapshot,
+    pods: Sequence[PodInfo],
+    *,
+    min_member: int,
+    strategy: Strategy = Strategy.BINPACK,
+    allowed: Mask | None = None,
+) -> GangPlacement:
+    """Assume as many of ``pods`` as fit (up to all) if that is at least ``min_member``; else change nothing.
+
+    ``allowed`` restricts the nodes (e.g. one topology domain or node pool). Pods already counted in the
+    snapshot must not be passed. Deterministic: equal inputs give equal bindings.
+    """
+    token = snapshot.checkpoint()
+    groups = shapes(snapshot, pods)
+    bindings: list[Binding] = []
+    unplaced: list[str] = []
+    short: PodInfo | None = None
+    for group in groups:
+        rows = choose_nodes(snapshot, group[0], len(group), strategy, allowed)
+        for pod, row in zip(group, rows.tolist(), strict=False):
+            snapshot.assume(pod, row)
+            bindings.append(Binding(pod.key, snapshot.nodes[row].name))
+        unplaced.extend(pod.key for pod in group[len(rows) :])
+        short = short or (group[len(rows)] if len(rows) < len(group) else None)
+    if len(bindings) >= min_member and bindings:
+        return GangPlacement(True, tuple(bindings), tuple(unplaced), len(bindings))
+    if short is None:
+        message = f"gang needs {min_member} pods but has {len(pods)}"
+    else:  # explained with the placeable members still assumed: why the next one found no node
+        message = _failure(snapshot, groups, short, len(bindings), min_member)
+    snapshot.rollback(token)
+    return GangPlacement(False, (), tuple(pod.key for pod in pods), len(bindings), message)
+
+
+__all__ = [
+    "Binding",
+    "GangPlacement",
+    "choose_nodes",
+    "member_capacity",
+    "place_gang",
+    "shape_text",
+    "shapes",
+]

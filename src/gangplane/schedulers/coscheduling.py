@@ -1,0 +1,200 @@
+"""Coscheduling (scheduler-plugins) as installed in the default scheduler: PodGroup gangs, all or nothing.
+
+The rules are those of ``pkg/coscheduling/coscheduling.go`` and ``pkg/controllers/podgroup_controller.go``
+(reference/coscheduling.md §5, §6) with one deliberate difference: Permit places the *whole* gang in one pass
+(``core.gang.place_gang``) instead of holding members assumed across cycles until ``minMember`` arrive, so
+two gangs can never hoard partial reservations against each other (docs/coscheduling.md, "Local semantics").
+Everything here is pure; the only state, ``GroupBackoff``, is owned by the scheduler instance.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from gangplane.api.scheduling import coscheduling as cs
+from gangplane.clock import parse_rfc3339, rfc3339
+from gangplane.schedulers.base import PendingReason, Status
+from gangplane.schedulers.core.objects import TERMINAL_PHASES, pod_key
+from gangplane.schedulers.core.resources import PODS, amounts
+from gangplane.schedulers.core.snapshot import Snapshot
+
+Obj = Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class CoschedulingArgs:
+    """``CoschedulingArgs`` (``apis/config/v1/defaults.go``)."""
+
+    permit_waiting_time_seconds: int = cs.DEFAULT_PERMIT_WAITING_TIME_SECONDS
+    pod_group_backoff_seconds: int = cs.DEFAULT_POD_GROUP_BACKOFF_SECONDS
+
+
+def group_of(pod: Obj) -> str | None:
+    """``"<namespace>/<PodGroup name>"`` from the membership label (or its pre-2023 spelling)."""
+    meta = pod.get("metadata") or {}
+    labels = meta.get("labels") or {}
+    name = labels.get(cs.POD_GROUP_LABEL) or labels.get(cs.LEGACY_POD_GROUP_LABEL)
+    return f"{meta.get('namespace') or 'default'}/{name}" if name else None
+
+
+@dataclass(frozen=True, slots=True)
+class GroupSpec:
+    """What the scheduler reads from one PodGroup."""
+
+    key: str
+    min_member: int
+    min_resources: Mapping[str, int]
+    timeout_seconds: int
+    created: float
+
+    @classmethod
+    def of(cls, obj: Obj, args: CoschedulingArgs) -> GroupSpec:
+        meta, spec = obj.get("metadata") or {}, obj.get("spec") or {}
+        timeout = spec.get("scheduleTimeoutSeconds")
+        stamp = meta.get("creationTimestamp")
+        return cls(
+            key=f"{meta.get('namespace') or 'default'}/{meta.get('name')}",
+            min_member=max(int(spec.get("minMember") or 1), 1),
+            min_resources=amounts(spec.get("minResources") or {}),
+            timeout_seconds=int(timeout) if timeout else args.permit_waiting_time_seconds or 60,
+            created=parse_rfc3339(stamp) if stamp else 0.0,
+        )
+
+
+@dataclass(slots=True)
+class GroupBackoff:
+    """Last failed attempt per group (moves the group back in the queue, upstream ``lastFailedSchedulePG``)
+    and the back-off deadline (``backedOffPG``). Cleared on success."""
+
+    failed_at: dict[str, float] = field(default_factory=dict)
+    until: dict[str, float] = field(default_factory=dict)
+
+    def record_failure(self, key: str, now: float, backoff_seconds: int, complete: bool) -> None:
+        self.failed_at[key] = now
+        if backoff_seconds > 0 and complete:
+            self.until[key] = now + backoff_seconds
+
+    def record_success(self, key: str) -> None:
+        self.failed_at.pop(key, None)
+        self.until.pop(key, None)
+
+    def backed_off(self, key: str, now: float) -> bool:
+        return self.until.get(key, float("-inf")) > now
+
+    def queue_time(self, spec: GroupSpec) -> float:
+        """QueueSort's group timestamp: the last failure if any, else the PodGroup's creation."""
+        return self.failed_at.get(spec.key, spec.created)
+
+
+def members_by_group(pods: Iterable[Obj]) -> dict[str, list[Obj]]:
+    """Pods (not being deleted) per group key; upstream lists labelled pods in the namespace."""
+    found: dict[str, list[Obj]] = {}
+    for pod in pods:
+        key = group_of(pod)
+        if key is not None and not (pod.get("metadata") or {}).get("deletionTimestamp"):
+            found.setdefault(key, []).append(pod)
+    return found
+
+
+def prefilter_members(spec: GroupSpec, members: Sequence[Obj]) -> PendingReason | None:
+    """PreFilter steps 2–3: enough labelled pods, and enough of them without scheduling gates."""
+    total = len(members)
+    ungated = sum(1 for p in members if not (p.get("spec") or {}).get("schedulingGates"))
+    if total >= spec.min_member and ungated >= spec.min_member:
+        return None
+    message = (
+        f"pre-filter pod group {spec.key} cannot find enough sibling pods, current pods number: {total}, "
+        f"ungated: {ungated}, minMember: {spec.min_member}"
+    )
+    return PendingReason((), Status.UNSCHEDULABLE_AND_UNRESOLVABLE, message, group=spec.key)
+
+
+def prefilter_resources(spec: GroupSpec, snapshot: Snapshot) -> PendingReason | None:
+    """PreFilter step 4: ``minResources`` plus ``pods: minMember`` against the *sum* of free capacity over all
+    nodes, this group's own bound pods counted as free — a feasibility check, never a packing."""
+    if not spec.min_resources:
+        return None
+    own = snapshot.group_members(spec.key)
+    free = np.maximum(snapshot.free(), 0).sum(axis=0) + sum((p.requests for p in own), np.int64(0))
+    need = {**spec.min_resources, PODS: spec.min_member}
+    gaps = {}
+    for name, amount in need.items():
+        have = int(free[snapshot.index.position(name)]) if name in snapshot.index else 0
+        if amount > have:
+            gaps[name] = amount - have
+    if not gaps:
+        return None
+    gap_text = ", ".join(f"{name}: {gap}" for name, gap in sorted(gaps.items()))
+    message = f"pod group {spec.key} needs more free resources than the cluster has (gap {gap_text})"
+    return PendingReason((), Status.UNSCHEDULABLE_AND_UNRESOLVABLE, message, group=spec.key)
+
+
+def _owners(pod: Obj) -> str:
+    meta = pod.get("metadata") or {}
+    names = sorted(f"{meta.get('namespace')}/{ref.get('name')}" for ref in meta.get("ownerReferences") or ())
+    return ",".join(names)
+
+
+def _step(phase: str, status: dict[str, Any], members: Sequence[Obj], min_member: int) -> str:
+    """One transition of the upstream PodGroup controller (reference/coscheduling.md §6)."""
+    if phase == "":
+        return cs.PodGroupPhase.PENDING
+    if phase == cs.PodGroupPhase.PENDING:
+        if len(members) < min_member:
+            return phase
+        status["occupiedBy"] = _owners(members[0]) if members else ""
+        return cs.PodGroupPhase.SCHEDULING
+    phases = [(p.get("status") or {}).get("phase") for p in members]
+    running, succeeded, failed = (phases.count(x) for x in ("Running", "Succeeded", "Failed"))
+    status.update(running=running, succeeded=succeeded, failed=failed)
+    if succeeded >= min_member:
+        return cs.PodGroupPhase.FINISHED
+    if failed > 0 and failed + running + succeeded >= min_member:
+        return cs.PodGroupPhase.FAILED
+    if len(members) < min_member:
+        return cs.PodGroupPhase.PENDING
+    return cs.PodGroupPhase.SCHEDULING if running + succeeded < min_member else cs.PodGroupPhase.RUNNING
+
+
+def pod_group_status(pod_group: Obj, members: Sequence[Obj], now: float) -> dict[str, Any]:
+    """The PodGroup's next status, computed purely from its pods: the controller's transitions applied until
+    stable. ``scheduleStartTime`` is set when the group first leaves Pending. Terminal phases never change."""
+    status = dict(pod_group.get("status") or {})
+    phase = str(status.get("phase") or "")
+    if phase in (cs.PodGroupPhase.FINISHED, cs.PodGroupPhase.FAILED):
+        return status
+    min_member = max(int((pod_group.get("spec") or {}).get("minMember") or 1), 1)
+    for _ in range(4):  # at most "" -> Pending -> Scheduling -> Running | Finished | Failed
+        nxt = _step(phase, status, members, min_member)
+        if nxt == cs.PodGroupPhase.SCHEDULING and not status.get("scheduleStartTime"):
+            status["scheduleStartTime"] = rfc3339(now)
+        if nxt == phase:
+            break
+        phase = nxt
+    status["phase"] = str(phase)
+    return status
+
+
+def active_members(members: Sequence[Obj]) -> list[Obj]:
+    return [p for p in members if (p.get("status") or {}).get("phase") not in TERMINAL_PHASES]
+
+
+def member_keys(members: Sequence[Obj]) -> tuple[str, ...]:
+    return tuple(pod_key(p) for p in members)
+
+
+__all__ = [
+    "CoschedulingArgs",
+    "GroupBackoff",
+    "GroupSpec",
+    "active_members",
+    "group_of",
+    "members_by_group",
+    "pod_group_status",
+    "prefilter_members",
+    "prefilter_resources",
+]

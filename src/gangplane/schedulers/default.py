@@ -1,0 +1,206 @@
+"""The default scheduler (``default-scheduler``), with Coscheduling installed as scheduler-plugins does.
+
+One cycle walks the queue once: pending pods sorted by priority, then by creation time (a gang by its
+PodGroup's creation, or its last failure), then by key — kube-scheduler's PrioritySort, and Coscheduling's
+QueueSort, which keeps gang members adjacent. A plain pod is placed alone (spread, as kube-scheduler's default
+LeastAllocated scoring); a pod that fits nowhere may preempt lower-priority pods. A pod labelled with a
+PodGroup is placed with its whole gang: PreFilter (enough members, ``minResources``), then all-or-nothing
+placement of every pending member at once; a failed gang is rejected whole and backed off. The PodGroup
+status is recomputed from its pods every cycle and written when it changed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from gangplane.api.scheduling import coscheduling as cs
+from gangplane.clock import rfc3339
+from gangplane.schedulers import coscheduling as cos
+from gangplane.schedulers.base import ClusterView, CycleResult, Eviction, PendingReason, Status, StatusWrite
+from gangplane.schedulers.core.fit import explain
+from gangplane.schedulers.core.gang import place_gang
+from gangplane.schedulers.core.objects import DEFAULT_SCHEDULER, PodInfo
+from gangplane.schedulers.core.preemption import find_victims
+from gangplane.schedulers.core.scoring import Strategy
+from gangplane.store.base import ResourceType
+from gangplane.store.catalog import COSCHEDULING_PODGROUPS, PODS
+
+PREEMPTED_REASON = "Preempted"
+
+
+@dataclass(frozen=True, slots=True)
+class _Unit:
+    """One queue entry: a plain pod, or the pending members of one gang."""
+
+    priority: int
+    stamp: float
+    key: str
+    pods: tuple[PodInfo, ...]
+    group: cos.GroupSpec | None = None
+
+
+class DefaultScheduler:
+    """``default-scheduler`` semantics for plain pods plus the Coscheduling plugin for PodGroup members."""
+
+    def __init__(
+        self,
+        name: str = DEFAULT_SCHEDULER,
+        *,
+        strategy: Strategy = Strategy.SPREAD,
+        preemption: bool = True,
+        coscheduling: cos.CoschedulingArgs | None = None,
+    ) -> None:
+        self._name = name
+        self.strategy = strategy
+        self.preemption = preemption
+        self.args = coscheduling or cos.CoschedulingArgs()
+        self.backoff = cos.GroupBackoff()
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def watches(self) -> tuple[ResourceType, ...]:
+        return (COSCHEDULING_PODGROUPS, PODS)
+
+    def group_of(self, pod: Mapping[str, Any]) -> str | None:
+        return cos.group_of(pod)
+
+    def cycle(self, view: ClusterView) -> CycleResult:
+        result = CycleResult()
+        groups = {
+            spec.key: spec
+            for spec in (cos.GroupSpec.of(pg, self.args) for pg in view.objects_of(COSCHEDULING_PODGROUPS))
+        }
+        members = cos.members_by_group(view.objects_of(PODS))
+        for unit in self._queue(view, groups, result):
+            if unit.group is None:
+                self._schedule_pod(view, unit.pods[0], result)
+            else:
+                self._schedule_gang(view, unit, members.get(unit.key, []), result)
+        result.status_writes.extend(self._pod_group_statuses(view, members))
+        return result
+
+    # -- queue ----------------------------------------------------------------------------------------------
+    def _queue(
+        self, view: ClusterView, groups: Mapping[str, cos.GroupSpec], result: CycleResult
+    ) -> list[_Unit]:
+        units: list[_Unit] = []
+        gangs: dict[str, list[PodInfo]] = {}
+        for pod in view.pending:
+            if pod.gated:
+                continue  # PreEnqueue: gated pods never enter the queue
+            if pod.group is None:
+                units.append(_Unit(pod.priority, pod.created, pod.key, (pod,)))
+            else:
+                gangs.setdefault(pod.group, []).append(pod)
+        for key, pods in gangs.items():
+            spec = groups.get(key)
+            if spec is None:  # Permit: a labelled pod whose PodGroup does not exist is unschedulable
+                message = f"PodGroup {key} not found"
+                result.pending.append(PendingReason(_keys(pods), Status.UNSCHEDULABLE, message, group=key))
+                continue
+            top = max(p.priority for p in pods)
+            units.append(_Unit(top, self.backoff.queue_time(spec), key, tuple(pods), spec))
+        return sorted(units, key=lambda u: (-u.priority, u.stamp, u.key))
+
+    # -- plain pods -----------------------------------------------------------------------------------------
+    def _schedule_pod(self, view: ClusterView, pod: PodInfo, result: CycleResult) -> None:
+        placement = place_gang(view.snapshot, [pod], min_member=1, strategy=self.strategy)
+        if placement.ok:
+            result.bindings.extend(placement.bindings)
+        elif not (self.preemption and self._preempt(view, pod, result)):
+            message = explain(view.snapshot, pod).message()
+            result.pending.append(PendingReason((pod.key,), Status.UNSCHEDULABLE, message))
+
+    def _preempt(self, view: ClusterView, pod: PodInfo, result: CycleResult) -> bool:
+        """PostFilter: evict the fewest lower-priority pods that make room; the preemptor keeps the room
+        (assumed in the snapshot) and binds in a later cycle once the victims are gone. Like kube-scheduler's
+        ``PodEligibleToPreemptOthers``, nothing more is evicted while lower-priority pods are still terminating."""
+        lower = [p for p in view.snapshot.pods() if p.priority < pod.priority]
+        if not lower or any(p.terminating for p in lower):
+            return False
+        victims = find_victims(
+            view.snapshot,
+            pod,
+            lambda v: v.priority < pod.priority and not v.terminating,
+            strategy=self.strategy,
+        )
+        if not victims:
+            return False
+        for victim in victims:
+            view.snapshot.forget(victim.key)
+            message = f"preempted by {pod.key} (priority {pod.priority} > {victim.priority})"
+            result.evictions.append(Eviction(victim.key, PREEMPTED_REASON, message))
+        place_gang(view.snapshot, [pod], min_member=1, strategy=self.strategy)
+        message = f"preempting {len(victims)} lower-priority pod(s); waiting for them to terminate"
+        result.pending.append(PendingReason((pod.key,), Status.WAIT, message))
+        return True
+
+    # -- gangs ----------------------------------------------------------------------------------------------
+    def _schedule_gang(
+        self, view: ClusterView, unit: _Unit, members: Sequence[Any], result: CycleResult
+    ) -> None:
+        spec = unit.group
+        assert spec is not None
+        keys = _keys(unit.pods)
+        if self.backoff.backed_off(spec.key, view.now):
+            until = rfc3339(self.backoff.until[spec.key])
+            message = f"pod group {spec.key} failed recently; backing off until {until}"
+            result.pending.append(PendingReason(keys, Status.WAIT, message, group=spec.key))
+            return
+        rejected = cos.prefilter_members(spec, members) or cos.prefilter_resources(spec, view.snapshot)
+        if rejected is not None:
+            result.pending.append(PendingReason(keys, rejected.status, rejected.message, group=spec.key))
+            return
+        assigned = len(view.snapshot.group_members(spec.key))
+        need = max(spec.min_member - assigned, 1)
+        placement = place_gang(view.snapshot, unit.pods, min_member=need, strategy=self.strategy)
+        if placement.ok:
+            self.backoff.record_success(spec.key)
+            result.bindings.extend(placement.bindings)
+            if placement.unplaced:
+                message = f"pod group {spec.key} is placed; this member does not fit yet"
+                result.pending.append(
+                    PendingReason(placement.unplaced, Status.UNSCHEDULABLE, message, group=spec.key)
+                )
+            return
+        complete = len(members) >= spec.min_member
+        self.backoff.record_failure(spec.key, view.now, self.args.pod_group_backoff_seconds, complete)
+        message = f"pod group {spec.key} rejected as a whole: {placement.message}"
+        result.pending.append(PendingReason(keys, Status.UNSCHEDULABLE, message, group=spec.key))
+
+    # -- PodGroup status ------------------------------------------------------------------------------------
+    def _pod_group_statuses(self, view: ClusterView, members: Mapping[str, list[Any]]) -> list[StatusWrite]:
+        """Status of the PodGroups this instance owns: those with a member naming this scheduler, and — for the
+        ``scheduler-plugins-scheduler`` instance — those with no pods yet (so exactly one instance writes)."""
+        writes: list[StatusWrite] = []
+        for pg in view.objects_of(COSCHEDULING_PODGROUPS):
+            meta = pg.get("metadata") or {}
+            key = f"{meta.get('namespace') or 'default'}/{meta.get('name')}"
+            group = members.get(key, [])
+            if not self._owns(group):
+                continue
+            status = cos.pod_group_status(pg, group, view.now)
+            if status != (pg.get("status") or {}):
+                writes.append(
+                    StatusWrite(COSCHEDULING_PODGROUPS, meta.get("namespace") or "", meta["name"], status)
+                )
+        return writes
+
+    def _owns(self, group: Sequence[Mapping[str, Any]]) -> bool:
+        if not group:
+            return self._name == cs.SCHEDULER_NAME
+        return any(
+            ((p.get("spec") or {}).get("schedulerName") or DEFAULT_SCHEDULER) == self._name for p in group
+        )
+
+
+def _keys(pods: Sequence[PodInfo]) -> tuple[str, ...]:
+    return tuple(p.key for p in pods)
+
+
+__all__ = ["PREEMPTED_REASON", "DefaultScheduler"]

@@ -1,0 +1,66 @@
+"""The embedded schedulers, by ``spec.schedulerName``: an explicit, ordered registry (no import side effects).
+
+Order matters: the loop runs schedulers in registry order within one pass, so earlier ones see capacity first.
+``default-scheduler`` is always first. One scheduler may serve several names (Coscheduling is installed in
+the default scheduler, so ``scheduler-plugins-scheduler`` pods are served by it too); each name gets its own
+instance from its factory.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+from gangplane.api.scheduling.coscheduling import SCHEDULER_NAME as COSCHEDULING_SCHEDULER_NAME
+from gangplane.schedulers.base import Scheduler
+from gangplane.schedulers.core.objects import DEFAULT_SCHEDULER
+from gangplane.schedulers.default import DefaultScheduler
+
+SchedulerFactory = Callable[[], Scheduler]
+
+
+class SchedulerRegistry:
+    """``schedulerName`` -> factory, in registration order; duplicate names are rejected."""
+
+    def __init__(self, entries: list[tuple[str, SchedulerFactory]] | None = None) -> None:
+        self._entries: dict[str, SchedulerFactory] = {}
+        for name, factory in entries or []:
+            self.register(name, factory)
+
+    def register(self, name: str, factory: SchedulerFactory) -> None:
+        if name in self._entries:
+            raise ValueError(f"a scheduler named {name!r} is already registered")
+        self._entries[name] = factory
+
+    def merge(self, other: SchedulerRegistry) -> SchedulerRegistry:
+        """A new registry: this one's schedulers, then the other's."""
+        return SchedulerRegistry([*self.items(), *other.items()])
+
+    def items(self) -> Iterator[tuple[str, SchedulerFactory]]:
+        return iter(list(self._entries.items()))
+
+    def names(self) -> list[str]:
+        return list(self._entries)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._entries
+
+    def build(self, names: list[str] | None = None) -> dict[str, Scheduler]:
+        """Fresh instances keyed by ``schedulerName`` (all, or ``names`` in registry order)."""
+        wanted = self.names() if names is None else [n for n in self.names() if n in names]
+        unknown = sorted(set(names or ()) - set(self._entries))
+        if unknown:
+            raise KeyError(f"no scheduler named {', '.join(unknown)}")
+        return {name: self._entries[name]() for name in wanted}
+
+
+def default_registry() -> SchedulerRegistry:
+    """Every in-tree scheduler, default first."""
+    return SchedulerRegistry(
+        [
+            (DEFAULT_SCHEDULER, lambda: DefaultScheduler(DEFAULT_SCHEDULER)),
+            (COSCHEDULING_SCHEDULER_NAME, lambda: DefaultScheduler(COSCHEDULING_SCHEDULER_NAME)),
+        ]
+    )
+
+
+__all__ = ["SchedulerFactory", "SchedulerRegistry", "default_registry"]

@@ -58,13 +58,13 @@ def test_queue_order_priority_then_group_creation() -> None:
             _gang("a", 2),
             pod_group("a", 2, min_resources={"nvidia.com/gpu": "9"}),
             Status.UNSCHEDULABLE_AND_UNRESOLVABLE,
-            "gap nvidia.com/gpu: 1",
+            "needs nvidia.com/gpu=9 (minResources), more than the whole cluster has",
         ),
         (
             _gang("a", 2),
             pod_group("a", 2, min_resources={"example.com/fpga": "1"}),
             Status.UNSCHEDULABLE_AND_UNRESOLVABLE,
-            "example.com/fpga: 1",
+            "needs example.com/fpga, which no node offers",
         ),
         (_gang("a", 2), pod_group("other", 2), Status.UNSCHEDULABLE, "PodGroup ml/a not found"),
     ],
@@ -168,3 +168,21 @@ def _members(*phases: str) -> list[dict]:
 def test_podgroup_phase_machine(phase: str, phases: tuple, expected: str) -> None:
     group = pod_group("g", 2, status={"phase": phase} if phase else None)
     assert pod_group_status(group, _members(*phases), T0)["phase"] == expected
+
+
+def test_min_resources_held_by_others_wait_rather_than_fail() -> None:
+    """A gang that fits the empty cluster but not what is free now is resolvable: it waits for capacity."""
+    running = [p for p in _gang("busy", 2)]
+    bound = [
+        {**p, "spec": {**p["spec"], "nodeName": n["metadata"]["name"]}}
+        for p, n in zip(running, CLUSTER, strict=False)
+    ]
+    whole = {
+        r: str(sum(int(n["status"]["allocatable"].get(r, 0)) for n in CLUSTER)) for r in ("nvidia.com/gpu",)
+    }
+    result = _run(
+        CLUSTER, [*bound, *_gang("a", 2)], [pod_group("busy", 2), pod_group("a", 2, min_resources=whole)]
+    )
+    reasons = [r for r in result.pending if r.pod_keys and r.group == "ml/a"]
+    assert reasons and reasons[0].status is Status.UNSCHEDULABLE
+    assert "free now" in reasons[0].message and "until running pods finish" in reasons[0].message

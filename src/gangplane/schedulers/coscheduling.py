@@ -115,22 +115,36 @@ def prefilter_members(spec: GroupSpec, members: Sequence[Obj]) -> PendingReason 
 
 def prefilter_resources(spec: GroupSpec, snapshot: Snapshot) -> PendingReason | None:
     """PreFilter step 4: ``minResources`` plus ``pods: minMember`` against the *sum* of free capacity over all
-    nodes, this group's own bound pods counted as free — a feasibility check, never a packing."""
+    nodes, this group's own bound pods counted as free — a feasibility check, never a packing. Unresolvable
+    only when even the whole cluster's allocatable falls short; otherwise it waits for others to finish."""
     if not spec.min_resources:
         return None
     own = snapshot.group_members(spec.key)
     free = np.maximum(snapshot.free(), 0).sum(axis=0) + sum((p.requests for p in own), np.int64(0))
-    need = {**spec.min_resources, PODS: spec.min_member}
-    gaps = {}
-    for name, amount in need.items():
-        have = int(free[snapshot.index.position(name)]) if name in snapshot.index else 0
-        if amount > have:
-            gaps[name] = amount - have
-    if not gaps:
+    total = snapshot.allocatable.sum(axis=0)
+    need = np.zeros_like(total)
+    for name, amount in {**spec.min_resources, PODS: spec.min_member}.items():
+        if name in snapshot.index:
+            need[snapshot.index.position(name)] = amount
+        elif amount:
+            return _group_reason(spec, f"needs {name}, which no node offers", unresolvable=True)
+    if (need <= free).all():
         return None
-    gap_text = ", ".join(f"{name}: {gap}" for name, gap in sorted(gaps.items()))
-    message = f"pod group {spec.key} needs more free resources than the cluster has (gap {gap_text})"
-    return PendingReason((), Status.UNSCHEDULABLE_AND_UNRESOLVABLE, message, group=spec.key)
+    describe = snapshot.index.describe
+    wants, short = _text(describe(need)), _text(describe(np.maximum(need - free, 0)))
+    if not (need <= total).all():
+        return _group_reason(spec, f"needs {wants} (minResources), more than the whole cluster has", True)
+    message = f"needs {wants} free (minResources); {_text(describe(free))} free now, {short} short"
+    return _group_reason(spec, message + " until running pods finish", unresolvable=False)
+
+
+def _text(amounts: Mapping[str, str]) -> str:
+    return ", ".join(f"{name}={value}" for name, value in sorted(amounts.items())) or "nothing"
+
+
+def _group_reason(spec: GroupSpec, what: str, unresolvable: bool) -> PendingReason:
+    status = Status.UNSCHEDULABLE_AND_UNRESOLVABLE if unresolvable else Status.UNSCHEDULABLE
+    return PendingReason((), status, f"pod group {spec.key} {what}", group=spec.key)
 
 
 def _owners(pod: Obj) -> str:

@@ -20,7 +20,7 @@ from typing import Protocol
 from gangplane.client.informer import Informer, Key, object_key
 from gangplane.client.workqueue import WorkQueue
 from gangplane.clock import Clock
-from gangplane.errors import Conflict
+from gangplane.errors import Conflict, NotFound
 from gangplane.store.base import EventType, ListOptions, Object, ResourceType, Store
 
 _log = logging.getLogger(__name__)
@@ -90,6 +90,8 @@ class Controller:
             result = self.reconciler.reconcile(key)
         except Conflict:
             self.queue.add_rate_limited(key)  # someone wrote first: read again and retry soon
+        except NotFound:
+            self.queue.forget(key)  # deleted while we worked; its deletion event brings us back if needed
         except Exception:
             _log.exception("%s: reconcile %s/%s failed", self.name, *key)
             self.queue.add_rate_limited(key)

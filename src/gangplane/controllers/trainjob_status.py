@@ -70,7 +70,7 @@ def runtime_from_snapshot(snapshot: Object, job: t.TrainJob) -> t.TrainingRuntim
     if not isinstance(text, str):
         raise SnapshotError(f"the runtime snapshot has no {SNAPSHOT_KEY!r} key")
     try:
-        data = yaml.safe_load(text)
+        data = yaml.load(text, Loader=yaml.CSafeLoader)
         kind = data.get("kind") if isinstance(data, dict) else None
         cls = t.ClusterTrainingRuntime if kind == t.CLUSTER_TRAINING_RUNTIME_KIND else t.TrainingRuntime
         runtime = cls.model_validate(data)

@@ -49,7 +49,7 @@ def runtime_snapshot(job: t.TrainJob, runtime: t.TrainingRuntime) -> ConfigMap:
         namespace=job.metadata.namespace,
         owner_references=[owner_reference(job)],
     )
-    text = yaml.safe_dump(runtime.to_dict(), sort_keys=False)
+    text = yaml.dump(runtime.to_dict(), Dumper=yaml.CSafeDumper, sort_keys=False)  # libyaml: 10x faster
     return ConfigMap(metadata=meta, data={SNAPSHOT_KEY: text})
 
 

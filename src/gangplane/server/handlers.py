@@ -94,7 +94,7 @@ async def _body(request: Request, *, yaml_ok: bool = False) -> Any:
     if not raw.strip():
         return None
     try:
-        return yaml.safe_load(raw) if yaml_ok else json.loads(raw)
+        return yaml.load(raw, Loader=yaml.CSafeLoader) if yaml_ok else json.loads(raw)
     except (ValueError, yaml.YAMLError) as exc:
         raise BadRequest(f"the request body could not be decoded: {exc}") from None
 

@@ -220,7 +220,7 @@ def decode(patch: Any, patch_type: str) -> Any:
     if not isinstance(patch, str):
         return patch
     try:
-        return yaml.safe_load(patch) if is_apply(patch_type) else json.loads(patch)
+        return yaml.load(patch, Loader=yaml.CSafeLoader) if is_apply(patch_type) else json.loads(patch)
     except (ValueError, yaml.YAMLError) as exc:
         raise _bad(f"cannot decode {patch_type} body") from exc
 

@@ -7,10 +7,18 @@ from gangplane.schedulers.registry import SchedulerRegistry, default_registry
 
 def test_default_registry_order_and_names() -> None:
     registry = default_registry()
-    assert registry.names() == ["default-scheduler", "scheduler-plugins-scheduler"]
+    assert registry.names() == [
+        "default-scheduler",
+        "scheduler-plugins-scheduler",
+        "volcano",
+        "kai-scheduler",
+    ]
     built = registry.build()
     assert list(built) == registry.names()
-    assert all(isinstance(s, DefaultScheduler) and s.name == n for n, s in built.items())
+    assert all(s.name == n for n, s in built.items())
+    assert all(
+        isinstance(built[n], DefaultScheduler) for n in ("default-scheduler", "scheduler-plugins-scheduler")
+    )
     assert built["default-scheduler"] is not built["scheduler-plugins-scheduler"]
 
 
@@ -19,7 +27,7 @@ def test_duplicates_rejected_and_merge_keeps_order() -> None:
     with pytest.raises(ValueError):
         registry.register("default-scheduler", DefaultScheduler)
     extra = SchedulerRegistry([("custom", lambda: DefaultScheduler("custom"))])
-    assert registry.merge(extra).names() == ["default-scheduler", "scheduler-plugins-scheduler", "custom"]
+    assert registry.merge(extra).names() == [*default_registry().names(), "custom"]
     with pytest.raises(ValueError):
         registry.merge(default_registry())
 

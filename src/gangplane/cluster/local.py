@@ -1,7 +1,7 @@
 """``LocalCluster``: everything a real cluster runs besides the API server, in this process.
 
 - the controllers (TrainJob, JobSet, Job, namespace lifecycle) on one ``Manager``;
-- the embedded Kueue, when enabled;
+- the embedded Kueue (TrainJobs labelled ``kueue.x-k8s.io/queue-name``), with Kueue's metrics;
 - the scheduler loop with every embedded scheduler, routed by ``spec.schedulerName``;
 - one node agent per configured node, running bound pods as local process groups;
 - the Slurm Bridge (``slurm-bridge-scheduler``), when given a real Slurm to talk to.
@@ -17,15 +17,18 @@ import contextlib
 from collections.abc import Iterator
 from pathlib import Path
 
+from prometheus_client import CollectorRegistry
+
 from gangplane.agent.nodes import ClusterConfig
 from gangplane.agent.pool import AgentPool
 from gangplane.client.controller import Manager
 from gangplane.clock import Clock
 from gangplane.cluster.namespaces import namespace_controller
 from gangplane.controllers.manager import build_controllers
+from gangplane.schedulers.kueue import build_kueue_controller
 from gangplane.schedulers.loop import SchedulerLoop
-from gangplane.schedulers.slurm import SlurmCli, build_slurm_bridge
 from gangplane.schedulers.registry import SchedulerRegistry, default_registry
+from gangplane.schedulers.slurm import SlurmCli, build_slurm_bridge
 from gangplane.store.base import Store
 
 
@@ -43,9 +46,11 @@ class LocalCluster:
         slurm: SlurmCli | None = None,
     ) -> None:
         self.store, self.clock = store, clock
+        self.metrics = CollectorRegistry()
         self.manager = Manager(store, clock)
         build_controllers(self.manager)
         namespace_controller(self.manager)
+        build_kueue_controller(store, clock, self.metrics).register(self.manager)
         self.scheduler = SchedulerLoop(
             store, clock, (schedulers or default_registry()).build(), period=scheduler_period
         )

@@ -37,7 +37,7 @@ def run(
     store = open_store(paths, load_admission(admission_ref) if admission_ref else None)
     cluster = LocalCluster(store, WallClock(), config, paths.logs)
     try:
-        server = make_server(paths.root, store, host, port)
+        server = make_server(paths.root, store, host, port, metrics=cluster.metrics)
         cluster.start()
         server.run()
     finally:

@@ -266,7 +266,10 @@ class SchedulerLoop:
             else self.store.get(write.rt, write.namespace, write.name)
         )
         obj["status"] = dict(write.status)
-        self.store.update_status(write.rt, obj)
+        if write.rt.has_status:
+            self.store.update_status(write.rt, obj)
+        else:  # e.g. Volcano's PodGroup CRD has no status subresource: status is part of the object
+            self.store.update(write.rt, obj)
 
     def _mark_pending(self, key: str, reason: PendingReason, now: float) -> None:
         pod = self._cached_pod(key)

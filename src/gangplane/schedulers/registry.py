@@ -11,9 +11,13 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 
 from gangplane.api.scheduling.coscheduling import SCHEDULER_NAME as COSCHEDULING_SCHEDULER_NAME
+from gangplane.api.scheduling.kai import SCHEDULER_NAME as KAI_SCHEDULER_NAME
+from gangplane.api.scheduling.volcano import SCHEDULER_NAME as VOLCANO_SCHEDULER_NAME
 from gangplane.schedulers.base import Scheduler
 from gangplane.schedulers.core.objects import DEFAULT_SCHEDULER
 from gangplane.schedulers.default import DefaultScheduler
+from gangplane.schedulers.kai import KaiScheduler
+from gangplane.schedulers.volcano import VolcanoScheduler
 
 SchedulerFactory = Callable[[], Scheduler]
 
@@ -59,6 +63,8 @@ def default_registry() -> SchedulerRegistry:
         [
             (DEFAULT_SCHEDULER, lambda: DefaultScheduler(DEFAULT_SCHEDULER)),
             (COSCHEDULING_SCHEDULER_NAME, lambda: DefaultScheduler(COSCHEDULING_SCHEDULER_NAME)),
+            (VOLCANO_SCHEDULER_NAME, VolcanoScheduler),
+            (KAI_SCHEDULER_NAME, KaiScheduler),
         ]
     )
 

@@ -12,6 +12,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import anyio
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
@@ -127,6 +128,15 @@ async def _internal_error(request: Request, exc: Exception) -> Response:
     return error_response(ApiError(f"internal error: {type(exc).__name__}: {exc}"))
 
 
+def metrics_route(metrics: CollectorRegistry) -> Route:
+    """``/metrics`` in the Prometheus text format (behind the bearer token, as on a real API server)."""
+
+    async def serve(request: Request) -> Response:
+        return Response(generate_latest(metrics), media_type=CONTENT_TYPE_LATEST)
+
+    return Route("/metrics", serve, methods=["GET"])
+
+
 def routes(api: Api) -> list[Route]:
     return [
         *(Route(p, _health, methods=["GET"]) for p in ("/healthz", "/livez", "/readyz")),
@@ -147,6 +157,7 @@ def create_app(
     logs_dir: Path,
     registry: Registry | None = None,
     clock: Clock | None = None,
+    metrics: CollectorRegistry | None = None,
 ) -> BearerAuth:
     """The API server as an ASGI app: every route behind bearer-token auth except health and version."""
     ctx = Context(
@@ -157,7 +168,7 @@ def create_app(
         anyio.CapacityLimiter(WATCH_THREADS),
     )
     app = Starlette(
-        routes=routes(Api(ctx)),
+        routes=[*routes(Api(ctx)), *([metrics_route(metrics)] if metrics is not None else [])],
         exception_handlers={ApiError: _api_error, Exception: _internal_error, 404: _route_not_found},
     )
     return BearerAuth(app, token)

@@ -24,6 +24,7 @@ from typing import Any
 
 import uvicorn
 import yaml
+from prometheus_client import CollectorRegistry
 
 from gangplane.clock import WallClock, to_datetime
 from gangplane.errors import AlreadyExists, NotFound
@@ -166,14 +167,19 @@ def load_admission(ref: str) -> Admission:
 
 
 def make_server(
-    state_dir: Path, store: Store, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT
+    state_dir: Path,
+    store: Store,
+    host: str = DEFAULT_HOST,
+    port: int = DEFAULT_PORT,
+    *,
+    metrics: CollectorRegistry | None = None,
 ) -> uvicorn.Server:
     """An HTTPS uvicorn server for ``store``, with the token, certificate and kubeconfig of ``state_dir``."""
     paths = prepare(state_dir)
     token = ensure_token(paths)
     ensure_default_namespace(store)
     ca_pem = ensure_certificate(paths, host)
-    app = create_app(store, token=token, logs_dir=paths.logs)
+    app = create_app(store, token=token, logs_dir=paths.logs, metrics=metrics)
     write_kubeconfig(paths, server_url(host, port), token, ca_pem)
     config = uvicorn.Config(
         app,

@@ -10,7 +10,9 @@ Semantics follow slurm-bridge (reference slurm.md §A4-A5), with a hold job stan
   ``slinky.slurm.net/slurm-nodename`` label, else the same name); surplus pods wait;
 - Slurm wins: when a job ends (time limit, ``scancel``, node failure, or Slurm forgot it) every live pod bound
   to it is deleted, and the group forgets the job so replacement pods get a new one;
-- a job whose pods have all finished, or whose PodGroup is gone, is cancelled.
+- a job whose pods have all finished, or whose PodGroup is gone, is cancelled;
+- a pod the bridge failed keeps the bridge's finalizer until it is terminal and ``RELEASE_AFTER`` seconds
+  have passed since its ``DisruptionTarget`` (model.py ``POD_FINALIZER`` says why).
 
 Conditions are only emitted when they differ from what the objects already carry, so a steady state
 produces no writes.
@@ -25,6 +27,7 @@ from gangplane.schedulers.slurm.model import (
     ENDED_STATES,
     ENDING_STATES,
     PENDING_STATES,
+    RELEASE_AFTER,
     RUNNING_STATES,
     Action,
     Bind,
@@ -39,6 +42,7 @@ from gangplane.schedulers.slurm.model import (
     Reason,
     RecordJob,
     Ref,
+    Release,
     SetGroupCondition,
     Submit,
     parse_job_comment,
@@ -48,9 +52,14 @@ from gangplane.schedulers.slurm.spec import job_spec, never_fits
 
 def decide(view: BridgeView) -> list[Action]:
     """Every action this cycle calls for, in execution order: pod deletions for ended jobs first, then
-    cancellations of orphaned jobs, then each group (by namespace/name), then pods without a group."""
+    finalizer releases, cancellations of orphaned jobs, then each group (by namespace/name), then pods
+    without a group."""
     jobs = {job.job_id: job for job in view.jobs}
-    actions: list[Action] = [*_ended_job_actions(view, jobs), *_orphan_job_actions(view)]
+    actions: list[Action] = [
+        *_ended_job_actions(view, jobs),
+        *_release_actions(view),
+        *_orphan_job_actions(view),
+    ]
     for group in sorted(view.groups, key=lambda g: (g.ref.namespace, g.ref.name)):
         if not group.deleting:
             actions += _group_actions(group, view, jobs)
@@ -88,7 +97,7 @@ def _bound_job(pod: PodView) -> int | None:
 
 
 def _ended_job_actions(view: BridgeView, jobs: dict[int, SlurmJob]) -> list[Action]:
-    """Delete the live pods bound to a job that no longer runs: the allocation is gone, so are they."""
+    """Fail and delete the live pods bound to a job that no longer runs: the allocation is gone, so are they."""
     doomed: dict[int, list[Ref]] = {}
     for pod in _all_pods(view):
         if (job_id := _bound_job(pod)) is not None and _ended(jobs.get(job_id)):
@@ -96,6 +105,17 @@ def _ended_job_actions(view: BridgeView, jobs: dict[int, SlurmJob]) -> list[Acti
     return [
         DeletePods(tuple(refs), Reason.JOB_ENDED, _end_message(job_id, jobs.get(job_id)) + "; pod deleted")
         for job_id, refs in sorted(doomed.items())
+    ]
+
+
+def _release_actions(view: BridgeView) -> list[Action]:
+    """Drop the finalizer from failed pods once they ended and their owner had ``RELEASE_AFTER`` to see it."""
+    return [
+        Release(pod.ref)
+        for pod in _all_pods(view)
+        if pod.held
+        and not pod.live
+        and (pod.disrupted_at is None or view.now - pod.disrupted_at >= RELEASE_AFTER)
     ]
 
 

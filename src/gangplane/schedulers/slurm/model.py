@@ -29,6 +29,17 @@ POD_SCHEDULED = "PodScheduled"
 DISRUPTION_TARGET = "DisruptionTarget"  # set on a pod just before the bridge deletes it (Kubernetes' type)
 TERMINAL_PHASES = frozenset({"Succeeded", "Failed"})
 
+POD_FINALIZER = slurm.FINALIZER
+"""Put on a pod just before the bridge deletes it for an ended Slurm job, and dropped ``RELEASE_AFTER`` seconds
+after its ``DisruptionTarget`` once the pod is terminal: the pod stays visible as ``Failed`` long enough for
+its Job to count the failure (and apply ``podFailurePolicy``). gangplane's Job controller has no
+``batch.kubernetes.io/job-tracking`` finalizer, so without this hold the node agent can remove the pod before
+the Job controller has seen it end, and the Job would silently replace it. Upstream slurm-bridge holds the
+same finalizer on the pods it schedules until they end."""
+
+RELEASE_AFTER = 2.0
+"""Seconds; condition times have second precision, so the pod stays at least one second."""
+
 # Slurm base states. A job in none of these sets (CONFIGURING, SUSPENDED, ...) is active but not usable.
 PENDING_STATES = frozenset({"PENDING", "REQUEUED", "REQUEUE_HOLD", "REQUEUE_FED", "RESV_DEL_HOLD"})
 RUNNING_STATES = frozenset({"RUNNING"})
@@ -112,6 +123,8 @@ class PodView:
     gpus: int = 0
     job_id: int | None = None  # the slurm-jobid label, set when the bridge bound it
     scheduled: ConditionView | None = None  # current PodScheduled condition
+    held: bool = False  # carries the bridge's finalizer (pods it failed because their Slurm job ended)
+    disrupted_at: float | None = None  # when the bridge set DisruptionTarget (its lastTransitionTime)
 
     @property
     def live(self) -> bool:
@@ -151,6 +164,7 @@ class BridgeView:
     node_names: Mapping[str, str] = field(default_factory=dict)  # Slurm node name -> gangplane Node name
     rejections: Mapping[str, Rejection] = field(default_factory=dict)  # by PodGroup uid
     default_partition: str = slurm.DEFAULT_PARTITION
+    now: float = 0.0  # the injected clock, for RELEASE_AFTER
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,6 +208,13 @@ class Cancel:
 
 
 @dataclass(frozen=True, slots=True)
+class Release:
+    """Drop the bridge's finalizer from a pod it failed: its owner has had time to count the failure."""
+
+    pod: Ref
+
+
+@dataclass(frozen=True, slots=True)
 class SetGroupCondition:
     group: Ref
     condition: ConditionView
@@ -206,4 +227,14 @@ class MarkUnschedulable:
     message: str
 
 
-Action = Submit | RecordJob | ForgetJob | Bind | DeletePods | Cancel | SetGroupCondition | MarkUnschedulable
+Action = (
+    Submit
+    | RecordJob
+    | ForgetJob
+    | Bind
+    | DeletePods
+    | Release
+    | Cancel
+    | SetGroupCondition
+    | MarkUnschedulable
+)

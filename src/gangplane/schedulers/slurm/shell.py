@@ -7,7 +7,14 @@ cycle, and a cycle re-arms itself every ``poll_interval`` seconds of the injecte
 watch. The shell holds no scheduling logic.
 
 Writes are safe against stale caches: every pod or PodGroup write re-reads the object and checks its uid (and
-that a pod is still unbound), so a repeated action from a cache that lags one cycle is a no-op. The group's job
+that a pod is still unbound), so a repeated action from a cache that lags one cycle is a no-op.
+
+A pod whose Slurm job ended is *failed, then deleted*, as Kubernetes' pod garbage collector does
+(``pkg/controller/podgc`` ``markFailedAndDeletePodWithCondition``): the bridge's finalizer, then
+``phase: Failed`` with ``DisruptionTarget=True`` (reason ``SlurmJobEnded``), then the delete. The node agent
+stops the processes; the finalizer keeps the failed pod visible until ``Release`` so its Job counts it and
+applies its ``podFailurePolicy`` (e.g. ``FailJob`` on ``DisruptionTarget``; without one the Job retries up to
+``backoffLimit``, on a new Slurm job). The group's job
 id lives in the PodGroup annotation ``POD_GROUP_JOB_ANNOTATION`` and in each hold job's comment, so a
 restarted bridge re-adopts running jobs instead of submitting new ones.
 """
@@ -16,7 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from gangplane.api.scheduling import slurm
@@ -28,8 +35,10 @@ from gangplane.schedulers.slurm.cli import SlurmCli, SlurmError, SlurmNode, Subm
 from gangplane.schedulers.slurm.model import (
     CONDITION_TYPE,
     DISRUPTION_TARGET,
+    POD_FINALIZER,
     POD_GROUP_JOB_ANNOTATION,
     POD_SCHEDULED,
+    TERMINAL_PHASES,
     Action,
     Bind,
     Cancel,
@@ -40,6 +49,7 @@ from gangplane.schedulers.slurm.model import (
     RecordJob,
     Ref,
     Rejection,
+    Release,
     SetGroupCondition,
     Submit,
 )
@@ -50,6 +60,7 @@ from gangplane.store.catalog import COSCHEDULING_PODGROUPS, NODES, PODS
 _log = logging.getLogger(__name__)
 CYCLE_KEY = ("", "slurm-bridge")
 _RETRY_SOON = 0.05  # after a lost write race: re-read and redo the cycle
+_WRITE_ATTEMPTS = 3
 
 
 def _cycle_key(obj: Object) -> Iterable[tuple[str, str]]:
@@ -160,6 +171,7 @@ class SlurmBridge:
             self._known_slurm_nodes(),
             rejections=self.rejections,
             default_partition=self.default_partition,
+            now=self.clock.now(),
         )
         return decide(view)
 
@@ -197,6 +209,8 @@ class SlurmBridge:
                 self._bind(action)
             case DeletePods(pods, reason, message):
                 self._delete_pods(pods, reason, message)
+            case Release(pod):
+                self._modify(pod, _without_finalizer)
             case Cancel(job_id, reason, message):
                 _log.info("slurm-bridge: cancelling Slurm job %d (%s: %s)", job_id, reason, message)
                 self.cli.cancel(job_id)
@@ -257,13 +271,30 @@ class SlurmBridge:
             self.store.update_status(PODS, bound)
 
     def _delete_pods(self, pods: Iterable[Ref], reason: str, message: str) -> None:
+        """Hold, fail, delete (module docstring)."""
+        now = rfc3339(self.clock.now())
         for ref in pods:
-            _log.info("slurm-bridge: deleting pod %s: %s", ref, message)
-            self._set_pod_condition(ref, DISRUPTION_TARGET, ConditionView("True", reason, message))
+            _log.info("slurm-bridge: failing and deleting pod %s: %s", ref, message)
+            self._modify(ref, _with_finalizer)
+            self._modify(ref, lambda pod: _failed(pod, reason, message, now), status=True)
             with contextlib.suppress(NotFound):
                 self.store.delete(
                     PODS, ref.namespace, ref.name, preconditions={"uid": ref.uid} if ref.uid else None
                 )
+
+    def _modify(self, ref: Ref, change: Callable[[Object], bool], *, status: bool = False) -> None:
+        """Apply ``change`` to the fresh pod and write it (its status when ``status``) if it changed anything;
+        a write that lost a race to the agent is redone on a fresh read."""
+        for attempt in range(_WRITE_ATTEMPTS):
+            pod = self._fresh(PODS, ref)
+            if pod is None or not change(pod):
+                return
+            try:
+                (self.store.update_status if status else self.store.update)(PODS, pod)
+                return
+            except Conflict:
+                if attempt == _WRITE_ATTEMPTS - 1:
+                    raise
 
     def _set_pod_condition(self, ref: Ref, type_: str, condition: ConditionView) -> None:
         pod = self._fresh(PODS, ref)
@@ -274,6 +305,32 @@ class SlurmBridge:
         group = self._fresh(COSCHEDULING_PODGROUPS, ref)
         if group is not None and _set_condition(group, CONDITION_TYPE, condition, rfc3339(self.clock.now())):
             self.store.update_status(COSCHEDULING_PODGROUPS, group)
+
+
+def _with_finalizer(pod: Object) -> bool:
+    finalizers: list[str] = pod["metadata"].setdefault("finalizers", [])
+    if POD_FINALIZER in finalizers or pod["metadata"].get("deletionTimestamp"):
+        return False  # a deleting object takes no new finalizer
+    finalizers.append(POD_FINALIZER)
+    return True
+
+
+def _without_finalizer(pod: Object) -> bool:
+    finalizers = pod["metadata"].get("finalizers") or []
+    if POD_FINALIZER not in finalizers:
+        return False
+    pod["metadata"]["finalizers"] = [f for f in finalizers if f != POD_FINALIZER]
+    return True
+
+
+def _failed(pod: Object, reason: str, message: str, now: str) -> bool:
+    """``phase: Failed`` (unless already terminal) with ``DisruptionTarget``, reason and message."""
+    changed = _set_condition(pod, DISRUPTION_TARGET, ConditionView("True", reason, message), now)
+    status = pod["status"]
+    if status.get("phase") not in TERMINAL_PHASES:
+        status.update(phase="Failed", reason=reason, message=message)
+        changed = True
+    return changed
 
 
 def build_slurm_bridge(

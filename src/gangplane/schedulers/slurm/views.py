@@ -17,10 +17,13 @@ from pydantic import ValidationError
 
 from gangplane.api.core import PodSpec
 from gangplane.api.scheduling import coscheduling, slurm
+from gangplane.clock import parse_rfc3339
 from gangplane.runtime.requests import pod_request_amounts
 from gangplane.schedulers.slurm.cli import SlurmJob, SlurmNode
 from gangplane.schedulers.slurm.model import (
     CONDITION_TYPE,
+    DISRUPTION_TARGET,
+    POD_FINALIZER,
     POD_GROUP_JOB_ANNOTATION,
     POD_SCHEDULED,
     BridgeView,
@@ -69,6 +72,16 @@ def find_condition(obj: Object, type_: str) -> ConditionView | None:
     return None
 
 
+def _transition_time(obj: Object, type_: str) -> float | None:
+    for cond in (obj.get("status") or {}).get("conditions") or ():
+        if cond.get("type") == type_ and cond.get("lastTransitionTime"):
+            try:
+                return parse_rfc3339(str(cond["lastTransitionTime"]))
+            except ValueError:
+                return None
+    return None
+
+
 def _requests(pod: Object) -> dict[str, Decimal]:
     try:
         return pod_request_amounts(PodSpec.model_validate(pod.get("spec") or {}))
@@ -89,6 +102,8 @@ def pod_view(pod: Object) -> PodView:
         gpus=math.ceil(max((requests.get(name, Decimal(0)) for name in GPU_RESOURCES), default=Decimal(0))),
         job_id=_job_id((meta.get("labels") or {}).get(slurm.SLURM_JOB_ID_LABEL)),
         scheduled=find_condition(pod, POD_SCHEDULED),
+        held=POD_FINALIZER in (meta.get("finalizers") or ()),
+        disrupted_at=_transition_time(pod, DISRUPTION_TARGET),
     )
 
 
@@ -125,6 +140,7 @@ def bridge_view(
     *,
     rejections: Mapping[str, Rejection] | None = None,
     default_partition: str = slurm.DEFAULT_PARTITION,
+    now: float = 0.0,
 ) -> BridgeView:
     """One cycle's view: managed pods joined to their PodGroups, Nodes mapped to Slurm names."""
     by_group: dict[tuple[str, str], list[PodView]] = {}
@@ -144,6 +160,7 @@ def bridge_view(
         node_names=node_names(nodes),
         rejections=dict(rejections or {}),
         default_partition=default_partition,
+        now=now,
     )
 
 

@@ -1,0 +1,205 @@
+"""KAI's actions over one session: allocate, reclaim (between queues), preempt (within a queue)
+(kai.md §5, §7).
+
+allocate walks the queue tree picking the queue the comparator prefers for its best job, places the job's
+gang threshold all or nothing and requeues it while it has elastic pods left. reclaim lets a starving job of
+a queue within its fair share evict preemptible jobs of other queues the strategies allow; preempt lets a
+job evict strictly lower-priority preemptible jobs of its own queue. Victims go whole (a gang, never part
+of one); the evicting job is pipelined onto the room and bound in a later cycle.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from gangplane.schedulers.base import Eviction
+from gangplane.schedulers.kai import placement
+from gangplane.schedulers.kai.gangs import satisfied
+from gangplane.schedulers.kai.model import KaiJob, Res
+from gangplane.schedulers.kai.session import KaiSession
+
+
+def job_order(job: KaiJob) -> tuple[int, int, tuple[str, str], str]:
+    """Higher priority, then groups below their minimum first, then older, then key."""
+    return (-job.priority, int(satisfied(job.tree, job.placed_counts())), job.order, job.key)
+
+
+def _waiting(session: KaiSession) -> dict[str, list[KaiJob]]:
+    per_queue: dict[str, list[KaiJob]] = {}
+    for job in sorted(session.jobs.values(), key=job_order):
+        if not session.book.is_leaf(job.queue):
+            session.reasons[job.key] = ("QueueIsNotLeaf", f"queue {job.queue} is not a leaf queue")
+        elif job.pending() and job.key not in session.pipelined:
+            per_queue.setdefault(job.queue, []).append(job)
+    return per_queue
+
+
+def allocate(session: KaiSession) -> None:
+    per_queue = _waiting(session)
+    while per_queue:
+        queue = min(
+            per_queue, key=lambda q: session.book.order_key(q, session.request(per_queue[q][0].pending()))
+        )
+        job = per_queue[queue].pop(0)
+        if not per_queue[queue]:
+            del per_queue[queue]
+        attempt = placement.place(session, job)
+        if not attempt.ok:
+            session.reasons[job.key] = (attempt.reason, attempt.message)
+            continue
+        placement.commit(session, job, attempt)
+        session.reasons.pop(job.key, None)
+        if job.pending():
+            per_queue.setdefault(queue, []).append(job)
+            per_queue[queue].sort(key=job_order)
+
+
+# ---------------------------------------------------------------- evictions
+
+
+def _starving(session: KaiSession) -> list[KaiJob]:
+    return [
+        j
+        for j in sorted(session.jobs.values(), key=job_order)
+        if j.pending()
+        and j.key not in session.pipelined
+        and not satisfied(j.tree, j.placed_counts())
+        and session.book.is_leaf(j.queue)
+    ]
+
+
+def _fits(session: KaiSession, job: KaiJob) -> bool:
+    token = session.snapshot.checkpoint()
+    ok = placement.place(session, job).ok
+    session.snapshot.rollback(token)
+    return ok
+
+
+def _remove(session: KaiSession, victim: KaiJob) -> list[tuple[str, int]]:
+    removed = []
+    for m in victim.members:
+        if m.running and (row := session.snapshot.location(m.pod.key)) is not None:
+            session.snapshot.forget(m.pod.key)
+            removed.append((m.pod.key, row))
+    session.book.release(
+        victim.queue, session.request([m for m in victim.members if m.running]), victim.preemptible
+    )
+    return removed
+
+
+def _restore(session: KaiSession, victim: KaiJob, removed: list[tuple[str, int]]) -> None:
+    pods = {m.pod.key: m.pod for m in victim.members}
+    for key, row in removed:
+        session.snapshot.assume(pods[key], row)
+    session.book.allocate(
+        victim.queue, session.request([m for m in victim.members if m.running]), victim.preemptible
+    )
+
+
+def _search(
+    session: KaiSession, job: KaiJob, victims: list[KaiJob], accept: Callable[[KaiJob], bool]
+) -> list[KaiJob] | None:
+    taken: list[tuple[KaiJob, list[tuple[str, int]]]] = []
+    for victim in victims:
+        if accept(victim):
+            taken.append((victim, _remove(session, victim)))
+            if _fits(session, job):
+                break
+    else:
+        for victim, removed in reversed(taken):
+            _restore(session, victim, removed)
+        return None
+    for victim, removed in list(reversed(taken[:-1])):
+        _restore(session, victim, removed)
+        if _fits(session, job):
+            taken.remove((victim, removed))
+        else:
+            _remove(session, victim)
+    return [victim for victim, _ in taken]
+
+
+def _evict(session: KaiSession, job: KaiJob, victims: list[KaiJob], reason: str) -> None:
+    count = 0
+    for victim in victims:
+        for m in victim.members:
+            if m.running:
+                m.running, m.releasing = False, True
+                message = f"{reason} by {job.key} (priority {job.priority}, queue {job.queue})"
+                session.evictions.append(Eviction(m.pod.key, reason, message))
+                count += 1
+    attempt = placement.place(session, job)
+    for member, _ in attempt.placed:
+        session.book.allocate(job.queue, session.units(member.pod), job.preemptible)
+    session.pipelined.add(job.key)
+    session.reasons[job.key] = ("Pipelined", f"waiting for {count} evicted pods to terminate ({reason})")
+
+
+def _running(session: KaiSession, job: KaiJob) -> bool:
+    return any(m.running for m in job.members) and job.key not in session.pipelined
+
+
+def _waiting_for_releasing(session: KaiSession, job: KaiJob) -> bool:
+    releasing = [m for j in session.jobs.values() for m in j.members if m.releasing]
+    token = session.snapshot.checkpoint()
+    for m in releasing:
+        if session.snapshot.location(m.pod.key) is not None:
+            session.snapshot.forget(m.pod.key)
+    ok = bool(releasing) and placement.place(session, job).ok
+    session.snapshot.rollback(token)
+    if ok:
+        session.reasons[job.key] = ("Pipelined", f"waiting for {len(releasing)} terminating pods")
+    return ok
+
+
+def _newest_first(jobs: list[KaiJob]) -> list[KaiJob]:
+    return sorted(jobs, key=lambda v: v.order, reverse=True)
+
+
+def _reclaim_rule(session: KaiSession, job: KaiJob, request: Res) -> Callable[[KaiJob], bool]:
+    def accept(victim: KaiJob) -> bool:
+        held = session.request([m for m in victim.members if m.running])
+        return session.book.reclaimable(job.queue, request, victim.queue, held)
+
+    return accept
+
+
+def reclaim(session: KaiSession) -> None:
+    for job in _starving(session):
+        request = session.request(placement.needed_members(job) or [])
+        if not job.preemptible or not session.book.may_reclaim(job.queue, request):
+            continue  # non-preemptible work never triggers reclaim (kai.md §6)
+        if _waiting_for_releasing(session, job):
+            continue
+        victims = [
+            v
+            for v in session.jobs.values()
+            if v.queue != job.queue and v.preemptible and _running(session, v)
+        ]
+        victims = _newest_first(victims)
+        victims.sort(key=lambda v: (-session.book.dominant_share(v.queue), v.priority))
+        if (
+            chosen := _search(session, job, victims, _reclaim_rule(session, job, request))
+        ) is not None and chosen:
+            _evict(session, job, chosen, "Reclaimed")
+
+
+def preempt(session: KaiSession) -> None:
+    for job in _starving(session):
+        if _waiting_for_releasing(session, job):
+            continue
+        victims = [
+            v
+            for v in session.jobs.values()
+            if v.queue == job.queue and v.preemptible and v.priority < job.priority and _running(session, v)
+        ]
+        victims = _newest_first(victims)
+        victims.sort(key=lambda v: v.priority)
+        if (chosen := _search(session, job, victims, lambda v: True)) is not None and chosen:
+            _evict(session, job, chosen, "Preempted")
+
+
+ACTIONS: dict[str, Callable[[KaiSession], None]] = {
+    "allocate": allocate,
+    "reclaim": reclaim,
+    "preempt": preempt,
+}

@@ -1,0 +1,184 @@
+"""Per-cycle KAI queue accounting: fair shares (``fairshare.divide_tree`` per resource), usage rolled up the
+queue tree, the queue comparator, capacity checks and the reclaim strategies (kai.md §7).
+
+Moved by ``allocate``/``release`` as actions place or evict, so later decisions in the cycle see earlier
+ones. Vectors are (GPU, CPU millicores, memory MB).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from gangplane.schedulers.kai.fairshare import ShareInput, TreeQueue, divide_tree
+from gangplane.schedulers.kai.model import RESOURCES, KaiQueue, Res
+
+_EPS = 1e-9
+
+
+@dataclass(slots=True)
+class QueueState:
+    queue: KaiQueue
+    fair: Res
+    deserved: Res
+    allocated: Res
+    allocated_non_preemptible: Res
+    requested: Res
+
+
+def _zeros() -> Res:
+    return np.zeros(len(RESOURCES), dtype=np.float64)
+
+
+class KaiBook:
+    def __init__(
+        self,
+        total: Res,
+        queues: Sequence[KaiQueue],
+        usage: Mapping[str, tuple[Res, Res, Res]],
+        k_value: float = 1.0,
+    ) -> None:
+        """``usage[leaf]`` = (allocated, allocated non-preemptible, requested = allocated + pending)."""
+        self.total = total
+        self.queues = {q.name: q for q in queues}
+        self.children: dict[str | None, list[str]] = {}
+        for q in queues:
+            parent = q.parent if q.parent in self.queues else None
+            self.children.setdefault(parent, []).append(q.name)
+        self.states = {
+            q.name: QueueState(q, _zeros(), _zeros(), _zeros(), _zeros(), _zeros()) for q in queues
+        }
+        for leaf, (alloc, non_preemptible, requested) in usage.items():
+            for name in self.chain(leaf):
+                state = self.states[name]
+                state.allocated = state.allocated + alloc
+                state.allocated_non_preemptible = state.allocated_non_preemptible + non_preemptible
+                state.requested = state.requested + requested
+        self._divide(k_value)
+
+    def _divide(self, k_value: float) -> None:
+        for r in range(len(RESOURCES)):
+            tree = [
+                TreeQueue(
+                    ShareInput(
+                        q.name,
+                        float(q.quota[r]),
+                        float(q.limit[r]),
+                        float(q.weight[r]),
+                        q.priority,
+                        float(self.states[q.name].requested[r]),
+                        q.order,
+                    ),
+                    q.parent if q.parent in self.queues else None,
+                )
+                for q in self.queues.values()
+            ]
+            for name, value in divide_tree(float(self.total[r]), tree, k_value).items():
+                self.states[name].fair[r] = value
+        for state in self.states.values():
+            parent_total = (
+                self.total if state.queue.parent not in self.states else self.states[state.queue.parent].fair
+            )
+            state.deserved = state.queue.deserved(parent_total)
+
+    # ------------------------------------------------------------ lookups
+
+    def is_leaf(self, name: str) -> bool:
+        return not self.children.get(name)
+
+    def chain(self, name: str) -> list[str]:
+        names = [name]
+        while (parent := self.queues[names[-1]].parent) in self.queues and parent not in names:
+            names.append(parent)
+        return names
+
+    def allocatable_share(self, name: str) -> Res:
+        state = self.states[name]
+        return np.minimum(state.queue.max_allowed(), np.maximum(state.deserved, state.fair))
+
+    def dominant_share(self, name: str, extra: Res | None = None) -> float:
+        state = self.states[name]
+        used = state.allocated + (extra if extra is not None else 0.0)
+        share = self.allocatable_share(name)
+        ratios = np.where(share > _EPS, used / np.where(share > _EPS, share, 1.0), used * 1000.0)
+        return float(ratios.max(initial=0.0))
+
+    def order_key(
+        self, name: str, request: Res
+    ) -> tuple[int, int, int, int, float, float, float, tuple[str, str]]:
+        """The queue comparator, first decisive rule wins (kai.md §7 rules 1-8)."""
+        state = self.states[name]
+        over = int(not np.all(state.allocated <= state.fair + _EPS))
+        starved = int(not np.all(state.allocated + request <= state.deserved + _EPS))
+        zero_share = self.allocatable_share(name) <= _EPS
+        blocked = int(bool(np.any(zero_share & (state.allocated + request > _EPS))))
+        return (
+            over,
+            starved,
+            -state.queue.priority,
+            blocked,
+            self.dominant_share(name, request),
+            self.dominant_share(name),
+            float(self.allocatable_share(name).sum()),
+            state.queue.order,
+        )
+
+    # ------------------------------------------------------------ checks
+
+    def capacity_reason(self, name: str, request: Res, preemptible: bool) -> tuple[str, str] | None:
+        """``(reason, message)`` when the request breaks a limit (queue or ancestor) or, for non-preemptible
+        work, the quota; else ``None``."""
+        for queue in self.chain(name):
+            state = self.states[queue]
+            after = state.allocated + request
+            limit = state.queue.max_allowed()
+            if np.any(after > limit + _EPS):
+                r = int(np.argmax(after - limit))
+                return "OverLimit", _message(queue, "limit", limit[r], state.allocated[r], request[r], r)
+            if not preemptible:
+                quota = state.deserved
+                after_np = state.allocated_non_preemptible + request
+                if np.any((after_np > quota + _EPS) & (request > 0)):
+                    r = int(np.argmax(np.where(request > 0, after_np - quota, -np.inf)))
+                    used = state.allocated_non_preemptible[r]
+                    return "NonPreemptibleOverQuota", _message(queue, "quota", quota[r], used, request[r], r)
+        return None
+
+    def may_reclaim(self, name: str, request: Res) -> bool:
+        """The reclaimer stays within its fair share with the job added."""
+        state = self.states[name]
+        return bool(np.all(state.allocated + request <= np.maximum(state.fair, state.deserved) + _EPS))
+
+    def reclaimable(self, reclaimer: str, request: Res, victim_queue: str, victim: Res) -> bool:
+        """MaintainFairShare — the victim queue stays at or above its allocatable share (dominant resource)
+        and saturation order is kept — or GuaranteeDeservedQuota — the reclaimer stays within deserved and
+        the victim queue exceeds its own; a queue wholly within its quota is never a victim (kai.md §7)."""
+        v, r = self.states[victim_queue], self.states[reclaimer]
+        victim_after = self.dominant_share(victim_queue, -victim)
+        reclaimer_after = self.dominant_share(reclaimer, request)
+        maintain = victim_after >= 1.0 - _EPS and reclaimer_after <= victim_after + _EPS
+        guarantee = bool(np.all(r.allocated + request <= r.deserved + _EPS)) and bool(
+            np.any(v.allocated > v.deserved + _EPS)
+        )
+        within_quota = bool(np.all(v.allocated <= v.deserved + _EPS))
+        return (maintain or guarantee) and not within_quota
+
+    # ------------------------------------------------------------ events
+
+    def allocate(self, name: str, request: Res, preemptible: bool) -> None:
+        for queue in self.chain(name):
+            state = self.states[queue]
+            state.allocated = state.allocated + request
+            if not preemptible:
+                state.allocated_non_preemptible = state.allocated_non_preemptible + request
+
+    def release(self, name: str, request: Res, preemptible: bool) -> None:
+        self.allocate(name, -request, preemptible)
+
+
+def _message(queue: str, label: str, bound: float, used: float, request: float, r: int) -> str:
+    unit = {"gpu": "GPUs", "cpu": "millicores CPU", "memory": "MB memory"}[RESOURCES[r]]
+    bound_text = "unlimited" if np.isinf(bound) else f"{bound:g}"
+    return f"queue {queue} at its {label} of {bound_text} {unit}: {used:g} in use, {request:g} more requested"

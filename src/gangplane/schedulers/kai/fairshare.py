@@ -1,0 +1,160 @@
+"""KAI's hierarchical fair share: each level's amount of one resource divided among sibling queues — quota
+first, then the surplus by over-quota weight within priority buckets, capped by limit (kai.md §7).
+
+Pure, one resource at a time, in KAI units (GPU devices, CPU millicores, memory MB), so the whole-unit
+rounding of the over-quota pass means what it means upstream. Upstream:
+``pkg/scheduler/plugins/proportion/resource_division/resource_division.go``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+UNLIMITED = -1.0
+_EPS = 1e-9
+
+
+@dataclass(frozen=True, slots=True)
+class ShareInput:
+    """One queue's numbers for one resource. ``deserved``/``limit`` of ``-1`` mean unlimited; ``request`` is
+    the pending plus running demand of the queue's whole subtree; ``order`` breaks ties, older first."""
+
+    name: str
+    deserved: float
+    limit: float
+    weight: float
+    priority: int
+    request: float
+    order: tuple[str, str] = ("", "")
+
+
+def max_allowed(queue: ShareInput) -> float:
+    return math.inf if queue.limit == UNLIMITED else max(queue.limit, 0.0)
+
+
+def requestable(queue: ShareInput) -> float:
+    return min(queue.request, max_allowed(queue))
+
+
+def divide(
+    total: float,
+    queues: Sequence[ShareInput],
+    k_value: float = 1.0,
+    usage: Mapping[str, float] | None = None,
+) -> dict[str, float]:
+    """The fair share of each sibling queue out of ``total`` (one resource)."""
+    fair = {q.name: 0.0 for q in queues}
+    left = total
+    for q in queues:  # in-quota first
+        quota = total if q.deserved == UNLIMITED else max(q.deserved, 0.0)
+        given = min(quota, requestable(q))
+        fair[q.name] = given
+        left -= given
+    if left <= _EPS:
+        return fair
+    buckets = _priority_buckets(queues)
+    leftovers: dict[str, float] = {}
+    for bucket in buckets:
+        left = _water_fill(left, bucket, fair, leftovers, k_value, usage or {})
+    for bucket in buckets:
+        left = _hand_out_remainders(left, bucket, fair, leftovers)
+    return fair
+
+
+def _priority_buckets(queues: Sequence[ShareInput]) -> list[list[ShareInput]]:
+    priorities = sorted({q.priority for q in queues}, reverse=True)
+    return [sorted((q for q in queues if q.priority == p), key=lambda q: q.name) for p in priorities]
+
+
+def _weights(
+    unsatisfied: Sequence[ShareInput], k_value: float, usage: Mapping[str, float]
+) -> dict[str, float]:
+    """``max(0, nw + k × (nw − usage))`` with ``nw`` the weight normalised over the unsatisfied queues."""
+    total = sum(max(q.weight, 0.0) for q in unsatisfied)
+    if total <= 0:
+        return {}
+    weights = {}
+    for q in unsatisfied:
+        normalised = max(q.weight, 0.0) / total
+        weights[q.name] = max(0.0, normalised + k_value * (normalised - usage.get(q.name, 0.0)))
+    return weights
+
+
+def _water_fill(
+    left: float,
+    bucket: Sequence[ShareInput],
+    fair: dict[str, float],
+    leftovers: dict[str, float],
+    k_value: float,
+    usage: Mapping[str, float],
+) -> float:
+    while left > _EPS:
+        unsatisfied = [q for q in bucket if requestable(q) - fair[q.name] > _EPS]
+        weights = {name: w for name, w in _weights(unsatisfied, k_value, usage).items() if w > 0}
+        total = sum(weights.values())
+        if total <= 0:
+            return left
+        budget, someone_needed_less = left, False
+        for q in (q for q in unsatisfied if q.name in weights):
+            share = budget * weights[q.name] / total
+            need = requestable(q) - fair[q.name]
+            if need <= share + _EPS:
+                given, someone_needed_less = need, True
+                leftovers.pop(q.name, None)
+            else:
+                given = math.floor(share + _EPS)
+                leftovers[q.name] = share - given
+            fair[q.name] += given
+            left -= given
+        if not someone_needed_less:
+            return left
+    return left
+
+
+def _hand_out_remainders(
+    left: float, bucket: Sequence[ShareInput], fair: dict[str, float], leftovers: Mapping[str, float]
+) -> float:
+    """The rounded-down fractions go out one unit at a time: largest leftover, then older, then name."""
+    ranked = sorted(bucket, key=lambda q: (-leftovers.get(q.name, 0.0), q.order, q.name))
+    for q in ranked:
+        if left <= _EPS:
+            break
+        need = requestable(q) - fair[q.name]
+        if need <= _EPS or q.weight <= 0:
+            continue
+        given = min(1.0, left, need)
+        fair[q.name] += given
+        left -= given
+    return left
+
+
+# ---------------------------------------------------------------- the queue tree
+
+
+@dataclass(frozen=True, slots=True)
+class TreeQueue:
+    """A queue in the tree with its ``ShareInput`` for one resource; ``parent`` ``None`` for a top queue."""
+
+    share: ShareInput
+    parent: str | None
+
+
+def divide_tree(
+    total: float, queues: Sequence[TreeQueue], k_value: float = 1.0, usage: Mapping[str, float] | None = None
+) -> dict[str, float]:
+    """Top-down: the top queues divide ``total``; every queue's fair share is divided among its children.
+    ``request`` of each input must already be the subtree sum."""
+    children: dict[str | None, list[ShareInput]] = {}
+    for q in queues:
+        children.setdefault(q.parent, []).append(q.share)
+    fair: dict[str, float] = {}
+    pending: list[tuple[str | None, float]] = [(None, total)]
+    while pending:
+        parent, amount = pending.pop(0)
+        kids = sorted(children.get(parent, []), key=lambda s: s.name)
+        for name, value in divide(amount, kids, k_value, usage).items():
+            fair[name] = value
+            pending.append((name, value))
+    return fair

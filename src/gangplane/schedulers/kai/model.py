@@ -1,0 +1,202 @@
+"""KAI's inputs as values: queues (``scheduling.run.ai/v2``), jobs from PodGroups (``v2alpha2``) and their
+pods, and the pod-grouper's PodGroup for JobSet pods that have none yet (kai.md §3, §4).
+
+Resources are in KAI units — GPU devices, CPU millicores, memory MB — as a 3-vector, so queue numbers are
+used as written. Pure: wire dicts in, values out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from gangplane.api.scheduling import kai
+from gangplane.schedulers.core.objects import PodInfo
+from gangplane.schedulers.core.resources import CPU, GPU, MEMORY, ResourceIndex
+from gangplane.schedulers.kai.gangs import GangTree, build_tree
+
+Res = npt.NDArray[np.float64]
+RESOURCES = ("gpu", "cpu", "memory")
+JOBSET_NAME_LABEL = "jobset.sigs.k8s.io/jobset-name"
+REPLICATED_JOB_LABEL = "jobset.sigs.k8s.io/replicatedjob-name"
+JOB_INDEX_LABEL = "jobset.sigs.k8s.io/job-index"
+
+
+def kai_units(index: ResourceIndex, row: npt.NDArray[np.int64]) -> Res:
+    """A request row as (GPUs, millicores, MB)."""
+    memory = row[index.position(MEMORY)] / 1e6
+    return np.array([row[index.position(GPU)], row[index.position(CPU)], memory], dtype=np.float64)
+
+
+@dataclass(frozen=True, slots=True)
+class KaiQueue:
+    name: str
+    parent: str | None
+    priority: int
+    quota: Res  # -1 = unlimited
+    limit: Res  # -1 = unlimited
+    weight: Res
+    order: tuple[str, str]
+
+    def max_allowed(self) -> Res:
+        return np.where(self.limit == kai.UNLIMITED, np.inf, np.maximum(self.limit, 0.0))
+
+    def deserved(self, total: Res) -> Res:
+        return np.where(self.quota == kai.UNLIMITED, total, np.maximum(self.quota, 0.0))
+
+
+def queue_of(obj: Mapping[str, Any]) -> KaiQueue:
+    """No CRD defaults: a missing resource block means quota 0, limit 0, weight 0 (kai.md §3)."""
+    meta, spec = obj.get("metadata") or {}, obj.get("spec") or {}
+    resources = spec.get("resources") or {}
+
+    def field_of(key: str) -> Res:
+        return np.array([float((resources.get(r) or {}).get(key) or 0) for r in RESOURCES], dtype=np.float64)
+
+    priority = spec.get("priority")
+    return KaiQueue(
+        name=meta["name"],
+        parent=spec.get("parentQueue") or None,
+        priority=kai.DEFAULT_QUEUE_PRIORITY if priority is None else int(priority),
+        quota=field_of("quota"),
+        limit=field_of("limit"),
+        weight=field_of("overQuotaWeight"),
+        order=(meta.get("creationTimestamp") or "", meta.get("uid") or ""),
+    )
+
+
+@dataclass(slots=True)
+class Member:
+    pod: PodInfo
+    leaf: str
+    running: bool  # bound or running (holds resources)
+    releasing: bool = False
+
+
+@dataclass(slots=True)
+class KaiJob:
+    key: str
+    namespace: str
+    name: str
+    queue: str
+    priority: int
+    preemptible: bool
+    tree: GangTree
+    topology: Mapping[str, str]
+    order: tuple[str, str]
+    obj: Mapping[str, Any] | None  # None: derived here, no object to write status to
+    members: list[Member] = field(default_factory=list)
+
+    def placed_counts(self) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for m in self.members:
+            if m.running:
+                counts[m.leaf] = counts.get(m.leaf, 0) + 1
+        return counts
+
+    def pending(self) -> list[Member]:
+        return [m for m in self.members if not m.running and not m.releasing and not m.pod.gated]
+
+
+def priority_of(class_name: str | None, classes: Mapping[str, int]) -> int:
+    """PriorityClass value; KAI's own classes always exist; unresolved → 50 (kai.md §6)."""
+    if class_name and class_name in classes:
+        return classes[class_name]
+    return kai.PRIORITY_CLASSES.get(class_name or "", kai.PRIORITY_CLASSES[kai.DEFAULT_PRIORITY_CLASS])
+
+
+def preemptible(spec: Mapping[str, Any], priority: int) -> bool:
+    given = spec.get("preemptibility")
+    if given in (kai.Preemptibility.PREEMPTIBLE, kai.Preemptibility.NON_PREEMPTIBLE):
+        return bool(given == kai.Preemptibility.PREEMPTIBLE)
+    return priority < kai.NON_PREEMPTIBLE_PRIORITY
+
+
+def job_of(pg: Mapping[str, Any], classes: Mapping[str, int], derived: bool = False) -> KaiJob:
+    meta, spec = pg.get("metadata") or {}, pg.get("spec") or {}
+    priority = priority_of(spec.get("priorityClassName"), classes)
+    namespace = meta.get("namespace") or "default"
+    topology = spec.get("topologyConstraint") or {}
+    return KaiJob(
+        key=f"{namespace}/{meta.get('name', '')}",
+        namespace=namespace,
+        name=meta.get("name", ""),
+        queue=spec.get("queue") or kai.DEFAULT_QUEUE,
+        priority=priority,
+        preemptible=preemptible(spec, priority),
+        tree=build_tree(
+            _opt(spec.get("minMember")), _opt(spec.get("minSubGroup")), spec.get("subGroups") or []
+        ),
+        topology={k: str(v) for k, v in topology.items() if v},
+        order=(meta.get("creationTimestamp") or "", meta.get("uid") or ""),
+        obj=None if derived else pg,
+    )
+
+
+def _opt(value: Any) -> int | None:
+    return None if value is None else int(value)
+
+
+# ---------------------------------------------------------------- pod-grouper
+
+
+def _annotation_int(annotations: Mapping[str, Any], key: str) -> int | None:
+    try:
+        value = int(str(annotations.get(key, "")), 10)
+    except ValueError:
+        return None
+    return value if value >= 1 else None
+
+
+def jobset_pod_group(jobset: Mapping[str, Any]) -> dict[str, Any]:
+    """The JobSet grouper's PodGroup (KAI ≥ v0.16): root minSubGroup, a parent per replicated job
+    (minSubGroup = replicas) and a leaf per replica (minMember = parallelism or the template override)."""
+    meta, spec = jobset.get("metadata") or {}, jobset.get("spec") or {}
+    labels, annotations = meta.get("labels") or {}, meta.get("annotations") or {}
+    rjobs = spec.get("replicatedJobs") or []
+    root = _annotation_int(annotations, kai.BATCH_MIN_MEMBER_ANNOTATION)
+    in_order = (spec.get("startupPolicy") or {}).get("startupPolicyOrder") == "InOrder"
+    root_min = min(root, len(rjobs)) if root else (1 if in_order else len(rjobs))
+    sub_groups: list[dict[str, Any]] = []
+    for rjob in rjobs:
+        template = rjob.get("template") or {}
+        t_annotations = (template.get("metadata") or {}).get("annotations") or {}
+        parallelism = (template.get("spec") or {}).get("parallelism")
+        leaf_min = _annotation_int(t_annotations, kai.BATCH_MIN_MEMBER_ANNOTATION) or (parallelism or 1)
+        replicas = int(rjob.get("replicas") or 1)
+        sub_groups.append({"name": rjob["name"], "minSubGroup": replicas})
+        sub_groups += [
+            {"name": f"{rjob['name']}-replica-{i}", "parent": rjob["name"], "minMember": leaf_min}
+            for i in range(replicas)
+        ]
+    name = f"pg-{meta.get('name', '')}-{meta.get('uid', '')}"
+    pg_spec = {
+        "minSubGroup": root_min,
+        "queue": labels.get(kai.QUEUE_LABEL) or kai.DEFAULT_QUEUE,
+        "subGroups": sub_groups,
+    }
+    if labels.get(kai.PRIORITY_CLASS_LABEL):
+        pg_spec["priorityClassName"] = labels[kai.PRIORITY_CLASS_LABEL]
+    return {"metadata": {"name": name, "namespace": meta.get("namespace") or "default"}, "spec": pg_spec}
+
+
+def leaf_of_jobset_pod(labels: Mapping[str, str]) -> str:
+    rjob, index = labels.get(REPLICATED_JOB_LABEL), labels.get(JOB_INDEX_LABEL)
+    return f"{rjob}-replica-{index}" if rjob and index is not None else ""
+
+
+def default_pod_group(pod: PodInfo) -> dict[str, Any]:
+    """The default grouper for a lone pod: ``minMember`` 1, queue from the pod's label."""
+    queue = pod.labels.get(kai.QUEUE_LABEL) or kai.DEFAULT_QUEUE
+    spec: dict[str, Any] = {"minMember": 1, "queue": queue}
+    if pod.priority_class_name:
+        spec["priorityClassName"] = pod.priority_class_name
+    return {"metadata": {"name": f"pg-{pod.name}-{pod.uid}", "namespace": pod.namespace}, "spec": spec}
+
+
+def jobsets_by_key(objs: Sequence[Mapping[str, Any]]) -> dict[str, Mapping[str, Any]]:
+    return {f"{(o['metadata'].get('namespace') or 'default')}/{o['metadata']['name']}": o for o in objs}

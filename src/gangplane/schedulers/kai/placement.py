@@ -1,0 +1,131 @@
+"""Placing one KAI job: the pods its SubGroup tree still needs, all or nothing, inside the topology domain
+its PodGroup asks for (kai.md §4.1, §8).
+
+Topology levels are node label keys (KAI's ``Topology`` CRD lists them; the PodGroup names the level by its
+label): a *required* level keeps the whole gang inside one domain of that label (nodes without it are
+excluded), trying the domain with the least free GPUs that can hold the gang first; a *preferred* level
+tries its domains, most free first, and falls back to the wider set. A try assumes into the snapshot and
+never binds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from gangplane.schedulers.core.fit import Mask
+from gangplane.schedulers.core.gang import place_gang
+from gangplane.schedulers.kai.gangs import shortfall
+from gangplane.schedulers.kai.model import KaiJob, Member
+from gangplane.schedulers.kai.session import KaiSession
+
+
+@dataclass(slots=True)
+class Attempt:
+    ok: bool
+    placed: list[tuple[Member, int]] = field(default_factory=list)
+    reason: str = ""
+    message: str = ""
+
+
+def needed_members(job: KaiJob) -> list[Member] | None:
+    """The pending members to place for the gang threshold (elastic extras if it is met), or ``None``."""
+    pending = job.pending()
+    by_leaf: dict[str, list[Member]] = {}
+    for m in pending:
+        by_leaf.setdefault(m.leaf, []).append(m)
+    plan = shortfall(job.tree, job.placed_counts(), {leaf: len(ms) for leaf, ms in by_leaf.items()})
+    if plan is None:
+        return None
+    if not any(plan.values()):
+        return pending  # gang satisfied: the rest are elastic extras
+    return [m for leaf, count in sorted(plan.items()) for m in by_leaf[leaf][:count]]
+
+
+def _domains(session: KaiSession, level: str, within: Mask) -> list[Mask]:
+    values = sorted(
+        {n.labels[level] for i, n in enumerate(session.snapshot.nodes) if within[i] and level in n.labels}
+    )
+    return [within & np.array([n.labels.get(level) == v for n in session.snapshot.nodes]) for v in values]
+
+
+def _free_gpus(session: KaiSession, mask: Mask) -> int:
+    col = session.snapshot.index.position("nvidia.com/gpu")
+    return int(session.snapshot.free()[mask, col].sum())
+
+
+def _try(session: KaiSession, members: list[Member], minimum: int, allowed: Mask) -> Attempt:
+    result = place_gang(
+        session.snapshot,
+        [m.pod for m in members],
+        min_member=minimum,
+        strategy=session.config.strategy,
+        allowed=allowed,
+    )
+    if not result.ok:
+        return Attempt(False, reason="NotEnoughResources", message=result.message)
+    by_key = {m.pod.key: m for m in members}
+    return Attempt(
+        True, [(by_key[b.pod_key], session.snapshot.node_position(b.node)) for b in result.bindings]
+    )
+
+
+def _try_domains(
+    session: KaiSession, members: list[Member], minimum: int, domains: list[Mask]
+) -> Attempt | None:
+    for domain in domains:
+        attempt = _try(session, members, minimum, domain)
+        if attempt.ok:
+            return attempt
+    return None
+
+
+def place(session: KaiSession, job: KaiJob) -> Attempt:
+    members = needed_members(job)
+    if members is None:
+        return Attempt(False, reason="NotEnoughPods", message="the gang has fewer pods than its minimum")
+    if not members:
+        return Attempt(False, reason="NotEnoughPods", message="no pending pods")
+    gang_missing = needed_members_count(job, members)
+    request = session.request(members)
+    if (refusal := session.book.capacity_reason(job.queue, request, job.preemptible)) is not None:
+        return Attempt(False, reason=refusal[0], message=refusal[1])
+    everything = np.ones(len(session.snapshot), dtype=bool)
+    required, preferred = (
+        job.topology.get("requiredTopologyLevel"),
+        job.topology.get("preferredTopologyLevel"),
+    )
+    scopes = [everything]
+    if required:
+        scopes = sorted(_domains(session, required, everything), key=lambda m: _free_gpus(session, m))
+    for scope in scopes:
+        if preferred:
+            inner = sorted(_domains(session, preferred, scope), key=lambda m: -_free_gpus(session, m))
+            if (found := _try_domains(session, members, gang_missing, inner)) is not None:
+                return found
+        attempt = _try(session, members, gang_missing, scope)
+        if attempt.ok:
+            return attempt
+        last = attempt
+    if required:
+        return Attempt(
+            False,
+            reason="NotEnoughResources",
+            message=f"no {required} domain can hold the gang ({len(scopes)} tried)",
+        )
+    return last
+
+
+def needed_members_count(job: KaiJob, members: list[Member]) -> int:
+    """All of ``members`` are needed for an unmet gang; one is enough for elastic growth."""
+    plan = shortfall(job.tree, job.placed_counts(), {})
+    return 1 if plan is not None and not any(plan.values()) else len(members)
+
+
+def commit(session: KaiSession, job: KaiJob, attempt: Attempt) -> None:
+    for member, row in attempt.placed:
+        session.bind(job, member, row)
+
+
+__all__ = ["Attempt", "commit", "needed_members", "place"]

@@ -1,0 +1,155 @@
+"""One KAI cycle's working state, copied from the view: jobs (PodGroups, or the pod-grouper's derivation
+for pods without one), the queue book and the snapshot the actions change (kai.md §5)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from gangplane.api.scheduling import kai
+from gangplane.schedulers.base import ClusterView, Eviction
+from gangplane.schedulers.core.gang import Binding
+from gangplane.schedulers.core.objects import NOT_READY_TAINT, UNREACHABLE_TAINT, PodInfo, pod_info, pod_key
+from gangplane.schedulers.core.scoring import Strategy
+from gangplane.schedulers.core.snapshot import Snapshot
+from gangplane.schedulers.kai import model
+from gangplane.schedulers.kai.book import KaiBook
+from gangplane.schedulers.kai.model import KaiJob, Member, Res
+from gangplane.store.catalog import JOBSETS, KAI_PODGROUPS, KAI_QUEUES, PODS, PRIORITY_CLASSES
+
+
+@dataclass(frozen=True, slots=True)
+class KaiConfig:
+    """``strategy``: node placement (binpack or spread); ``actions`` in order; ``k_value`` of the
+    over-quota weights; ``scheduler_name`` the pods' ``schedulerName``."""
+
+    strategy: Strategy = Strategy.BINPACK
+    actions: tuple[str, ...] = ("allocate", "reclaim", "preempt")
+    k_value: float = 1.0
+    scheduler_name: str = kai.SCHEDULER_NAME
+    node_pool: str = "default"
+
+
+@dataclass(slots=True)
+class KaiSession:
+    config: KaiConfig
+    snapshot: Snapshot
+    book: KaiBook
+    jobs: dict[str, KaiJob]
+    now: float
+    bindings: list[Binding] = field(default_factory=list)
+    evictions: list[Eviction] = field(default_factory=list)
+    reasons: dict[str, tuple[str, str]] = field(default_factory=dict)  # job -> (reason, message)
+    pipelined: set[str] = field(default_factory=set)
+    left_out: dict[str, tuple[str, str, tuple[str, ...]]] = field(
+        default_factory=dict
+    )  # reason, message, pods
+
+    def units(self, pod: PodInfo) -> Res:
+        return model.kai_units(self.snapshot.index, pod.requests)
+
+    def request(self, members: list[Member]) -> Res:
+        return sum((self.units(m.pod) for m in members), start=np.zeros(3))
+
+    def bind(self, job: KaiJob, member: Member, row: int) -> None:
+        member.running = True
+        self.bindings.append(Binding(member.pod.key, self.snapshot.nodes[row].name))
+        self.book.allocate(job.queue, self.units(member.pod), job.preemptible)
+
+
+def group_name(pod: Mapping[str, Any]) -> str | None:
+    meta = pod.get("metadata") or {}
+    name = (meta.get("annotations") or {}).get(kai.POD_GROUP_ANNOTATION)
+    return f"{meta.get('namespace') or 'default'}/{name}" if name else None
+
+
+def _derived_key(pod: PodInfo, jobsets: Mapping[str, Mapping[str, Any]]) -> tuple[str, Mapping[str, Any]]:
+    """The pod-grouper's PodGroup for a pod that names none: its JobSet's, else a one-pod group."""
+    jobset = jobsets.get(f"{pod.namespace}/{pod.labels.get(model.JOBSET_NAME_LABEL, '')}")
+    pg = model.jobset_pod_group(jobset) if jobset is not None else model.default_pod_group(pod)
+    return f"{pod.namespace}/{pg['metadata']['name']}", pg
+
+
+def _pod(view: ClusterView, obj: Mapping[str, Any], pending: Mapping[str, PodInfo]) -> PodInfo | None:
+    key = pod_key(obj)
+    found = pending.get(key) or view.snapshot.pod(key)
+    if found is not None or (obj.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
+        return found
+    try:
+        return pod_info(dict(obj), view.snapshot.index)
+    except KeyError:
+        return None
+
+
+def _jobs(view: ClusterView, config: KaiConfig) -> dict[str, KaiJob]:
+    classes = {c["metadata"]["name"]: int(c.get("value") or 0) for c in view.objects_of(PRIORITY_CLASSES)}
+    groups = {
+        f"{g['metadata'].get('namespace') or 'default'}/{g['metadata']['name']}": g
+        for g in view.objects_of(KAI_PODGROUPS)
+    }
+    jobs = {key: model.job_of(pg, classes) for key, pg in groups.items()}
+    jobsets = model.jobsets_by_key(view.objects_of(JOBSETS))
+    pending = {p.key: p for p in view.pending}
+    for obj in view.objects_of(PODS):
+        if ((obj.get("spec") or {}).get("schedulerName") or "") != config.scheduler_name:
+            continue
+        info = _pod(view, obj, pending)
+        if info is None:
+            continue
+        key = group_name(obj)
+        if key is None:
+            key, pg = _derived_key(info, jobsets)
+            if key not in jobs:
+                jobs[key] = model.job_of(pg, classes, derived=True)
+        if key not in jobs:
+            continue
+        leaf = jobs[key].tree.leaf_of(
+            info.labels.get(kai.SUBGROUP_LABEL) or model.leaf_of_jobset_pod(info.labels)
+        )
+        releasing = bool((obj.get("metadata") or {}).get("deletionTimestamp"))
+        jobs[key].members.append(Member(info, leaf, bool(info.node_name), releasing))
+    for job in jobs.values():
+        job.members.sort(key=lambda m: (m.pod.created, m.pod.key))
+    return dict(sorted(jobs.items()))
+
+
+def _total(snapshot: Snapshot) -> Res:
+    ready = [
+        i
+        for i, n in enumerate(snapshot.nodes)
+        if not any(t.key in (NOT_READY_TAINT, UNREACHABLE_TAINT) for t in n.taints)
+    ]
+    return model.kai_units(snapshot.index, snapshot.allocatable[ready].sum(axis=0))
+
+
+def open_session(view: ClusterView, config: KaiConfig) -> KaiSession:
+    queues = [model.queue_of(q) for q in view.objects_of(KAI_QUEUES)]
+    names = {q.name for q in queues}
+    jobs = _jobs(view, config)
+    left_out = {}
+    usage: dict[str, tuple[Res, Res, Res]] = {}
+    for key, job in list(jobs.items()):
+        if job.queue not in names:
+            left_out[key] = (
+                "QueueDoesNotExist",
+                f"queue {job.queue} does not exist",
+                tuple(m.pod.key for m in job.pending()),
+            )
+            del jobs[key]
+            continue
+        alloc = sum(
+            (model.kai_units(view.snapshot.index, m.pod.requests) for m in job.members if m.running),
+            start=np.zeros(3),
+        )
+        pending = sum(
+            (model.kai_units(view.snapshot.index, m.pod.requests) for m in job.pending()), start=np.zeros(3)
+        )
+        a, n, r = usage.get(job.queue, (np.zeros(3), np.zeros(3), np.zeros(3)))
+        usage[job.queue] = (a + alloc, n + (0 if job.preemptible else alloc), r + alloc + pending)
+    book = KaiBook(_total(view.snapshot), queues, usage, config.k_value)
+    session = KaiSession(config, view.snapshot, book, jobs, view.now)
+    session.left_out = left_out
+    return session

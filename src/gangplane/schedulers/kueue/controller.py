@@ -1,0 +1,310 @@
+"""The embedded Kueue controller: the shell around the pure core, on the client controller framework.
+
+One reconciler, two kinds of keys:
+- a TrainJob key: create its Workload (owner = the TrainJob) from the live runtime, clear Kueue's patch once a
+  stopped job has no active pods, then ask for an admission pass;
+- the cycle key: bring the core up to date with the store (queues, flavors, Workloads, job readiness and
+  completion), evict on waitForPodsReady timeouts, run admission cycles until one changes nothing, then
+  write what they decided: ``status.admission`` and conditions on Workloads, start (patch + unsuspend) or
+  stop (suspend) TrainJobs. It asks to run again at the core's next deadline (requeue, backoff, timeout).
+
+Run with one worker: the core is not thread-safe and passes must not interleave.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from prometheus_client import CollectorRegistry
+
+from gangplane.api import trainer as t
+from gangplane.api.scheduling import kueue_workload as kw
+from gangplane.client.controller import Controller, Manager, Result, controller_owner, own_key
+from gangplane.client.informer import Key
+from gangplane.clock import Clock, parse_rfc3339, rfc3339
+from gangplane.errors import NotFound
+from gangplane.runtime.plugins.kueue import is_managed, workload_name
+from gangplane.schedulers.kueue import jobs
+from gangplane.schedulers.kueue.convert import (
+    admission,
+    assignment_from_admission,
+    cluster_queue_spec,
+    cohort_spec,
+    flavor_spec,
+    workload_request,
+)
+from gangplane.schedulers.kueue.cycle import CycleResult, run_cycle
+from gangplane.schedulers.kueue.metrics import KueueMetrics
+from gangplane.schedulers.kueue.state import Eviction, KueueConfig, KueueState
+from gangplane.schedulers.kueue.workloads import Phase, WorkloadState
+from gangplane.store import MERGE_PATCH, catalog
+from gangplane.store.base import Object, Store
+
+CYCLE_KEY: Key = ("", "kueue-admission-cycle")
+MAX_CYCLES_PER_PASS = 200
+_CONFIG_TYPES = (catalog.CLUSTER_QUEUES, catalog.COHORTS, catalog.RESOURCE_FLAVORS)
+
+
+def _cycle_key(_: Object) -> list[Key]:
+    return [CYCLE_KEY]
+
+
+def _condition_true(obj: kw.Workload, type_: str) -> bool:
+    return any(
+        c.type == type_ and c.status == "True" for c in (obj.status.conditions if obj.status else None) or []
+    )
+
+
+class KueueReconciler:
+    name = "kueue"
+
+    def __init__(self, store: Store, clock: Clock, metrics: KueueMetrics | None = None,
+                 config: KueueConfig | None = None) -> None:  # fmt: skip
+        self.store, self.clock, self.metrics = store, clock, metrics
+        self.core = KueueState(config or KueueConfig())
+        self.controller: Controller | None = None
+        self._config_version: tuple[str, ...] = ()
+        self._written: dict[str, Any] = {}
+        self._touched: set[str] = set()
+
+    def reconcile(self, key: Key) -> Result:
+        if key == CYCLE_KEY:
+            return self._schedule()
+        self._sync_trainjob(*key)
+        if self.controller is not None:
+            self.controller.enqueue(CYCLE_KEY)
+        return Result()
+
+    # ------------------------------------------------------------ TrainJobs
+
+    def _trainjob(self, namespace: str, name: str) -> t.TrainJob | None:
+        try:
+            return t.TrainJob.model_validate(self.store.get(catalog.TRAINJOBS, namespace, name))
+        except NotFound:
+            return None
+
+    def _sync_trainjob(self, namespace: str, name: str) -> None:
+        job = self._trainjob(namespace, name)
+        if job is None or not is_managed(job):
+            return
+        wl_name = workload_name(name, job.metadata.uid or "")
+        state = self.core.workloads.get(f"{namespace}/{wl_name}")
+        if state is None and not jobs.job_finished(job)[0]:
+            with contextlib.suppress(NotFound):
+                self.store.get(catalog.WORKLOADS, namespace, wl_name)
+                return
+            workload = jobs.build_workload(self.store, self.clock, job)
+            if workload is not None:
+                workload.metadata.name = wl_name
+                self.store.create(catalog.WORKLOADS, workload.to_dict())
+        elif state is not None and state.phase in (Phase.PENDING, Phase.INACTIVE):
+            jobs.stop_job(self.store, job)
+            jobs.clear_patch_when_stopped(self.store, job)
+
+    # ------------------------------------------------------------ reading the store into the core
+
+    def _sync_config(self, now: float) -> list[Eviction]:
+        objects = {rt: self.store.list(rt).items for rt in _CONFIG_TYPES}
+        version = tuple(
+            f"{rt.plural}/{o['metadata']['name']}@{o['metadata'].get('resourceVersion', '')}"
+            for rt, items in objects.items()
+            for o in items
+        )
+        if version == self._config_version:
+            return []
+        self._config_version = version
+        return self.core.configure(
+            [cluster_queue_spec(o) for o in objects[catalog.CLUSTER_QUEUES]],
+            [cohort_spec(o) for o in objects[catalog.COHORTS]],
+            [flavor_spec(o) for o in objects[catalog.RESOURCE_FLAVORS]],
+            now,
+        )
+
+    def _sync_workloads(self, now: float) -> None:
+        local_queues = {
+            (o["metadata"].get("namespace", ""), o["metadata"]["name"]): (o.get("spec") or {}).get("clusterQueue", "")
+            for o in self.store.list(catalog.LOCAL_QUEUES).items
+        }  # fmt: skip
+        labels = {
+            o["metadata"]["name"]: o["metadata"].get("labels") or {}
+            for o in self.store.list(catalog.NAMESPACES).items
+        }
+        seen = set()
+        for obj in self.store.list(catalog.WORKLOADS).items:
+            workload = kw.Workload.model_validate(obj)
+            namespace = workload.metadata.namespace or ""
+            cq = local_queues.get((namespace, workload.spec.queue_name or ""), "")
+            request = workload_request(workload, cq, labels.get(namespace, {}))
+            seen.add(request.key)
+            self._sync_one(workload, request, now)
+        for key in [k for k in self.core.workloads if k not in seen]:
+            self.core.delete_workload(key, now)
+            self._written.pop(key, None)
+
+    def _sync_one(self, workload: kw.Workload, request: Any, now: float) -> None:
+        state = self.core.workloads.get(request.key)
+        if state is not None and not state.cluster_queue and request.cluster_queue:
+            self.core.delete_workload(request.key, now)  # its LocalQueue appeared: queue it for real
+            state = None
+        if state is None:
+            if _condition_true(workload, kw.WorkloadConditionType.FINISHED):
+                return
+            admitted = workload.status.admission if workload.status else None
+            if admitted is not None and _condition_true(workload, kw.WorkloadConditionType.QUOTA_RESERVED):
+                reserved = self._reserved_at(workload, now)
+                ready = _condition_true(workload, kw.WorkloadConditionType.PODS_READY)
+                self.core.restore_admitted(request, assignment_from_admission(admitted), reserved, ready)
+            else:
+                self.core.add_workload(request, now)
+            self._touched.add(request.key)
+        self._sync_job_state(workload, request.key, now)
+
+    @staticmethod
+    def _reserved_at(workload: kw.Workload, now: float) -> float:
+        for c in (workload.status.conditions if workload.status else None) or []:
+            if c.type == kw.WorkloadConditionType.QUOTA_RESERVED and c.last_transition_time:
+                return parse_rfc3339(c.last_transition_time)
+        return now
+
+    def _owner(self, workload: kw.Workload) -> t.TrainJob | None:
+        for ref in workload.metadata.owner_references or []:
+            if ref.kind == t.TRAINJOB_KIND and ref.controller:
+                return self._trainjob(workload.metadata.namespace or "", ref.name)
+        return None
+
+    def _sync_job_state(self, workload: kw.Workload, key: str, now: float) -> None:
+        state = self.core.workloads.get(key)
+        if state is None or state.phase == Phase.FINISHED:
+            return
+        job = self._owner(workload)
+        if job is None:
+            return
+        finished, succeeded, message = jobs.job_finished(job)
+        if finished:
+            self.core.finish_workload(key, succeeded, message or "Job finished", now)
+            if self.metrics is not None:
+                self.metrics.observe_finished(state.cluster_queue)
+            self._touched.add(key)
+        elif state.phase == Phase.ADMITTED:
+            before = state.pods_ready
+            self.core.set_pods_ready(key, jobs.pods_ready(self.store, job), now)
+            if before != state.pods_ready:
+                self._touched.add(key)
+
+    # ------------------------------------------------------------ the admission pass
+
+    def _schedule(self) -> Result:
+        now = self.clock.now()
+        evictions = self._sync_config(now)
+        self._sync_workloads(now)
+        evictions += self.core.check_pods_ready(now)
+        for _ in range(MAX_CYCLES_PER_PASS):
+            started = time.monotonic()
+            result = run_cycle(self.core, now)
+            if self.metrics is not None:
+                self.metrics.observe_cycle(self.core, result, now, time.monotonic() - started)
+            self._apply(result)
+            evictions += result.evictions
+            if not result.progressed:
+                break
+        for eviction in evictions:
+            self._touched.add(eviction.key)
+            self._stop(eviction.key)
+        self._write_statuses()
+        wakeup = self.core.next_wakeup()
+        return Result(requeue_after=max(0.05, wakeup - now) if wakeup is not None else None)
+
+    def _apply(self, result: CycleResult) -> None:
+        for workload in result.admitted:
+            self._touched.add(workload.key)
+            self._start(workload)
+        self._touched.update(w.key for w in result.pending)
+
+    def _workload_and_job(self, key: str) -> tuple[kw.Workload, t.TrainJob] | None:
+        namespace, name = key.split("/", 1)
+        try:
+            workload = kw.Workload.model_validate(self.store.get(catalog.WORKLOADS, namespace, name))
+        except NotFound:
+            return None
+        job = self._owner(workload)
+        return (workload, job) if job is not None else None
+
+    def _start(self, state: WorkloadState) -> None:
+        found = self._workload_and_job(state.key)
+        if found is None or state.assignment is None:
+            return
+        workload, job = found
+        admissions = jobs.pod_set_admissions(workload, state.assignment.pod_sets, self.core.flavors)
+        jobs.start_job(self.store, job, admissions)
+
+    def _stop(self, key: str) -> None:
+        found = self._workload_and_job(key)
+        if found is not None:
+            jobs.stop_job(self.store, found[1])
+
+    def _status(self, state: WorkloadState) -> dict[str, Any]:
+        admitted = state.phase == Phase.ADMITTED and state.assignment is not None
+        assert state.assignment is not None or not admitted
+        requeue: dict[str, Any] | None = None
+        if state.requeue_count:
+            requeue = {"count": state.requeue_count}
+            if state.requeue_at is not None:
+                requeue["requeueAt"] = rfc3339(state.requeue_at)
+        return {
+            "conditions": [c.to_dict() for c in state.conditions.values()],
+            "admission": admission(state.cluster_queue, state.assignment).to_dict()
+            if admitted and state.assignment
+            else None,
+            "requeueState": requeue,
+        }
+
+    def _write_statuses(self) -> None:
+        for key in sorted(self._touched):
+            state = self.core.workloads.get(key)
+            if state is None:
+                continue
+            status = self._status(state)
+            if self._written.get(key) == status:
+                continue
+            namespace, name = key.split("/", 1)
+            with contextlib.suppress(NotFound):
+                self.store.patch(catalog.WORKLOADS, namespace, name, {"status": status}, MERGE_PATCH,
+                                 subresource="status")  # fmt: skip
+                self._written[key] = status
+        self._touched.clear()
+
+
+@dataclass
+class KueueController:
+    """What the lead wires in: ``register(manager)`` adds the controller and its informers."""
+
+    reconciler: KueueReconciler
+    controller: Controller
+
+    def register(self, manager: Manager) -> None:
+        manager.add(self.controller)
+        self.controller.watch(manager.informer(catalog.TRAINJOBS), own_key)
+        self.controller.watch(manager.informer(catalog.WORKLOADS), controller_owner(t.TRAINJOB_KIND))
+        for rt in (
+            *_CONFIG_TYPES,
+            catalog.WORKLOADS,
+            catalog.LOCAL_QUEUES,
+            catalog.NAMESPACES,
+            catalog.JOBSETS,
+        ):
+            self.controller.watch(manager.informer(rt), _cycle_key)
+
+
+def build_kueue_controller(
+    store: Store, clock: Clock, metrics_registry: CollectorRegistry | None = None,
+    config: KueueConfig | None = None,
+) -> KueueController:  # fmt: skip
+    """The embedded Kueue; ``metrics_registry`` None disables metrics. Register it on a ``Manager``."""
+    metrics = KueueMetrics(metrics_registry) if metrics_registry is not None else None
+    reconciler = KueueReconciler(store, clock, metrics, config)
+    controller = Controller(reconciler, clock, workers=1)
+    reconciler.controller = controller
+    return KueueController(reconciler, controller)

@@ -1,0 +1,174 @@
+"""API objects (camelCase dicts or ``api.scheduling.kueue`` models) to the core's values, and back.
+
+Pure: the shell reads the objects, these functions translate. Quantities become Kueue amounts
+(``model.to_amount``); a Workload's per-pod requests are the Kubernetes effective pod requests.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from gangplane.api.quantity import ResourceList
+from gangplane.api.scheduling import kueue as kq
+from gangplane.api.scheduling import kueue_workload as kw
+from gangplane.api.scheduling.kueue import (
+    FlavorFungibilityPolicy,
+    PreemptionPolicy,
+    QueueingStrategy,
+    StopPolicy,
+)
+from gangplane.clock import parse_rfc3339
+from gangplane.runtime.requests import pod_request_amounts
+from gangplane.schedulers.kueue.flavors import Assignment, PodSetAssignment
+from gangplane.schedulers.kueue.model import (
+    ClusterQueueSpec,
+    CohortSpec,
+    FlavorQuotas,
+    FlavorSpec,
+    Fungibility,
+    FungibilityPreference,
+    PodSetRequest,
+    Preemption,
+    ResourceGroup,
+    ResourceQuota,
+    WorkloadRequest,
+    format_amount,
+    to_amount,
+)
+
+
+def _groups(groups: list[kq.ResourceGroup] | None) -> tuple[ResourceGroup, ...]:
+    def quota(q: kq.ResourceQuota) -> ResourceQuota:
+        limits = (q.borrowing_limit, q.lending_limit)
+        b, lend = (None if v is None else to_amount(q.name, v) for v in limits)
+        return ResourceQuota(to_amount(q.name, q.nominal_quota), b, lend)
+
+    return tuple(
+        ResourceGroup(
+            tuple(g.covered_resources),
+            tuple(FlavorQuotas(f.name, {r.name: quota(r) for r in f.resources}) for f in g.flavors),
+        )
+        for g in groups or []
+    )
+
+
+def _weight(fair: kq.FairSharing | None) -> float:
+    return 1.0 if fair is None or fair.weight is None else float(str(fair.weight))
+
+
+def _preemption(p: kq.ClusterQueuePreemption | None) -> Preemption:
+    if p is None:
+        return Preemption()
+    bwc = p.borrow_within_cohort
+    return Preemption(
+        PreemptionPolicy(p.within_cluster_queue or "Never"),
+        PreemptionPolicy(p.reclaim_within_cohort or "Never"),
+        PreemptionPolicy(bwc.policy or "Never") if bwc else PreemptionPolicy.NEVER,
+        bwc.max_priority_threshold if bwc else None,
+    )
+
+
+def _fungibility(f: kq.FlavorFungibility | None) -> Fungibility:
+    if f is None:
+        return Fungibility()
+    return Fungibility(
+        FlavorFungibilityPolicy(f.when_can_borrow or "MayStopSearch"),
+        FlavorFungibilityPolicy(f.when_can_preempt or "TryNextFlavor"),
+        FungibilityPreference(f.preference or "BorrowingOverPreemption"),
+    )
+
+
+def cluster_queue_spec(obj: Mapping[str, Any]) -> ClusterQueueSpec:
+    cq = kq.ClusterQueue.model_validate(obj)
+    spec = cq.spec
+    return ClusterQueueSpec(
+        name=cq.metadata.name or "",
+        resource_groups=_groups(spec.resource_groups),
+        cohort=spec.cohort_name or None,
+        queueing_strategy=QueueingStrategy(spec.queueing_strategy or "BestEffortFIFO"),
+        preemption=_preemption(spec.preemption),
+        fungibility=_fungibility(spec.flavor_fungibility),
+        stop_policy=StopPolicy(spec.stop_policy or "None"),
+        namespace_selector=spec.namespace_selector,
+        fair_weight=_weight(spec.fair_sharing),
+    )
+
+
+def cohort_spec(obj: Mapping[str, Any]) -> CohortSpec:
+    cohort = kq.Cohort.model_validate(obj)
+    spec = cohort.spec
+    return CohortSpec(cohort.metadata.name or "", spec.parent_name or None, _groups(spec.resource_groups),
+                      _weight(spec.fair_sharing))  # fmt: skip
+
+
+def flavor_spec(obj: Mapping[str, Any]) -> FlavorSpec:
+    flavor = kq.ResourceFlavor.model_validate(obj)
+    spec = flavor.spec
+    return FlavorSpec(flavor.metadata.name or "", dict(spec.node_labels or {}), tuple(spec.node_taints or ()),
+                      tuple(spec.tolerations or ()))  # fmt: skip
+
+
+def _pod_set(pod_set: kw.PodSet) -> PodSetRequest:
+    pod = pod_set.template.spec
+    requests = {name: to_amount(name, value) for name, value in pod_request_amounts(pod).items()}
+    return PodSetRequest(pod_set.name or kw.DEFAULT_POD_SET_NAME, pod_set.count or 1, requests,
+                         dict(pod.node_selector or {}), tuple(pod.tolerations or ()))  # fmt: skip
+
+
+def workload_request(
+    workload: kw.Workload, cluster_queue: str, namespace_labels: Mapping[str, str]
+) -> WorkloadRequest:  # fmt: skip
+    """The core's view of a Workload; ``cluster_queue`` is "" when its LocalQueue does not exist."""
+    meta = workload.metadata
+    boost = (meta.annotations or {}).get(kq.PRIORITY_BOOST_ANNOTATION, "0")
+    priority = (workload.spec.priority or 0) + (int(boost) if boost.lstrip("-").isdigit() else 0)
+    ref = workload.spec.priority_class_ref
+    created = parse_rfc3339(meta.creation_timestamp) if meta.creation_timestamp else 0.0
+    return WorkloadRequest(
+        key=f"{meta.namespace}/{meta.name}",
+        namespace=meta.namespace or "",
+        local_queue=workload.spec.queue_name or "",
+        cluster_queue=cluster_queue,
+        pod_sets=tuple(_pod_set(p) for p in workload.spec.pod_sets),
+        priority=priority,
+        created=created,
+        uid=meta.uid or "",
+        priority_class=ref.name if ref else "",
+        namespace_labels=dict(namespace_labels),
+    )
+
+
+def admission(cluster_queue: str, assignment: Assignment) -> kw.Admission:
+    """``status.admission`` for an admitted workload."""
+    return kw.Admission(
+        cluster_queue=cluster_queue,
+        pod_set_assignments=[
+            kw.PodSetAssignment(
+                name=p.name,
+                flavors=dict(sorted(p.flavors.items())),
+                resource_usage=_resource_list(p),
+                count=p.count,
+            )
+            for p in assignment.pod_sets
+        ],
+    )
+
+
+def _resource_list(p: PodSetAssignment) -> ResourceList:
+    return {
+        resource: format_amount(resource, p.usage[(flavor, resource)])
+        for resource, flavor in sorted(p.flavors.items())
+    }
+
+
+def assignment_from_admission(value: kw.Admission) -> Assignment:
+    """Rebuild the core's assignment from a stored ``status.admission`` (after a restart)."""
+    pod_sets = []
+    for p in value.pod_set_assignments or []:
+        flavors = dict(p.flavors or {})
+        usage = {
+            (flavors[r], r): to_amount(r, q) for r, q in (p.resource_usage or {}).items() if r in flavors
+        }
+        pod_sets.append(PodSetAssignment(p.name or kw.DEFAULT_POD_SET_NAME, p.count or 1, flavors, usage))
+    return Assignment(pod_sets)

@@ -1,0 +1,240 @@
+"""One Kueue admission cycle over a cycle-local copy of the quota tree (kueue.md §3, §5).
+
+After kueue ``pkg/scheduler/scheduler.go`` ``schedule()``:
+
+1. requeue what is due (batched requeues, finished backoffs);
+2. pop exactly one head per active ClusterQueue;
+3. copy the quota tree (the view) and nominate every head: namespace and queue checks, then flavors;
+4. order the entries — classical: within-nominal before borrowing, then priority, then queue time; with fair
+   sharing: the DRS tournament, re-run after each entry;
+5. process each entry against the view: admit (Fit), evict victims (Preempt), or leave it pending;
+6. put every head not admitted back: heap or inadmissible set, per the ClusterQueue's queueing strategy.
+
+Admissions and evictions are applied to the state directly; the returned ``CycleResult`` tells the shell what
+to write.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from gangplane.api.scheduling.kueue import QueueingStrategy
+from gangplane.api.scheduling.kueue_workload import EvictionReason
+from gangplane.schedulers.kueue.fairsharing import Contender, find_fair_targets, next_fair_entry
+from gangplane.schedulers.kueue.flavors import Assignment, assign_flavors
+from gangplane.schedulers.kueue.model import AssignmentMode, PendingReason, selector_matches
+from gangplane.schedulers.kueue.preemption import Preemptor, Target, find_targets, oracle_for
+from gangplane.schedulers.kueue.quota import QuotaTree, available
+from gangplane.schedulers.kueue.state import Eviction, KueueState
+from gangplane.schedulers.kueue.workloads import Phase, WorkloadState, mark_admitted, mark_pending
+
+
+@dataclass
+class Entry:
+    workload: WorkloadState
+    assignment: Assignment | None = None
+    reason: str = ""
+    message: str = ""
+    inadmissible: bool = False
+    admitted: bool = False
+
+    @property
+    def preemptor(self) -> Preemptor:
+        w = self.workload
+        return Preemptor(w.key, w.cluster_queue, w.priority, w.queue_time)
+
+
+@dataclass
+class CycleResult:
+    heads: int = 0
+    admitted: list[WorkloadState] = field(default_factory=list)
+    evictions: list[Eviction] = field(default_factory=list)
+    pending: list[WorkloadState] = field(default_factory=list)
+    inadmissible: int = 0
+
+    @property
+    def progressed(self) -> bool:
+        """False when the cycle changed nothing: running another one before an outside event is pointless."""
+        return bool(self.admitted or self.evictions or self.inadmissible)
+
+
+# ---------------------------------------------------------------- nomination
+
+
+def _nominate(state: KueueState, workload: WorkloadState, view: QuotaTree) -> Entry:
+    entry = Entry(workload)
+    spec = state.cluster_queues.get(workload.cluster_queue)
+    if spec is None or not state.is_active(spec.name):
+        entry.reason, entry.inadmissible = PendingReason.SUSPENDED, True
+        entry.message = f"ClusterQueue {workload.cluster_queue} is inactive"
+        return entry
+    if not selector_matches(spec.namespace_selector, workload.request.namespace_labels):
+        entry.reason, entry.inadmissible = PendingReason.MISCONFIGURED, True
+        entry.message = "Workload namespace doesn't match ClusterQueue selector"
+        return entry
+    oracle = oracle_for(entry.preemptor, spec, view, state.admitted)
+    entry.assignment = assign_flavors(workload.request, spec, view, state.flavors, oracle)
+    if entry.assignment.mode == AssignmentMode.NO_FIT:
+        entry.reason, entry.message = entry.assignment.reason, entry.assignment.message()
+        entry.inadmissible = True
+    return entry
+
+
+def _classical_order(entries: list[Entry]) -> list[Entry]:
+    def key(e: Entry) -> tuple[int, int, float, str]:
+        borrow = e.assignment.borrow if e.assignment is not None else 0
+        return borrow, -e.workload.priority, e.workload.queue_time, e.workload.key
+
+    return sorted(entries, key=key)
+
+
+# ---------------------------------------------------------------- processing
+
+
+def _fits(view: QuotaTree, cq: str, assignment: Assignment) -> bool:
+    node = view.cqs[cq]
+    return all(amount <= available(node, fr) for fr, amount in assignment.usage.items())
+
+
+def _blocked_by_pods_ready(state: KueueState) -> bool:
+    config = state.config.wait_for_pods_ready
+    if not (config.enabled and config.block_admission):
+        return False
+    return any(not w.pods_ready for by_key in state.admitted.values() for w in by_key.values())
+
+
+def _admit(state: KueueState, entry: Entry, view: QuotaTree, now: float, result: CycleResult) -> None:
+    assert entry.assignment is not None
+    workload = entry.workload
+    if _blocked_by_pods_ready(state):
+        entry.reason, entry.message = (
+            PendingReason.WAITING_FOR_PODS_READY,
+            "Waiting for all admitted workloads to be in PodsReady condition",
+        )
+        return
+    if not _fits(view, workload.cluster_queue, entry.assignment):
+        entry.reason = PendingReason.WAITING_FOR_QUOTA
+        entry.message = "Workload no longer fits after processing another workload"
+        return
+    usage = entry.assignment.usage
+    view.add_usage(workload.cluster_queue, usage)
+    state.tree.add_usage(workload.cluster_queue, usage)
+    state.admitted.setdefault(workload.cluster_queue, {})[workload.key] = workload
+    mark_admitted(workload, entry.assignment, now)
+    queue = state.queues.queue(workload.cluster_queue)
+    if queue.sticky == workload.key:
+        queue.sticky = None
+    entry.admitted = True
+    result.admitted.append(workload)
+
+
+def _targets(state: KueueState, entry: Entry, view: QuotaTree) -> list[Target]:
+    assert entry.assignment is not None
+    spec = state.cluster_queues[entry.workload.cluster_queue]
+    usage, frs, admitted = entry.assignment.usage, entry.assignment.preempt_frs, state.admitted
+    if state.config.fair_sharing is not None:
+        strategies = state.config.fair_sharing
+        return find_fair_targets(entry.preemptor, spec, view, usage, frozenset(frs), admitted, strategies)
+    return find_targets(entry.preemptor, spec, view, usage, frs, admitted)
+
+
+def _preempt(
+    state: KueueState, entry: Entry, view: QuotaTree, now: float, result: CycleResult, taken: set[str]
+) -> None:  # fmt: skip
+    assert entry.assignment is not None
+    workload, usage = entry.workload, entry.assignment.usage
+    targets = _targets(state, entry, view)
+    if not targets:
+        entry.reason, entry.message = PendingReason.WAITING_FOR_QUOTA, entry.assignment.message()
+        entry.inadmissible = True
+        spec = state.cluster_queues[workload.cluster_queue]
+        if spec.preemption.reclaim_within_cohort != "Any":
+            view.add_usage(workload.cluster_queue, usage)  # keep lower entries off the quota it waits for
+        return
+    if any(t.workload.key in taken for t in targets):
+        entry.reason, entry.message = (
+            PendingReason.WAITING_FOR_QUOTA,
+            "Preemption targets overlap another workload's",
+        )
+        return
+    for target in targets:
+        taken.add(target.workload.key)
+        view.remove_usage(target.workload.cluster_queue, target.workload.usage)
+        message = (
+            f"Preempted to accommodate a workload (UID: {workload.request.uid}) "
+            f"in ClusterQueue {workload.cluster_queue}"
+        )
+        eviction = state.evict(target.workload.key, EvictionReason.PREEMPTED, message, now,
+                               preemption=target.reason, preempting_cq=workload.cluster_queue)  # fmt: skip
+        result.evictions.append(eviction)
+    view.add_usage(workload.cluster_queue, usage)
+    state.queues.queue(workload.cluster_queue).sticky = workload.key
+    entry.reason = PendingReason.WAITING_FOR_PREEMPTED_WORKLOADS
+    entry.message = f"Waiting for {len(targets)} preempted workload(s) to release their quota"
+
+
+def _process(
+    state: KueueState, entry: Entry, view: QuotaTree, now: float, result: CycleResult, taken: set[str]
+) -> None:  # fmt: skip
+    if entry.assignment is None or entry.inadmissible:
+        return
+    if entry.assignment.mode == AssignmentMode.FIT:
+        _admit(state, entry, view, now, result)
+    else:
+        _preempt(state, entry, view, now, result, taken)
+
+
+def _requeue(state: KueueState, entry: Entry, now: float, result: CycleResult) -> None:
+    workload = entry.workload
+    mark_pending(workload, entry.reason, entry.message, now)
+    result.pending.append(workload)
+    spec = state.cluster_queues.get(workload.cluster_queue)
+    strict = spec is not None and spec.queueing_strategy == QueueingStrategy.STRICT_FIFO
+    namespace_mismatch = entry.reason == PendingReason.MISCONFIGURED
+    inadmissible = entry.inadmissible and (not strict or namespace_mismatch)
+    if inadmissible:
+        result.inadmissible += 1
+        queue = state.queues.queue(workload.cluster_queue)
+        if queue.sticky == workload.key:
+            queue.sticky = None
+    state.queues.requeue(workload, inadmissible=inadmissible)
+
+
+def _ordered_processing(
+    state: KueueState, entries: list[Entry], view: QuotaTree, now: float, result: CycleResult
+) -> None:  # fmt: skip
+    taken: set[str] = set()
+    if state.config.fair_sharing is None:
+        for entry in _classical_order(entries):
+            _process(state, entry, view, now, result, taken)
+        return
+    live = [e for e in entries if e.assignment is not None and not e.inadmissible]
+    while live:
+        contenders = [_contender(e) for e in live]
+        chosen = next_fair_entry(view, contenders)
+        entry = live.pop(contenders.index(chosen))
+        _process(state, entry, view, now, result, taken)
+
+
+def _contender(entry: Entry) -> Contender:
+    usage = entry.assignment.usage if entry.assignment is not None else {}
+    w = entry.workload
+    return Contender(w.cluster_queue, usage, w.priority, w.queue_time)
+
+
+def run_cycle(state: KueueState, now: float) -> CycleResult:
+    """One admission cycle at time ``now``."""
+    state.wake_backoffs(now)
+    result = CycleResult()
+    heads = [w for cq in sorted(state.queues.queues) if (w := state.queues.pop(cq)) is not None]
+    heads = [w for w in heads if w.phase == Phase.PENDING]
+    result.heads = len(heads)
+    if not heads:
+        return result
+    view = state.tree.clone()
+    entries = [_nominate(state, head, view) for head in heads]
+    _ordered_processing(state, entries, view, now, result)
+    for entry in entries:
+        if not entry.admitted:
+            _requeue(state, entry, now, result)
+    return result

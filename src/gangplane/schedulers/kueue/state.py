@@ -1,0 +1,243 @@
+"""The Kueue core's state and its events: queues and quota configured, workloads added, finished, ready,
+timed out, deleted. Admission cycles live in ``cycle``.
+
+A ``KueueState`` is a state machine in the sense of style rule 6: every method takes the current time and
+returns what the shell must do (``Eviction`` values); nothing here reads a clock or touches a store. Quota
+released by a finished, deleted or evicted workload requeues the inadmissible workloads of its whole cohort
+tree after Kueue's one-second batching delay.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from gangplane.api.scheduling.kueue import StopPolicy
+from gangplane.api.scheduling.kueue_workload import EvictionReason, PreemptionReason
+from gangplane.api.scheduling.kueue_workload import WorkloadConditionType as C
+from gangplane.schedulers.kueue.fairsharing import PreemptionStrategy
+from gangplane.schedulers.kueue.flavors import Assignment
+from gangplane.schedulers.kueue.model import (
+    ClusterQueueSpec,
+    CohortSpec,
+    FlavorSpec,
+    PendingReason,
+    WorkloadRequest,
+)
+from gangplane.schedulers.kueue.podsready import (
+    RequeuingTimestamp,
+    WaitForPodsReady,
+    backoff_seconds,
+    exceeds_backoff_limit,
+    pods_ready_deadline,
+)
+from gangplane.schedulers.kueue.queues import QueueManager
+from gangplane.schedulers.kueue.quota import QuotaTree
+from gangplane.schedulers.kueue.workloads import (
+    Phase,
+    WorkloadState,
+    mark_admitted,
+    mark_evicted,
+    mark_finished,
+    mark_pending,
+    mark_pods_ready,
+)
+
+
+@dataclass(frozen=True)
+class KueueConfig:
+    """``fair_sharing`` None = classical preemption and ordering; a tuple of strategies enables fair sharing."""
+
+    wait_for_pods_ready: WaitForPodsReady = field(default_factory=WaitForPodsReady)
+    fair_sharing: tuple[PreemptionStrategy, ...] | None = None
+
+
+@dataclass(frozen=True)
+class Eviction:
+    """An instruction for the shell: stop this workload's job (suspend it) — its quota is already released."""
+
+    key: str
+    reason: EvictionReason
+    message: str
+    preemption_reason: PreemptionReason | None = None
+    preempting_cluster_queue: str | None = None
+
+
+@dataclass
+class KueueState:
+    config: KueueConfig = field(default_factory=KueueConfig)
+    cluster_queues: dict[str, ClusterQueueSpec] = field(default_factory=dict)
+    cohorts: dict[str, CohortSpec] = field(default_factory=dict)
+    flavors: dict[str, FlavorSpec] = field(default_factory=dict)
+    tree: QuotaTree = field(default_factory=lambda: QuotaTree([]))
+    workloads: dict[str, WorkloadState] = field(default_factory=dict)
+    admitted: dict[str, dict[str, WorkloadState]] = field(default_factory=dict)
+    queues: QueueManager = field(default_factory=QueueManager)
+    recovering_since: dict[str, float] = field(default_factory=dict)
+
+    # ------------------------------------------------------------ configuration
+
+    def configure(
+        self, cluster_queues: Iterable[ClusterQueueSpec], cohorts: Iterable[CohortSpec],
+        flavors: Iterable[FlavorSpec], now: float,
+    ) -> list[Eviction]:  # fmt: skip
+        """Replace queues, cohorts and flavors; usage is carried over. HoldAndDrain evicts admitted work."""
+        self.cluster_queues = {cq.name: cq for cq in cluster_queues}
+        self.cohorts = {c.name: c for c in cohorts}
+        self.flavors = {f.name: f for f in flavors}
+        self.tree = QuotaTree(self.cluster_queues.values(), self.cohorts.values())
+        for name, spec in self.cluster_queues.items():
+            self.queues.set_strategy(name, spec.queueing_strategy)
+            for state in self.admitted.get(name, {}).values():
+                self.tree.add_usage(name, state.usage)
+        self.queues.schedule_requeue(self.cluster_queues, now)
+        return self._drain_stopped(now)
+
+    def _drain_stopped(self, now: float) -> list[Eviction]:
+        evictions = []
+        for name, spec in self.cluster_queues.items():
+            if spec.stop_policy == StopPolicy.HOLD_AND_DRAIN:
+                for key in sorted(self.admitted.get(name, {})):
+                    message = f"The ClusterQueue {name} is stopped"
+                    evictions.append(self.evict(key, EvictionReason.CLUSTER_QUEUE_STOPPED, message, now))
+        return evictions
+
+    def is_active(self, cq: str) -> bool:
+        spec = self.cluster_queues.get(cq)
+        return spec is not None and cq not in self.tree.inactive and spec.stop_policy == StopPolicy.NONE
+
+    def tree_members(self, cq: str) -> list[str]:
+        """Every ClusterQueue sharing ``cq``'s root cohort (just ``cq`` without a cohort)."""
+        node = self.tree.cqs.get(cq)
+        if node is None:
+            return [cq]
+        root = node.root()
+        return [name for name, other in self.tree.cqs.items() if other.root() is root]
+
+    # ------------------------------------------------------------ workload events
+
+    def add_workload(self, request: WorkloadRequest, now: float) -> WorkloadState:
+        state = WorkloadState(request, queue_time=request.created)
+        self.workloads[request.key] = state
+        if not request.cluster_queue:
+            message = f"LocalQueue {request.local_queue} doesn't exist"
+            mark_pending(state, PendingReason.PENDING, message, now)
+            return state
+        mark_pending(state, PendingReason.PENDING, "", now)
+        self.queues.push(state, now)
+        return state
+
+    def restore_admitted(self, request: WorkloadRequest, assignment: Assignment, reserved_at: float,
+                         pods_ready: bool) -> WorkloadState:  # fmt: skip
+        """Take back a workload admitted before a restart: its quota is held again, nothing is re-decided."""
+        state = WorkloadState(request, queue_time=request.created)
+        mark_admitted(state, assignment, reserved_at)
+        state.pods_ready = pods_ready
+        self.workloads[request.key] = state
+        self.admitted.setdefault(request.cluster_queue, {})[request.key] = state
+        if request.cluster_queue in self.tree.cqs:
+            self.tree.add_usage(request.cluster_queue, state.usage)
+        return state
+
+    def delete_workload(self, key: str, now: float) -> None:
+        state = self.workloads.pop(key, None)
+        if state is None:
+            return
+        self.queues.forget(key, state.cluster_queue)
+        self.recovering_since.pop(key, None)
+        if state.phase == Phase.ADMITTED:
+            self._release(state, now)
+
+    def finish_workload(self, key: str, succeeded: bool, message: str, now: float) -> None:
+        state = self.workloads.get(key)
+        if state is None or state.phase == Phase.FINISHED:
+            return
+        self.queues.forget(key, state.cluster_queue)
+        if state.phase == Phase.ADMITTED:
+            self._release(state, now)
+        mark_finished(state, "Succeeded" if succeeded else "Failed", message, now)
+
+    def set_pods_ready(self, key: str, ready: bool, now: float) -> None:
+        """Report whether all pods are ready or succeeded; a loss after readiness starts recovery."""
+        state = self.workloads.get(key)
+        if state is None or state.phase != Phase.ADMITTED:
+            return
+        if ready and not state.pods_ready:
+            mark_pods_ready(state, now)
+            self.recovering_since.pop(key, None)
+        elif not ready and state.pods_ready:
+            state.pods_ready = False
+            self.recovering_since[key] = now
+            state.set_condition(C.PODS_READY, False, "WaitForRecovery", "At least one pod has failed", now)
+
+    def _release(self, state: WorkloadState, now: float) -> None:
+        if state.cluster_queue in self.tree.cqs:  # the ClusterQueue may be gone
+            self.tree.remove_usage(state.cluster_queue, state.usage)
+        self.admitted.get(state.cluster_queue, {}).pop(state.key, None)
+        self.queues.schedule_requeue(self.tree_members(state.cluster_queue), now)
+
+    # ------------------------------------------------------------ eviction and waitForPodsReady
+
+    def evict(
+        self, key: str, reason: EvictionReason, message: str, now: float, *,
+        preemption: PreemptionReason | None = None, preempting_cq: str | None = None,
+    ) -> Eviction:  # fmt: skip
+        """Release ``key``'s quota and queue it again (after a backoff for ``PodsReadyTimeout``)."""
+        state = self.workloads[key]
+        self._release(state, now)
+        self.recovering_since.pop(key, None)
+        mark_evicted(state, reason, message, now)
+        if preemption is not None:
+            state.set_condition(C.PREEMPTED, True, preemption, message, now)
+        if reason == EvictionReason.PODS_READY_TIMEOUT:
+            self._back_off(state, now)
+        else:
+            state.set_condition(C.REQUEUED, True, reason, message, now)
+        if state.phase != Phase.INACTIVE:
+            self.queues.push(state, now)
+        return Eviction(key, reason, message, preemption, preempting_cq)
+
+    def _back_off(self, state: WorkloadState, now: float) -> None:
+        config = self.config.wait_for_pods_ready
+        state.requeue_count += 1
+        if exceeds_backoff_limit(config, state.requeue_count):
+            state.phase = Phase.INACTIVE
+            state.set_condition(
+                C.REQUEUED, False, "RequeuingLimitExceeded", "The workload is deactivated", now
+            )
+            return
+        state.requeue_at = now + backoff_seconds(config, state.requeue_count)
+        if config.timestamp == RequeuingTimestamp.EVICTION:
+            state.queue_time = now
+        message = "Waiting for the backoff before requeueing"
+        state.set_condition(C.REQUEUED, False, EvictionReason.PODS_READY_TIMEOUT, message, now)
+
+    def pods_ready_deadline(self, state: WorkloadState) -> float | None:
+        if not self.config.wait_for_pods_ready.enabled or state.phase != Phase.ADMITTED or state.pods_ready:
+            return None
+        admitted_at = state.reserved_at if state.reserved_at is not None else 0.0
+        recovering = self.recovering_since.get(state.key)
+        return pods_ready_deadline(self.config.wait_for_pods_ready, admitted_at, recovering)
+
+    def check_pods_ready(self, now: float) -> list[Eviction]:
+        """Evict every admitted workload whose pods did not become ready in time."""
+        evictions = []
+        for cq in sorted(self.admitted):
+            for key, state in sorted(self.admitted[cq].items()):
+                deadline = self.pods_ready_deadline(state)
+                if deadline is not None and deadline <= now:
+                    message = "Exceeded the PodsReady timeout"
+                    evictions.append(self.evict(key, EvictionReason.PODS_READY_TIMEOUT, message, now))
+        return evictions
+
+    def wake_backoffs(self, now: float) -> None:
+        for state in self.queues.flush(now):
+            state.requeue_at = None
+            state.set_condition(C.REQUEUED, True, "BackoffFinished", "The backoff finished", now)
+
+    def next_wakeup(self) -> float | None:
+        """The earliest time something happens without an outside event (requeue, backoff, timeout)."""
+        times = [t for t in (self.queues.next_wakeup(),) if t is not None]
+        for admitted in self.admitted.values():
+            times.extend(d for s in admitted.values() if (d := self.pods_ready_deadline(s)) is not None)
+        return min(times, default=None)

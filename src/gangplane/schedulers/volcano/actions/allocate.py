@@ -1,0 +1,65 @@
+"""``allocate``: place Inqueue and Running jobs queue by queue, gang by gang (volcano.md §7).
+
+The queue with the best QueueOrder goes next (its share moves as it allocates); an Overused queue leaves
+the action. A job's tasks are committed (bound) only when the gang minimum is met; a ready job with more
+pending tasks goes back to compete for elastic growth.
+"""
+
+from __future__ import annotations
+
+from gangplane.api.scheduling import volcano as vc
+from gangplane.schedulers.volcano import placement
+from gangplane.schedulers.volcano.actions.enqueue import PENDING_PHASES
+from gangplane.schedulers.volcano.config import Action
+from gangplane.schedulers.volcano.jobs import Job
+from gangplane.schedulers.volcano.session import Session
+
+
+def candidates(session: Session) -> list[Job]:
+    """Jobs allocate may place: admitted, valid, in a leaf queue, with pending non-best-effort tasks."""
+    admit_all = Action.ENQUEUE not in session.config.actions
+    chosen = []
+    for job in session.jobs.values():
+        if job.phase in PENDING_PHASES:
+            if not admit_all:
+                continue
+            job.phase = vc.PodGroupPhase.INQUEUE
+        if (reason := job.valid_reason()) is not None:
+            session.messages[job.key] = f"NotEnoughTasks: {reason}"
+            continue
+        if not session.book.is_leaf(job.queue):
+            session.messages[job.key] = f"queue {job.queue} is not a leaf queue"
+            continue
+        if any(not t.best_effort for t in job.pending()):
+            chosen.append(job)
+    return chosen
+
+
+def allocate(session: Session) -> None:
+    per_queue: dict[str, list[Job]] = {}
+    for job in sorted(candidates(session), key=session.job_order):
+        per_queue.setdefault(job.queue, []).append(job)
+    hopeless: dict[tuple[object, ...], str] = {}  # capacity only shrinks during allocate
+    while per_queue:
+        queue = min(per_queue, key=session.book.order_key)
+        jobs = per_queue[queue]
+        if session.book.overused(queue) or not jobs:
+            for job in jobs:
+                session.messages.setdefault(
+                    job.key, f"queue {queue} is overused: it holds its deserved share"
+                )
+            del per_queue[queue]
+            continue
+        job = jobs.pop(0)
+        if (known := hopeless.get(job.shape())) is not None:
+            session.messages[job.key] = known
+            continue
+        attempt = placement.place(session, job)
+        if not attempt.ok:
+            session.messages[job.key] = hopeless[job.shape()] = attempt.message
+            continue
+        placement.commit(session, job, attempt)
+        session.messages.pop(job.key, None)
+        if job.ready() and any(not t.best_effort for t in job.pending()):
+            jobs.append(job)
+            jobs.sort(key=session.job_order)

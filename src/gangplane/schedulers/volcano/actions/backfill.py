@@ -1,0 +1,29 @@
+"""``backfill``: best-effort tasks (no requests) of admitted, valid jobs go to the best feasible node and
+are bound at once when their job is ready (volcano.md §7)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from gangplane.schedulers.core.fit import feasible
+from gangplane.schedulers.core.scoring import score
+from gangplane.schedulers.volcano.actions.enqueue import PENDING_PHASES
+from gangplane.schedulers.volcano.session import Session
+
+
+def backfill(session: Session) -> None:
+    snapshot = session.snapshot
+    for job in sorted(session.jobs.values(), key=session.job_order):
+        if job.phase in PENDING_PHASES or job.valid_reason() is not None:
+            continue
+        for task in (t for t in job.pending() if t.best_effort):
+            rows = np.flatnonzero(feasible(snapshot, task.pod))
+            if rows.size == 0:
+                continue
+            scores = score(snapshot, task.pod.requests, session.config.strategy, rows)
+            row = int(rows[int(np.argmax(scores))])
+            snapshot.assume(task.pod, row)
+            if job.ready():
+                session.bind(job, task, row)
+            else:
+                snapshot.forget(task.pod.key)

@@ -1,0 +1,37 @@
+"""``preempt``: a starving job takes room from lower-priority jobs of its own queue (volcano.md §7).
+
+Candidates: admitted, valid, starving jobs without network topology (topology jobs are excluded upstream,
+volcano#4374), in job order. Victims: running or bound tasks of other jobs in the same queue whose job
+priority is strictly lower (``priority``), never kube-system or critical pods (``conformance``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from gangplane.schedulers.volcano.actions import victims
+from gangplane.schedulers.volcano.actions.allocate import candidates
+from gangplane.schedulers.volcano.jobs import Job
+from gangplane.schedulers.volcano.session import Session
+
+REASON = "Preempted"
+
+
+def _victim_units(session: Session, job: Job) -> list[victims.Unit]:
+    others = [j for j in session.jobs.values() if j.queue == job.queue and j.priority < job.priority]
+    others.sort(key=lambda j: j.order, reverse=True)  # newest first ...
+    others.sort(key=lambda j: j.priority)  # ... within the lowest priority first (stable)
+    return [unit for other in others for unit in victims.units_of(other)]
+
+
+def _any_unit(job: Job) -> Callable[[victims.Unit], bool]:
+    return lambda unit: True
+
+
+def preempt(session: Session) -> None:
+    jobs = [
+        j
+        for j in sorted(candidates(session), key=session.job_order)
+        if j.topology is None and j.starving() and j.key not in session.pipelined
+    ]
+    victims.run_disruptive(session, jobs, lambda job: _victim_units(session, job), _any_unit, REASON)

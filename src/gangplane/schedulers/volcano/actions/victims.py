@@ -1,0 +1,155 @@
+"""Victim search shared by ``preempt`` and ``reclaim``: evict whole units until the starving job fits.
+
+A unit is one elastic task above its job's ``minMember``, or the job's remaining gang at once — evicting a
+single gang member would leave a gang partly running (gangplane takes the gang whole, as Volcano's newer
+``gangpreempt``/``gangreclaim`` actions do; volcano.md §7). Each unit is offered to the action's
+``accept`` predicate *as the session stands* (so reclaim re-checks the victim queue after every victim),
+then removed from the snapshot and the queue book. Once the job fits, needless units are reprieved, newest
+choice first. The snapshot and book are restored when no set of victims is enough.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from gangplane.schedulers.base import Eviction
+from gangplane.schedulers.core.objects import PodInfo
+from gangplane.schedulers.volcano import placement
+from gangplane.schedulers.volcano.jobs import Job, Task, TaskStatus
+from gangplane.schedulers.volcano.session import Session
+
+EVICTABLE = frozenset({TaskStatus.BOUND, TaskStatus.RUNNING})
+CRITICAL_CLASSES = frozenset({"system-cluster-critical", "system-node-critical"})
+
+
+@dataclass(frozen=True, slots=True)
+class Unit:
+    job: Job
+    tasks: tuple[Task, ...]
+
+
+def _protected(task: Task) -> bool:
+    """``conformance``: never kube-system pods or critical priority classes."""
+    return task.pod.namespace == "kube-system" or task.pod.priority_class_name in CRITICAL_CLASSES
+
+
+def units_of(job: Job) -> list[Unit]:
+    """Elastic extras (newest first) one by one, then the gang's remaining members as one unit."""
+    running = [t for t in job.tasks if t.status in EVICTABLE and not any(_protected(x) for x in job.tasks)]
+    running.sort(key=lambda t: (-t.pod.created, t.pod.key))
+    extra = max(job.ready_count() - job.min_member, 0)
+    singles = [Unit(job, (t,)) for t in running[: min(extra, len(running))]]
+    rest = tuple(running[len(singles) :])
+    return [*singles, Unit(job, rest)] if rest else singles
+
+
+def _remove(session: Session, unit: Unit) -> list[tuple[PodInfo, int]]:
+    removed = []
+    for task in unit.tasks:
+        row = session.snapshot.location(task.pod.key)
+        if row is not None:
+            session.snapshot.forget(task.pod.key)
+            removed.append((task.pod, row))
+        session.book.release(unit.job.queue, session.qvec(task.pod.requests))
+    return removed
+
+
+def _restore(session: Session, unit: Unit, removed: list[tuple[PodInfo, int]]) -> None:
+    for pod, row in removed:
+        session.snapshot.assume(pod, row)
+    for task in unit.tasks:
+        session.book.allocate(unit.job.queue, session.qvec(task.pod.requests))
+
+
+def _fits(session: Session, job: Job) -> bool:
+    token = session.snapshot.checkpoint()
+    ok = placement.place(session, job).ok
+    session.snapshot.rollback(token)
+    return ok
+
+
+def search(
+    session: Session, job: Job, units: Iterable[Unit], accept: Callable[[Unit], bool]
+) -> list[Unit] | None:
+    """The units to evict so ``job`` fits, already removed from snapshot and book; ``None`` (nothing
+    changed) when all acceptable units together are not enough."""
+    taken: list[tuple[Unit, list[tuple[PodInfo, int]]]] = []
+    for unit in units:
+        if not accept(unit):
+            continue
+        taken.append((unit, _remove(session, unit)))
+        if _fits(session, job):
+            break
+    else:
+        for unit, removed in reversed(taken):
+            _restore(session, unit, removed)
+        return None
+    for unit, removed in list(reversed(taken[:-1])):
+        _restore(session, unit, removed)
+        if _fits(session, job):
+            taken.remove((unit, removed))
+        else:
+            _remove(session, unit)
+    return [unit for unit, _ in taken]
+
+
+def evict(session: Session, job: Job, units: list[Unit], reason: str, releasing: list[Task]) -> None:
+    """Record the evictions (adding them to ``releasing``), pipeline ``job`` onto the freed room (reserved,
+    not bound) and say so."""
+    count = 0
+    for unit in units:
+        for task in unit.tasks:
+            task.status = TaskStatus.RELEASING
+            releasing.append(task)
+            message = f"{reason} by {job.key} (priority {job.priority}, queue {job.queue})"
+            session.evictions.append(Eviction(task.pod.key, reason, message))
+            count += 1
+    attempt = placement.place(session, job)
+    for task, _ in attempt.placed:
+        session.book.allocate(job.queue, session.qvec(task.pod.requests))
+    session.pipelined.add(job.key)
+    session.messages[job.key] = f"waiting for {count} evicted pods to terminate ({reason})"
+
+
+def releasing(session: Session) -> list[Task]:
+    return [t for j in session.jobs.values() for t in j.tasks if t.status == TaskStatus.RELEASING]
+
+
+def waiting_for_releasing(session: Session, job: Job, releasing: list[Task]) -> bool:
+    """Does the job fit once pods already terminating are gone (upstream FutureIdle)? Then it waits."""
+    if not releasing:
+        return False
+    token = session.snapshot.checkpoint()
+    for task in releasing:
+        if session.snapshot.location(task.pod.key) is not None:
+            session.snapshot.forget(task.pod.key)
+    ok = placement.place(session, job).ok
+    session.snapshot.rollback(token)
+    if ok:
+        session.messages[job.key] = (
+            f"waiting for {len(releasing)} terminating pods to release their resources"
+        )
+    return ok
+
+
+def run_disruptive(
+    session: Session,
+    jobs: Iterable[Job],
+    victims_for: Callable[[Job], list[Unit]],
+    accept: Callable[[Job], Callable[[Unit], bool]],
+    reason: str,
+) -> None:
+    """The loop preempt and reclaim share: per starving job, wait for terminating pods or search victims.
+    A job shaped like one that already found no victims in this action is skipped: victims only get fewer
+    and free room only shrinks as the action goes on."""
+    terminating = releasing(session)
+    hopeless: set[tuple[object, ...]] = set()
+    for job in jobs:
+        if waiting_for_releasing(session, job, terminating) or job.shape() in hopeless:
+            continue
+        chosen = search(session, job, victims_for(job), accept(job))
+        if chosen:
+            evict(session, job, chosen, reason, terminating)
+        elif chosen is None:
+            hopeless.add(job.shape())

@@ -1,0 +1,240 @@
+"""Per-cycle queue accounting: the callbacks Volcano's ``proportion`` or ``capacity`` plugin registers
+(QueueOrder, Overused, Allocatable, JobEnqueueable, Preemptive, Reclaimable; volcano.md §8).
+
+A ``QueueBook`` is built once per cycle from the queues' policies and the jobs' usage, then moved by
+``allocate``/``release`` as actions place or evict tasks, so queue order and quota checks see the cycle's own
+decisions (upstream's allocate/deallocate event handlers). It never reads the cluster itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from decimal import Decimal
+from enum import StrEnum
+
+import numpy as np
+
+from gangplane.api.quantity import format_quantity
+from gangplane.schedulers.volcano import proportion as prop
+from gangplane.schedulers.volcano import vec
+from gangplane.schedulers.volcano.proportion import ROOT, QueuePolicy
+from gangplane.schedulers.volcano.vec import Vec
+
+
+class SharePolicy(StrEnum):
+    PROPORTION = "proportion"
+    CAPACITY = "capacity"
+
+
+@dataclass(frozen=True, slots=True)
+class QueueDemand:
+    """What a queue's jobs hold and want at cycle start (volcano.md §8 queue attributes)."""
+
+    allocated: Vec
+    request: Vec  # allocated + pending
+    inqueue: Vec
+    elastic: Vec
+
+
+@dataclass(slots=True)
+class QueueAttr:
+    policy: QueuePolicy
+    deserved: Vec
+    real_capability: Vec
+    allocated: Vec
+    request: Vec
+    inqueue: Vec
+    elastic: Vec
+
+
+class QueueBook:
+    """The share plugin's view of every queue for one cycle."""
+
+    def __init__(
+        self,
+        names: Sequence[str],
+        total: Vec,
+        policies: Sequence[QueuePolicy],
+        demands: Mapping[str, QueueDemand],
+        policy: SharePolicy = SharePolicy.PROPORTION,
+        hierarchical: bool = False,
+    ) -> None:
+        self.names = tuple(names)
+        self.total = total
+        self.policy = policy
+        self.hierarchical = hierarchical and policy == SharePolicy.CAPACITY
+        self.attrs = _build_attrs(total, policies, demands, policy, self.hierarchical)
+        self.parents = {p.name: (p.parent or ROOT) for p in policies if p.name != ROOT}
+        self._children = {p.parent or ROOT for p in policies if p.name != ROOT}
+
+    # ------------------------------------------------------------ lookups
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.attrs
+
+    def attr(self, name: str) -> QueueAttr:
+        return self.attrs[name]
+
+    def is_leaf(self, name: str) -> bool:
+        return not self.hierarchical or name not in self._children
+
+    def chain(self, name: str) -> list[str]:
+        """The queue and, under capacity's hierarchy, its ancestors below ``root``."""
+        names = [name]
+        while self.hierarchical and (parent := self.parents.get(names[-1])) not in (None, ROOT):
+            names.append(parent)
+        return names
+
+    def share(self, name: str) -> float:
+        attr = self.attrs[name]
+        if self.policy == SharePolicy.CAPACITY and attr.policy.deserved is None:
+            return 1.0
+        return vec.share(attr.allocated, attr.deserved)
+
+    def order_key(self, name: str) -> tuple[int, float, int, tuple[str, str]]:
+        """QueueOrder: higher priority, then lower share, then (capacity) deserved before best-effort."""
+        attr = self.attrs[name]
+        best_effort = int(self.policy == SharePolicy.CAPACITY and attr.policy.deserved is None)
+        return (-attr.policy.priority, self.share(name), best_effort, attr.policy.order)
+
+    # ------------------------------------------------------------ callbacks
+
+    def overused(self, name: str) -> bool:
+        """Proportion: deserved ≤ allocated everywhere. Capacity: real capability ≤ allocated everywhere."""
+        attr = self.attrs[name]
+        bound = attr.deserved if self.policy == SharePolicy.PROPORTION else attr.real_capability
+        return vec.le(bound, attr.allocated)
+
+    def allocatable(self, name: str, request: Vec) -> bool:
+        """``allocatable_reason(...) is None`` without building the message (hot path)."""
+        for queue in self.chain(name):
+            attr = self.attrs[queue]
+            if not attr.policy.is_open or not vec.le_on(
+                attr.allocated + request, self._quota(attr)[0], request
+            ):
+                return False
+        return True
+
+    def allocatable_reason(self, name: str, request: Vec) -> str | None:
+        """``None`` when ``request`` may be added to the queue; else why not (plain words with numbers)."""
+        for queue in self.chain(name):
+            attr = self.attrs[queue]
+            if not attr.policy.is_open:
+                return f"queue {queue} is {attr.policy.state.value}"
+            bound, label = self._quota(attr)
+            if not vec.le_on(attr.allocated + request, bound, request):
+                return _over(self.names, queue, label, bound, attr.allocated, request)
+        return None
+
+    def _quota(self, attr: QueueAttr) -> tuple[Vec, str]:
+        if self.policy == SharePolicy.PROPORTION:
+            return attr.deserved, "deserved share"
+        return attr.real_capability, "capability"
+
+    def enqueue_reason(self, name: str, min_resources: Vec) -> str | None:
+        """JobEnqueueable: ``minResources + allocated + inqueue − elastic ≤ realCapability`` (every level)."""
+        for queue in self.chain(name):
+            attr = self.attrs[queue]
+            if not attr.policy.is_open:
+                return f"queue {queue} is {attr.policy.state.value}"
+            held = attr.allocated + attr.inqueue - attr.elastic
+            if not vec.le_on(held + min_resources, attr.real_capability, min_resources):
+                return _over(self.names, queue, "capability", attr.real_capability, held, min_resources)
+        return None
+
+    def preemptive(self, name: str, request: Vec) -> bool:
+        """May this queue take ``request`` by reclaiming? Capacity also needs headroom under deserved."""
+        if self.allocatable_reason(name, request) is not None:
+            return False
+        if self.policy == SharePolicy.PROPORTION:
+            return True
+        attr = self.attrs[name]
+        wanted = request > 0
+        return bool(np.any((attr.allocated + request)[wanted] <= attr.deserved[wanted] + 1e-9))
+
+    def reclaimable(self, victim_queue: str, victim: Vec) -> bool:
+        """May a task holding ``victim`` be taken back from ``victim_queue`` now?"""
+        attr = self.attrs[victim_queue]
+        if not attr.policy.reclaimable:
+            return False
+        if self.policy == SharePolicy.PROPORTION:
+            return not vec.le(attr.allocated, attr.deserved)
+        if not vec.le(attr.policy.guarantee, attr.allocated - victim):
+            return False
+        used = victim > 0
+        if not np.any(used & (attr.deserved > 0)):
+            return True
+        return bool(np.any((attr.allocated > attr.deserved + 1e-9) & used))
+
+    # ------------------------------------------------------------ events
+
+    def allocate(self, name: str, request: Vec) -> None:
+        for queue in self.chain(name):
+            self.attrs[queue].allocated = self.attrs[queue].allocated + request
+
+    def release(self, name: str, request: Vec) -> None:
+        for queue in self.chain(name):
+            self.attrs[queue].allocated = self.attrs[queue].allocated - request
+
+    def add_inqueue(self, name: str, min_resources: Vec) -> None:
+        for queue in self.chain(name):
+            self.attrs[queue].inqueue = self.attrs[queue].inqueue + min_resources
+
+
+def _over(names: Sequence[str], queue: str, label: str, bound: Vec, used: Vec, request: Vec) -> str:
+    dim = int(np.argmax(np.where(request > 0, used + request - bound, -np.inf)))
+    return (
+        f"queue {queue} at its {label} {names[dim]}={_num(names[dim], bound[dim])}, "
+        f"{_num(names[dim], used[dim])} in use, {_num(names[dim], request[dim])} more requested"
+    )
+
+
+def _num(name: str, value: float) -> str:
+    """A quantity as people write it: cpu in cores (vectors hold millicores), memory with a binary suffix."""
+    if np.isinf(value):
+        return "unbounded"
+    amount = Decimal(round(value)) / 1000 if name == "cpu" else Decimal(round(value))
+    return format_quantity(amount, binary=name == "memory")
+
+
+def _build_attrs(
+    total: Vec,
+    policies: Sequence[QueuePolicy],
+    demands: Mapping[str, QueueDemand],
+    policy: SharePolicy,
+    hierarchical: bool,
+) -> dict[str, QueueAttr]:
+    dims = len(total)
+    empty = QueueDemand(vec.zeros(dims), vec.zeros(dims), vec.zeros(dims), vec.zeros(dims))
+    capabilities = prop.hierarchical_capabilities if hierarchical else prop.real_capabilities
+    caps = capabilities(total, policies)
+    if policy == SharePolicy.PROPORTION:
+        requests = {name: d.request for name, d in demands.items()}
+        deserved = prop.proportion_deserved(total, policies, requests)
+    else:
+        deserved = {p.name: prop.capacity_deserved(p, caps[p.name]) for p in policies}
+    attrs = {}
+    for p in policies:
+        d = demands.get(p.name, empty)
+        attrs[p.name] = QueueAttr(
+            p, deserved[p.name], caps[p.name], d.allocated, d.request, d.inqueue, d.elastic
+        )
+    if hierarchical:
+        _roll_up(attrs, policies)
+    return attrs
+
+
+def _roll_up(attrs: dict[str, QueueAttr], policies: Sequence[QueuePolicy]) -> None:
+    """Inner queues hold the sums of their subtree's usage (upstream sums ``allocated`` up the parent chain)."""
+    children = prop.hierarchy(policies)
+
+    def visit(name: str) -> None:
+        for child in children.get(name, []):
+            visit(child)
+            if name in attrs and name != ROOT:
+                for field_name in ("allocated", "request", "inqueue", "elastic"):
+                    total = getattr(attrs[name], field_name) + getattr(attrs[child], field_name)
+                    setattr(attrs[name], field_name, total)
+
+    visit(ROOT)

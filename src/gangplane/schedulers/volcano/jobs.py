@@ -1,0 +1,188 @@
+"""Volcano jobs: a PodGroup with its member pods (tasks), and the gang counts the ``gang`` plugin reads.
+
+Built once per cycle from wire dicts (volcano.md §2, §5, §6; upstream ``pkg/scheduler/api/job_info.go``).
+Membership is the pod annotation ``scheduling.k8s.io/group-name`` in the PodGroup's namespace plus
+``spec.schedulerName: volcano``. Pure: no store, no clock.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+import numpy as np
+
+from gangplane.api.scheduling import volcano as vc
+from gangplane.schedulers.core.objects import PodInfo
+from gangplane.schedulers.core.resources import PODS, ResourceIndex, Vector
+
+
+class TaskStatus(StrEnum):
+    PENDING = "Pending"
+    ALLOCATED = "Allocated"  # placed in this cycle, bind pending
+    BOUND = "Bound"
+    RUNNING = "Running"
+    RELEASING = "Releasing"
+    SUCCEEDED = "Succeeded"
+    FAILED = "Failed"
+
+
+HOLDING = frozenset({TaskStatus.ALLOCATED, TaskStatus.BOUND, TaskStatus.RUNNING, TaskStatus.RELEASING})
+"""Statuses whose requests count against a node and a queue."""
+READY = frozenset({TaskStatus.ALLOCATED, TaskStatus.BOUND, TaskStatus.RUNNING, TaskStatus.SUCCEEDED})
+
+
+@dataclass(slots=True)
+class Task:
+    pod: PodInfo
+    status: TaskStatus
+    role: str = ""
+    best_effort: bool = False  # no requests besides the pod slot (upstream ``InitResreq.IsEmpty``)
+
+
+@dataclass(frozen=True, slots=True)
+class Topology:
+    """``networkTopology`` after tier-name translation: hard with a tier, or no constraint at all."""
+
+    highest_tier: int
+    soft: bool = False
+
+
+@dataclass(slots=True)
+class Job:
+    key: str  # "<namespace>/<podgroup>"
+    namespace: str
+    name: str
+    queue: str
+    priority: int
+    min_member: int
+    min_task_member: Mapping[str, int]
+    min_resources: Vector | None
+    topology: Topology | None
+    phase: str
+    order: tuple[str, str]  # creationTimestamp, uid
+    obj: Mapping[str, Any]
+    tasks: list[Task] = field(default_factory=list)
+    synthetic: bool = False  # an automatic PodGroup (no object to write status to)
+
+    def count(self, statuses: frozenset[TaskStatus]) -> int:
+        return sum(1 for t in self.tasks if t.status in statuses)
+
+    def ready_count(self) -> int:
+        """Allocated/Bound/Running/Succeeded plus pending best-effort tasks (gang ``JobReady``)."""
+        pending_free = sum(1 for t in self.tasks if t.status == TaskStatus.PENDING and t.best_effort)
+        return self.count(READY) + pending_free
+
+    def ready(self) -> bool:
+        return self.ready_count() >= self.min_member and self._roles_ready()
+
+    def _roles_ready(self) -> bool:
+        if not self.min_task_member or self.min_member < sum(self.min_task_member.values()):
+            return True
+        ready = [t.role for t in self.tasks if t.status in READY]
+        return all(ready.count(role) >= need for role, need in self.min_task_member.items())
+
+    def valid_reason(self) -> str | None:
+        """``JobValid``: enough tasks exist to ever reach the gang minimum (``NotEnoughTasks``)."""
+        valid = self.count(READY | {TaskStatus.PENDING})
+        if valid < self.min_member:
+            return f"{valid}/{self.min_member} pods of the gang exist"
+        return None
+
+    def pending(self) -> list[Task]:
+        return [t for t in self.tasks if t.status == TaskStatus.PENDING and not t.pod.gated]
+
+    def holding(self) -> list[Task]:
+        return [t for t in self.tasks if t.status in HOLDING]
+
+    def allocated(self, width: int) -> Vector:
+        out = np.zeros(width, dtype=np.int64)
+        for task in self.holding():
+            out += task.pod.requests
+        return out
+
+    def shape(self) -> tuple[object, ...]:
+        """What decides placement besides the cluster: equal shapes in one queue fail alike within an action."""
+        pending = tuple((t.pod.requests.tobytes(), t.pod.constraints) for t in self.pending())
+        return (self.queue, self.priority, self.topology, self.min_member - self.ready_count(), pending)
+
+    def starving(self) -> bool:
+        return self.ready_count() < self.min_member
+
+
+# ---------------------------------------------------------------- building from wire dicts
+
+
+def task_status(pod: Mapping[str, Any], info: PodInfo) -> TaskStatus:
+    if (pod.get("metadata") or {}).get("deletionTimestamp"):
+        return TaskStatus.RELEASING
+    if info.phase in ("Succeeded", "Failed"):
+        return TaskStatus(info.phase)
+    if info.phase == "Running":
+        return TaskStatus.RUNNING
+    return TaskStatus.BOUND if info.node_name else TaskStatus.PENDING
+
+
+def group_key(pod: Mapping[str, Any]) -> str | None:
+    """``<namespace>/<group-name>`` of a Volcano pod, else ``None``."""
+    meta = pod.get("metadata") or {}
+    name = (meta.get("annotations") or {}).get(vc.GROUP_NAME_ANNOTATION)
+    return f"{meta.get('namespace') or 'default'}/{name}" if name else None
+
+
+def new_task(pod: Mapping[str, Any], info: PodInfo, index: ResourceIndex) -> Task:
+    best_effort = not bool(np.any(np.delete(info.requests, index.position(PODS))))
+    return Task(info, task_status(pod, info), role_of(info), best_effort)
+
+
+def role_of(info: PodInfo) -> str:
+    return info.annotations.get(vc.TASK_SPEC_KEY) or info.labels.get(vc.TASK_SPEC_KEY) or ""
+
+
+def min_resources_vector(index: ResourceIndex, given: Mapping[str, Any] | None) -> Vector | None:
+    """``minResources`` over ``index`` with the pods column cleared; names outside the index are dropped
+    (a resource no node offers and no pod asks for cannot change a comparison)."""
+    if given is None:
+        return None
+    known = {name: q for name, q in given.items() if name in index and name != PODS}
+    return index.vector(known)
+
+
+def topology_of(spec: Mapping[str, Any], tier_names: Mapping[str, int], root_tier: int) -> Topology | None:
+    """Hard needs a tier (after name translation); soft is hard up to the virtual cluster root (v1.15)."""
+    given = spec.get("networkTopology") or {}
+    if not given:
+        return None
+    if given.get("mode") == vc.NetworkTopologyMode.SOFT:
+        return Topology(root_tier, soft=True)
+    tier = given.get("highestTierAllowed")
+    if tier is None and (name := given.get("highestTierName")) is not None:
+        tier = tier_names.get(name)
+    return None if tier is None else Topology(int(tier))
+
+
+def new_job(
+    pg: Mapping[str, Any],
+    index: ResourceIndex,
+    priority: int,
+    tier_names: Mapping[str, int],
+    root_tier: int,
+) -> Job:
+    meta, spec = pg.get("metadata") or {}, pg.get("spec") or {}
+    namespace = meta.get("namespace") or "default"
+    return Job(
+        key=f"{namespace}/{meta.get('name', '')}",
+        namespace=namespace,
+        name=meta.get("name", ""),
+        queue=spec.get("queue") or vc.DEFAULT_QUEUE,
+        priority=priority,
+        min_member=int(spec.get("minMember") or 0),
+        min_task_member=dict(spec.get("minTaskMember") or {}),
+        min_resources=min_resources_vector(index, spec.get("minResources")),
+        topology=topology_of(spec, tier_names, root_tier),
+        phase=(pg.get("status") or {}).get("phase") or vc.PodGroupPhase.PENDING,
+        order=(meta.get("creationTimestamp") or "", meta.get("uid") or ""),
+        obj=pg,
+    )

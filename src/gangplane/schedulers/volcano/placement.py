@@ -1,0 +1,144 @@
+"""Placing one job's pending tasks: the ``place`` step of Volcano's allocate (volcano.md §7) and the
+HyperNode gradient search of network-topology-aware jobs (§9).
+
+A try assumes tasks in the snapshot and returns them; it never binds and never touches the queue book, so
+callers decide to commit (bind), pipeline (keep the reservation only) or roll back.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from gangplane.schedulers.core.fit import Mask
+from gangplane.schedulers.core.gang import place_gang
+from gangplane.schedulers.volcano.hypernodes import HyperNodeInfo
+from gangplane.schedulers.volcano.jobs import Job, Task
+from gangplane.schedulers.volcano.session import Session
+
+
+@dataclass(slots=True)
+class Attempt:
+    ok: bool
+    placed: list[tuple[Task, int]] = field(default_factory=list)  # (task, node row), assumed in the snapshot
+    message: str = ""
+
+
+def needed(job: Job) -> int:
+    """Tasks still missing for the gang minimum (0 for a ready job growing elastically)."""
+    return max(job.min_member - job.ready_count(), 0)
+
+
+def quota_allowed(session: Session, job: Job) -> tuple[list[Task], str]:
+    """Pending, non-best-effort tasks in task order that the queue's ``Allocatable`` admits one after another;
+    the reason of the first refusal (queue quota) comes back with them."""
+    admitted: list[Task] = []
+    held = np.zeros(len(session.index), dtype=np.float64)
+    refusal = ""
+    for task in job.pending():
+        if task.best_effort:
+            continue
+        request = session.qvec(task.pod.requests)
+        if session.book.allocatable(job.queue, held + request):
+            admitted.append(task)
+            held += request
+        elif not refusal:
+            refusal = session.book.allocatable_reason(job.queue, held + request) or ""
+    return admitted, refusal
+
+
+def try_place(session: Session, job: Job, allowed: Mask | None = None) -> Attempt:
+    """Assume enough tasks to make ``job`` ready (or, if ready, every admitted task that fits), or nothing."""
+    missing = needed(job)
+    tasks, refusal = quota_allowed(session, job)
+    if len(tasks) < max(missing, 1):
+        return Attempt(False, message=_short_of_quota(job, missing, len(tasks), refusal))
+    result = place_gang(
+        session.snapshot,
+        [t.pod for t in tasks],
+        min_member=max(missing, 1),
+        strategy=session.config.strategy,
+        allowed=allowed,
+    )
+    if not result.ok:
+        return Attempt(False, message=result.message)
+    by_key = {t.pod.key: t for t in tasks}
+    placed = [(by_key[b.pod_key], session.snapshot.node_position(b.node)) for b in result.bindings]
+    if missing and len(placed) > missing:  # stop at the gang minimum; extras compete again later
+        for task, _ in placed[missing:]:
+            session.snapshot.forget(task.pod.key)
+        placed = placed[:missing]
+    return Attempt(True, placed)
+
+
+def _short_of_quota(job: Job, missing: int, admitted: int, refusal: str) -> str:
+    if refusal:
+        return f"gang needs {max(missing, 1)} more pods, the queue admits {admitted}: {refusal}"
+    return f"gang needs {max(missing, 1)} more pods, {admitted} are pending"
+
+
+# ---------------------------------------------------------------- network topology
+
+
+def _hypernode_score(session: Session, job: Job, hypernode: HyperNodeInfo) -> float:
+    """Bin-pack of the job's pending request over the HyperNode: mean of (used + request) / allocatable."""
+    request = sum((t.pod.requests for t in job.pending()), start=np.zeros(len(session.index), dtype=np.int64))
+    cols = [c for c in np.flatnonzero(request).tolist() if session.index.names[c] != "pods"]
+    alloc = session.snapshot.allocatable[hypernode.nodes].sum(axis=0)
+    used = session.snapshot.requested[hypernode.nodes].sum(axis=0)
+    parts = [min((used[c] + request[c]) / alloc[c], 1.0) if alloc[c] > 0 else 0.0 for c in cols]
+    return float(np.mean(parts)) if parts else 0.0
+
+
+def _fits_min_resources(session: Session, job: Job, hypernode: HyperNodeInfo) -> bool:
+    """Pre-filter of a fresh job: its ``minResources`` within the HyperNode's idle resources."""
+    if job.min_resources is None or job.holding():
+        return True
+    free = session.snapshot.free()[hypernode.nodes].sum(axis=0)
+    wanted = job.min_resources
+    return bool(np.all(free[wanted > 0] >= wanted[wanted > 0]))
+
+
+def _gradients(session: Session, job: Job) -> list[list[HyperNodeInfo]]:
+    assert job.topology is not None
+    tier = job.topology.highest_tier
+    rows = [r for t in job.holding() if (r := session.snapshot.location(t.pod.key)) is not None]
+    if rows:
+        return [[h] for h in session.tree.containing(rows, tier)]
+    return session.tree.eligible(tier)
+
+
+def try_place_in_topology(session: Session, job: Job) -> Attempt:
+    """Tightest gradient first; within it the HyperNode where the gang fits with the best bin-pack score."""
+    assert job.topology is not None
+    if not session.tree.ready:
+        return Attempt(False, message=f"HyperNode tree is not usable: {session.tree.problem}")
+    tried, last = 0, ""
+    for gradient in _gradients(session, job):
+        best: tuple[float, str, HyperNodeInfo] | None = None
+        for hypernode in (h for h in gradient if _fits_min_resources(session, job, h)):
+            tried += 1
+            token = session.snapshot.checkpoint()
+            attempt = try_place(session, job, hypernode.nodes)
+            session.snapshot.rollback(token)
+            last = attempt.message or last
+            if attempt.ok:
+                key = (-_hypernode_score(session, job, hypernode), hypernode.name, hypernode)
+                best = key if best is None or key[:2] < best[:2] else best
+        if best is not None:
+            return try_place(session, job, best[2].nodes)
+    tier = job.topology.highest_tier
+    detail = f"; {last}" if last else ""
+    return Attempt(False, message=f"no HyperNode of tier ≤ {tier} can hold the gang ({tried} tried){detail}")
+
+
+def place(session: Session, job: Job) -> Attempt:
+    if job.topology is not None:
+        return try_place_in_topology(session, job)
+    return try_place(session, job)
+
+
+def commit(session: Session, job: Job, attempt: Attempt) -> None:
+    for task, row in attempt.placed:
+        session.bind(job, task, row)

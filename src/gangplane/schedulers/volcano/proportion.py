@@ -1,0 +1,159 @@
+"""Volcano's queue entitlements: the ``proportion`` plugin's weighted water-filling of ``deserved`` and the
+``capacity`` plugin's per-resource deserved with parent queues (volcano.md §8).
+
+Pure functions over ``QueuePolicy`` values and resource vectors; the per-cycle mutable accounting that uses
+them lives in ``book.py``. Upstream: ``pkg/scheduler/plugins/proportion/proportion.go`` (``OnSessionOpen``
+deserved loop) and ``pkg/scheduler/plugins/capacity/capacity.go`` (``buildQueueAttrs`` /
+``buildHierarchicalQueueAttrs``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+import numpy as np
+
+from gangplane.schedulers.volcano import vec
+from gangplane.schedulers.volcano.vec import Vec
+
+ROOT = "root"
+
+
+class QueueState(StrEnum):
+    OPEN = "Open"
+    CLOSED = "Closed"
+    CLOSING = "Closing"
+    UNKNOWN = "Unknown"
+
+
+@dataclass(frozen=True, slots=True)
+class QueuePolicy:
+    """A Queue's spec as the share plugins read it; vectors are in the cycle's dimension order.
+
+    ``capability`` is ``inf`` where unbounded; ``deserved`` is ``None`` for a best-effort queue (capacity).
+    ``order`` is the (creationTimestamp, uid) tie-breaker of the queue order.
+    """
+
+    name: str
+    capability: Vec
+    guarantee: Vec
+    weight: int = 1
+    deserved: Vec | None = None
+    reclaimable: bool = True
+    priority: int = 0
+    state: QueueState = QueueState.OPEN
+    parent: str | None = None
+    order: tuple[str, str] = ("", "")
+    annotations: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def is_open(self) -> bool:
+        return self.state == QueueState.OPEN
+
+
+def real_capabilities(total: Vec, policies: Sequence[QueuePolicy]) -> dict[str, Vec]:
+    """``(total − Σ guarantee) + guarantee(q)``, then capped by ``capability(q)`` (flat queues)."""
+    guaranteed = sum((p.guarantee for p in policies), start=vec.zeros(len(total)))
+    return {p.name: np.minimum(total - guaranteed + p.guarantee, p.capability) for p in policies}
+
+
+@dataclass(slots=True)
+class _Filling:
+    deserved: dict[str, Vec]
+    satisfied: set[str]
+
+
+def proportion_deserved(
+    total: Vec, policies: Sequence[QueuePolicy], requests: Mapping[str, Vec]
+) -> dict[str, Vec]:
+    """Water-fill ``total`` over the queues by weight, each capped by its real capability and its request
+    and raised to its guarantee; a queue leaves the loop once its request is met or it stops moving."""
+    dims = len(total)
+    caps = real_capabilities(total, policies)
+    state = _Filling({p.name: vec.zeros(dims) for p in policies}, set())
+    remaining = total.copy()
+    for _ in range(len(policies) + 64):  # converges in ≤ len(policies) rounds in practice
+        weight = sum(p.weight for p in policies if p.name not in state.satisfied)
+        if weight == 0:
+            break
+        increased, decreased = vec.zeros(dims), vec.zeros(dims)
+        for policy in policies:
+            if policy.name in state.satisfied:
+                continue
+            request = requests.get(policy.name, vec.zeros(dims))
+            old = state.deserved[policy.name]
+            new = _fill_step(old, remaining * policy.weight / weight, caps[policy.name], request, policy)
+            state.deserved[policy.name] = new
+            if vec.le(request, new) or vec.equal(new, old):
+                state.satisfied.add(policy.name)
+            increased += vec.positive_part(new - old)
+            decreased += vec.positive_part(old - new)
+        before = remaining
+        remaining = vec.positive_part(remaining - increased + decreased)
+        if vec.is_empty(remaining) or vec.equal(remaining, before):
+            break
+    return state.deserved
+
+
+def _fill_step(old: Vec, grant: Vec, cap: Vec, request: Vec, policy: QueuePolicy) -> Vec:
+    new = np.minimum(np.minimum(old + grant, cap), request)
+    return np.maximum(new, policy.guarantee)
+
+
+# ---------------------------------------------------------------- capacity
+
+
+def capacity_deserved(policy: QueuePolicy, real_capability: Vec) -> Vec:
+    """``max(min(spec.deserved, realCapability), guarantee)``; best-effort (no deserved) gets the guarantee."""
+    entitled = policy.deserved if policy.deserved is not None else vec.zeros(len(real_capability))
+    return np.maximum(np.minimum(entitled, real_capability), policy.guarantee)
+
+
+def hierarchy(policies: Sequence[QueuePolicy]) -> dict[str, list[str]]:
+    """Children by parent name; a queue without ``parent`` hangs under ``root``. Raises ``ValueError`` for an
+    unknown parent or a cycle (upstream then refuses to schedule the whole cycle)."""
+    names = {p.name for p in policies} | {ROOT}
+    children: dict[str, list[str]] = {name: [] for name in names}
+    for policy in policies:
+        if policy.name == ROOT:
+            continue
+        parent = policy.parent or ROOT
+        if parent not in names:
+            raise ValueError(f"queue {policy.name!r} names unknown parent queue {parent!r}")
+        children[parent].append(policy.name)
+    _check_acyclic(children, len(names))
+    return children
+
+
+def _check_acyclic(children: Mapping[str, list[str]], count: int) -> None:
+    seen: set[str] = set()
+    stack = [ROOT]
+    while stack:
+        name = stack.pop()
+        seen.add(name)
+        stack.extend(children[name])
+    if len(seen) != count:
+        cyclic = sorted(set(children) - seen)
+        raise ValueError(f"queues {', '.join(cyclic)} form a parent cycle")
+
+
+def hierarchical_capabilities(total: Vec, policies: Sequence[QueuePolicy]) -> dict[str, Vec]:
+    """Top-down: a child's real capability is ``(parent's − Σ sibling guarantees) + own guarantee``, capped
+    by its capability, where dimensions it leaves unbounded inherit the parent's."""
+    by_name = {p.name: p for p in policies}
+    children = hierarchy(policies)
+    result = {ROOT: total.copy()}
+    caps = {ROOT: by_name[ROOT].capability if ROOT in by_name else vec.unbounded(len(total))}
+    queue = [ROOT]
+    while queue:
+        parent = queue.pop(0)
+        kids = [by_name[name] for name in sorted(children[parent])]
+        guaranteed = sum((k.guarantee for k in kids), start=vec.zeros(len(total)))
+        for kid in kids:
+            caps[kid.name] = np.where(np.isinf(kid.capability), caps[parent], kid.capability)
+            reach = result[parent] - guaranteed + kid.guarantee
+            result[kid.name] = np.minimum(reach, caps[kid.name])
+            queue.append(kid.name)
+    return result

@@ -1,0 +1,184 @@
+"""One Volcano scheduling session: the cycle-local copy of the cluster the actions read and change.
+
+``open_session`` copies state the way Volcano's ``OpenSession`` does (volcano.md §5): Ready nodes only, jobs
+need a PodGroup whose queue exists, job priority from its PriorityClass, queue entitlements from the share
+plugin, the HyperNode tree. Actions then change the snapshot (tentative placements, victims) and record
+bindings, evictions and per-job messages here; nothing is written until the shell applies the result.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from gangplane.api.scheduling import volcano as vc
+from gangplane.schedulers.base import ClusterView, Eviction
+from gangplane.schedulers.core.gang import Binding
+from gangplane.schedulers.core.objects import NOT_READY_TAINT, UNREACHABLE_TAINT, PodInfo, pod_info, pod_key
+from gangplane.schedulers.core.resources import PODS, ResourceIndex, Vector
+from gangplane.schedulers.core.snapshot import Snapshot
+from gangplane.schedulers.volcano import jobs as jb
+from gangplane.schedulers.volcano import queues as qs
+from gangplane.schedulers.volcano.book import QueueBook
+from gangplane.schedulers.volcano.config import VolcanoConfig
+from gangplane.schedulers.volcano.hypernodes import HyperNodeTree, build_tree
+from gangplane.schedulers.volcano.jobs import Job, TaskStatus
+from gangplane.schedulers.volcano.vec import Vec
+from gangplane.store.catalog import HYPERNODES, PRIORITY_CLASSES, VOLCANO_PODGROUPS, VOLCANO_QUEUES
+from gangplane.store.catalog import PODS as PODS_TYPE
+
+_NOT_READY = frozenset({NOT_READY_TAINT, UNREACHABLE_TAINT})
+
+
+@dataclass(slots=True)
+class Session:
+    config: VolcanoConfig
+    index: ResourceIndex
+    snapshot: Snapshot
+    book: QueueBook
+    jobs: dict[str, Job]
+    tree: HyperNodeTree
+    queue_objs: Mapping[str, Mapping[str, Any]]
+    bindings: list[Binding] = field(default_factory=list)
+    evictions: list[Eviction] = field(default_factory=list)
+    now: float = 0.0
+    messages: dict[str, str] = field(default_factory=dict)  # job key -> why it is not (fully) placed
+    pipelined: set[str] = field(default_factory=set)
+    inqueue_reasons: dict[str, str] = field(default_factory=dict)
+    left_out: dict[str, str] = field(default_factory=dict)  # job key -> why the job is not in the session
+
+    def qvec(self, row: Vector) -> Vec:
+        """A request row as a queue-math vector: float, the ``pods`` column cleared."""
+        out: Vec = row.astype(np.float64)
+        out[self.index.position(PODS)] = 0.0
+        return out
+
+    def drf_share(self, job: Job) -> float:
+        """Dominant share of the job's allocation in the cluster (``drf`` JobOrder)."""
+        total = self.book.total
+        used = self.qvec(job.allocated(len(self.index)))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratios = np.where(total > 0, used / total, 0.0)
+        return float(np.max(ratios, initial=0.0))
+
+    def job_order(self, job: Job) -> tuple[int, int, float, tuple[str, str]]:
+        """priority desc → not-ready first → DRF share → creation time → UID (volcano.md §6)."""
+        return (-job.priority, int(job.ready()), self.drf_share(job), job.order)
+
+    def bind(self, job: Job, task: jb.Task, row: int) -> None:
+        task.status = TaskStatus.ALLOCATED
+        self.bindings.append(Binding(task.pod.key, self.snapshot.nodes[row].name))
+        self.book.allocate(job.queue, self.qvec(task.pod.requests))
+
+
+def _total(snapshot: Snapshot) -> Vec:
+    """Allocatable of Ready nodes (Volcano copies only Ready nodes), ``pods`` cleared."""
+    ready = [i for i, n in enumerate(snapshot.nodes) if not any(t.key in _NOT_READY for t in n.taints)]
+    total: Vec = snapshot.allocatable[ready].sum(axis=0).astype(np.float64)
+    total[snapshot.index.position(PODS)] = 0.0
+    return total
+
+
+def _priority(pg: Mapping[str, Any], classes: Mapping[str, int], members: Sequence[PodInfo]) -> int:
+    name = (pg.get("spec") or {}).get("priorityClassName")
+    if name and name in classes:
+        return classes[name]
+    return max((p.priority for p in members), default=0)
+
+
+def auto_group_name(pod: Mapping[str, Any]) -> str:
+    meta = pod.get("metadata") or {}
+    return f"podgroup-{meta.get('uid') or meta.get('name', '')}"
+
+
+def _auto_group(pod: Mapping[str, Any]) -> dict[str, Any]:
+    """The PodGroup vc-controller-manager would create for a Volcano pod without one (minMember 1)."""
+    meta = pod.get("metadata") or {}
+    queue = (meta.get("annotations") or {}).get(vc.QUEUE_NAME_ANNOTATION) or vc.DEFAULT_QUEUE
+    group = {"name": auto_group_name(pod), "namespace": meta.get("namespace") or "default"}
+    return {"metadata": group, "spec": {"minMember": 1, "queue": queue}, "status": {"phase": "Inqueue"}}
+
+
+def open_session(view: ClusterView, config: VolcanoConfig) -> Session:
+    snapshot = view.snapshot
+    index = snapshot.index
+    tree = build_tree(view.objects_of(HYPERNODES), snapshot.nodes)
+    queue_objs = qs.with_builtin_queues(view.objects_of(VOLCANO_QUEUES))
+    jobs, left_out = _jobs(view, config, tree, queue_objs)
+    policies = [qs.policy_of(q, index) for q in queue_objs.values()]
+    demands = qs.demands(jobs.values(), len(index), index.position(PODS))
+    total = _total(snapshot)
+    book = QueueBook(index.names, total, policies, demands, config.share_policy, config.hierarchical)
+    session = Session(config, index, snapshot, book, jobs, tree, queue_objs, now=view.now)
+    session.left_out = left_out
+    return session
+
+
+def _pod_info(view: ClusterView, pod: Mapping[str, Any], pending: Mapping[str, PodInfo]) -> PodInfo | None:
+    key = pod_key(pod)
+    found = pending.get(key) or view.snapshot.pod(key)
+    if found is not None:
+        return found
+    try:
+        return pod_info(dict(pod), view.snapshot.index, group_of=jb.group_key)
+    except KeyError:  # a finished pod asking for a resource no node offers any more
+        return None
+
+
+def _members(view: ClusterView, config: VolcanoConfig) -> dict[str, list[tuple[Mapping[str, Any], PodInfo]]]:
+    pending = {p.key: p for p in view.pending}
+    members: dict[str, list[tuple[Mapping[str, Any], PodInfo]]] = {}
+    for pod in view.objects_of(PODS_TYPE):
+        if ((pod.get("spec") or {}).get("schedulerName") or "") not in config.scheduler_names:
+            continue
+        info = _pod_info(view, pod, pending)
+        if info is not None:
+            members.setdefault(group_of(pod), []).append((pod, info))
+    return members
+
+
+def group_of(pod: Mapping[str, Any]) -> str:
+    """The job key of a Volcano pod: its annotated PodGroup, else the automatic one."""
+    meta = pod.get("metadata") or {}
+    return jb.group_key(pod) or f"{meta.get('namespace') or 'default'}/{auto_group_name(pod)}"
+
+
+def _jobs(
+    view: ClusterView, config: VolcanoConfig, tree: HyperNodeTree, queue_objs: Mapping[str, Mapping[str, Any]]
+) -> tuple[dict[str, Job], dict[str, str]]:
+    classes = {c["metadata"]["name"]: int(c.get("value") or 0) for c in view.objects_of(PRIORITY_CLASSES)}
+    members = _members(view, config)
+    groups = {_key(g): g for g in view.objects_of(VOLCANO_PODGROUPS)}
+    synthetic = set()
+    for key, pods in members.items():
+        if key not in groups and pods and jb.group_key(pods[0][0]) is None:
+            groups[key] = _auto_group(pods[0][0])
+            synthetic.add(key)
+    jobs: dict[str, Job] = {}
+    left_out: dict[str, str] = {}
+    for key in sorted(groups):
+        pg, pods = groups[key], members.get(key, [])
+        priority = _priority(pg, classes, [i for _, i in pods])
+        job = jb.new_job(pg, view.snapshot.index, priority, tree.tier_names, tree.root_tier)
+        job.tasks = sorted((jb.new_task(p, i, view.snapshot.index) for p, i in pods), key=_task_order)
+        job.synthetic = key in synthetic
+        if job.queue not in queue_objs:
+            left_out[key] = f"queue {job.queue} does not exist"
+            continue
+        jobs[key] = job
+    for key in sorted(set(members) - set(groups)):
+        left_out[key] = f"PodGroup {key} does not exist"
+    return jobs, left_out
+
+
+def _key(obj: Mapping[str, Any]) -> str:
+    meta = obj.get("metadata") or {}
+    return f"{meta.get('namespace') or 'default'}/{meta.get('name', '')}"
+
+
+def _task_order(task: jb.Task) -> tuple[int, float, str]:
+    """``priority`` TaskOrder: pod priority desc, then creation, then name."""
+    return (-task.pod.priority, task.pod.created, task.pod.key)

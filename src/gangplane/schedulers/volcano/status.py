@@ -1,0 +1,159 @@
+"""Closing a session: PodGroup phase and conditions, Queue status, and "why pending" per gang
+(volcano.md §2 phase rule, §6 gang close, §3 queue status).
+
+Status is recomputed from the session and written only when it changed. Volcano PodGroups have no status
+subresource: the shell replaces ``status`` on the whole object.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+from typing import Any
+
+from gangplane.api.scheduling import volcano as vc
+from gangplane.clock import rfc3339
+from gangplane.schedulers.base import PendingReason, Status, StatusWrite
+from gangplane.schedulers.volcano.jobs import Job, TaskStatus
+from gangplane.schedulers.volcano.session import Session
+from gangplane.store.catalog import VOLCANO_PODGROUPS, VOLCANO_QUEUES
+
+SCHEDULED = frozenset(
+    {TaskStatus.RUNNING, TaskStatus.BOUND, TaskStatus.ALLOCATED, TaskStatus.FAILED, TaskStatus.SUCCEEDED}
+)
+FINISHED = frozenset({TaskStatus.FAILED, TaskStatus.SUCCEEDED})
+
+
+def why(session: Session, job: Job) -> str:
+    """The plain-words reason a gang is not (fully) running, with numbers."""
+    reason = session.messages.get(job.key) or session.inqueue_reasons.get(job.key)
+    missing = max(job.min_member - job.ready_count(), 0)
+    head = f"{missing}/{len(job.tasks)} tasks in gang unschedulable"
+    return f"{head}: {reason}" if reason else head
+
+
+def phase(session: Session, job: Job, unschedulable: bool) -> str:
+    scheduled = [
+        t
+        for t in job.tasks
+        if t.status in SCHEDULED or (t.status == TaskStatus.RELEASING and t.pod.node_name)
+    ]
+    if unschedulable and job.count(frozenset({TaskStatus.RUNNING})):
+        return vc.PodGroupPhase.UNKNOWN
+    if job.tasks and len(scheduled) >= job.min_member:
+        if all(t.status in FINISHED for t in scheduled):
+            return vc.PodGroupPhase.COMPLETED
+        return vc.PodGroupPhase.RUNNING
+    return vc.PodGroupPhase.INQUEUE if job.phase == vc.PodGroupPhase.INQUEUE else vc.PodGroupPhase.PENDING
+
+
+def _condition(session: Session, job: Job, old: list[Mapping[str, Any]]) -> dict[str, Any] | None:
+    if not job.tasks:
+        return None
+    if job.ready():
+        cond = {
+            "type": vc.PodGroupConditionType.SCHEDULED,
+            "status": "True",
+            "reason": "tasks in gang are ready",
+            "message": "",
+        }
+    else:
+        invalid = job.valid_reason() is not None
+        reason = (
+            vc.PodGroupConditionReason.NOT_ENOUGH_TASKS
+            if invalid
+            else vc.PodGroupConditionReason.NOT_ENOUGH_RESOURCES
+        )
+        cond = {
+            "type": vc.PodGroupConditionType.UNSCHEDULABLE,
+            "status": "True",
+            "reason": str(reason),
+            "message": why(session, job),
+        }
+    same = next((c for c in old if all(c.get(k) == v for k, v in cond.items())), None)
+    if same is not None:
+        return dict(same)
+    return {**cond, "transitionID": f"cycle-{session.now:.3f}", "lastTransitionTime": rfc3339(session.now)}
+
+
+def pod_group_status(session: Session, job: Job) -> dict[str, Any]:
+    old_status = dict(job.obj.get("status") or {})
+    old_conditions = list(old_status.get("conditions") or [])
+    cond = _condition(session, job, old_conditions)
+    conditions = [c for c in old_conditions if cond is None or c.get("type") != cond["type"]]
+    conditions += [cond] if cond is not None else []
+    counts = Counter(t.status for t in job.tasks)
+    unschedulable = cond is not None and cond["type"] == vc.PodGroupConditionType.UNSCHEDULABLE
+    status = {
+        **old_status,
+        "phase": str(phase(session, job, unschedulable)),
+        "running": counts[TaskStatus.RUNNING],
+        "succeeded": counts[TaskStatus.SUCCEEDED],
+        "failed": counts[TaskStatus.FAILED],
+    }
+    if conditions:
+        status["conditions"] = conditions
+    return status
+
+
+def pod_group_writes(session: Session) -> list[StatusWrite]:
+    writes = []
+    for job in session.jobs.values():
+        if job.synthetic:
+            continue
+        status = pod_group_status(session, job)
+        if status != (job.obj.get("status") or {}):
+            writes.append(StatusWrite(VOLCANO_PODGROUPS, job.namespace, job.name, status))
+    return writes
+
+
+def queue_writes(session: Session, phases: Mapping[str, str]) -> list[StatusWrite]:
+    writes = []
+    for name, obj in session.queue_objs.items():
+        if "uid" not in (obj.get("metadata") or {}) and name in (vc.ROOT_QUEUE, vc.DEFAULT_QUEUE):
+            continue  # the built-in queue exists only in memory this cycle
+        counts = Counter(phases[j.key] for j in session.jobs.values() if j.queue == name)
+        old = dict(obj.get("status") or {})
+        allocated = session.book.attr(name).allocated if name in session.book else None
+        status = {
+            **old,
+            "state": old.get("state") or vc.QueueState.OPEN.value,
+            "allocated": {} if allocated is None else _describe(session, allocated),
+            **{p.value.lower(): counts[p.value] for p in vc.PodGroupPhase},
+        }
+        if status != old:
+            writes.append(StatusWrite(VOLCANO_QUEUES, "", name, status))
+    return writes
+
+
+def _describe(session: Session, allocated: Any) -> dict[str, str]:
+    return session.index.describe(allocated.round().astype("int64"))
+
+
+def pending_reasons(session: Session) -> list[PendingReason]:
+    bound = {b.pod_key for b in session.bindings}
+    out = []
+    for job in session.jobs.values():
+        keys = tuple(
+            t.pod.key for t in job.tasks if t.status == TaskStatus.PENDING and t.pod.key not in bound
+        )
+        if not keys:
+            continue
+        waiting = job.key in session.pipelined or job.valid_reason() is not None
+        status = Status.WAIT if waiting else Status.UNSCHEDULABLE
+        out.append(PendingReason(keys, status, why(session, job), group=job.key))
+    return out
+
+
+def left_out_reasons(session: Session, pending_keys: Mapping[str, str]) -> list[PendingReason]:
+    """Pods of groups the session could not take (missing queue or PodGroup)."""
+    grouped: dict[str, list[str]] = {}
+    for pod_key, group in pending_keys.items():
+        if group in session.left_out:
+            grouped.setdefault(group, []).append(pod_key)
+    return [
+        PendingReason(
+            tuple(keys), Status.UNSCHEDULABLE_AND_UNRESOLVABLE, session.left_out[group], group=group
+        )
+        for group, keys in sorted(grouped.items())
+    ]

@@ -1,0 +1,61 @@
+"""Resource vectors for Volcano's queue math: one float per resource dimension, in the cycle's fixed order.
+
+Volcano compares resources per dimension and only on the dimensions a candidate asks for (a 0-request
+dimension is never checked; volcano ``api.Resource.LessEqualWithDimension``). Unbounded is ``inf``. Equality
+and order carry a small relative tolerance so water-filling over floats terminates and compares like
+Volcano's milli-unit integers.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+
+Vec = npt.NDArray[np.float64]
+
+_EPS = 1e-9
+
+
+def zeros(dims: int) -> Vec:
+    return np.zeros(dims, dtype=np.float64)
+
+
+def unbounded(dims: int) -> Vec:
+    return np.full(dims, np.inf, dtype=np.float64)
+
+
+def _slack(b: Vec) -> Vec:
+    slack: Vec = _EPS * np.maximum(1.0, np.nan_to_num(np.abs(b), posinf=0.0))
+    return slack
+
+
+def le(a: Vec, b: Vec) -> bool:
+    """``a <= b`` in every dimension."""
+    return bool(np.all(a <= b + _slack(b)))
+
+
+def le_on(a: Vec, b: Vec, dims: Vec) -> bool:
+    """``a <= b`` on the dimensions where ``dims`` is positive (the candidate's requested dimensions)."""
+    mask = dims > 0
+    return bool(np.all(a[mask] <= b[mask] + _slack(b[mask])))
+
+
+def equal(a: Vec, b: Vec) -> bool:
+    return le(a, b) and le(b, a)
+
+
+def is_empty(a: Vec) -> bool:
+    return bool(np.all(a <= _EPS))
+
+
+def share(allocated: Vec, deserved: Vec) -> float:
+    """``max_d allocated_d / deserved_d`` with 0/0 = 0 and x/0 = 1 (volcano ``helpers.Share``)."""
+    result = 0.0
+    for used, entitled in zip(allocated.tolist(), deserved.tolist(), strict=True):
+        ratio = used / entitled if entitled > _EPS else float(used > _EPS)
+        result = max(result, ratio)
+    return result
+
+
+def positive_part(a: Vec) -> Vec:
+    return np.maximum(a, 0.0)

@@ -1,0 +1,220 @@
+"""TrainJobs placed by a real local Slurm through the embedded cluster (issue 8, end to end).
+
+One in-process ``LocalCluster`` per test: a store with Trainer admission, the controllers, the node agents
+running pods as real processes on Slurm's own nodes (``slurm_cluster_config(sinfo)``: n1..n4), and the Slurm
+Bridge talking to the session's real Slurm (conftest.py). The runtime is examples/slurm/local.yaml.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from slurm_builders import LocalSlurm, wait_until
+
+from gangplane.api.scheduling.slurm import SLURM_JOB_ID_LABEL
+from gangplane.clock import WallClock
+from gangplane.cluster.local import LocalCluster
+from gangplane.cluster.slurm import slurm_cluster_config
+from gangplane.controllers.pending import WAITING_CONDITION
+from gangplane.schedulers.slurm import CONDITION_TYPE, POD_GROUP_JOB_ANNOTATION
+from gangplane.schedulers.slurm.model import Reason
+from gangplane.server.admission import TrainerAdmission
+from gangplane.server.resources import default_registry
+from gangplane.store import catalog
+from gangplane.store.base import Object
+from gangplane.store.memory import MemoryStore
+
+pytestmark = pytest.mark.slow
+
+EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "slurm" / "local-runtime.yaml"
+JOBSET_LABEL = "jobset.sigs.k8s.io/jobset-name"
+RANKS = (
+    "import os; print('rank', os.environ['JOB_COMPLETION_INDEX'], os.environ['PET_NODE_RANK'], "
+    "'of', os.environ['PET_NNODES'], flush=True)"
+)
+
+
+class Cluster:
+    def __init__(self, store: MemoryStore, local: LocalCluster, logs: Path, slurm: LocalSlurm) -> None:
+        self.store, self.local, self.logs, self.slurm = store, local, logs, slurm
+        self.runtime = yaml.safe_load(EXAMPLE.read_text())
+
+    def submit(self, name: str, nodes: int, code: str) -> Object:
+        job = {
+            "apiVersion": "trainer.kubeflow.org/v1alpha1",
+            "kind": "TrainJob",
+            "metadata": {"name": name, "namespace": "default"},
+            "spec": {
+                "runtimeRef": {"name": self.runtime["metadata"]["name"]},
+                "trainer": {"numNodes": nodes, "command": [sys.executable, "-c", code]},
+            },
+        }
+        return self.store.create(catalog.TRAINJOBS, job)
+
+    def pods(self, job: str) -> list[Object]:
+        items = self.store.list(catalog.PODS).items
+        return sorted(
+            (p for p in items if p["metadata"].get("labels", {}).get(JOBSET_LABEL) == job),
+            key=lambda p: p["metadata"]["name"],
+        )
+
+    def bound(self, job: str, size: int) -> list[Object] | None:
+        pods = self.pods(job)
+        return pods if len(pods) == size and all(p["spec"].get("nodeName") for p in pods) else None
+
+    def running(self, job: str, size: int) -> bool:
+        pods = self.bound(job, size) or []
+        return bool(pods) and all(p["status"].get("phase") == "Running" for p in pods)
+
+    def disruptions(self, job: str) -> list[tuple[str, str, str, str]]:
+        """(phase, DisruptionTarget status, reason, message) of every pod that has the condition."""
+        found = []
+        for pod in self.pods(job):
+            status = pod.get("status") or {}
+            for c in status.get("conditions") or ():
+                if c["type"] == "DisruptionTarget":
+                    found.append((status.get("phase", ""), c["status"], c["reason"], c["message"]))
+        return found
+
+    def pod_group(self, job: str) -> Object | None:
+        groups = self.store.list(catalog.COSCHEDULING_PODGROUPS).items
+        return next((g for g in groups if g["metadata"]["name"].startswith(job)), None)
+
+    def group_condition(self, job: str) -> dict[str, Any]:
+        group = self.pod_group(job) or {}
+        conditions = (group.get("status") or {}).get("conditions") or ()
+        return next((c for c in conditions if c["type"] == CONDITION_TYPE), {})
+
+    def job_id(self, job: str) -> int | None:
+        group = self.pod_group(job) or {"metadata": {}}
+        value = (group["metadata"].get("annotations") or {}).get(POD_GROUP_JOB_ANNOTATION)
+        return int(value) if value else None
+
+    def trainjob_condition(self, job: str, kind: str) -> dict[str, Any] | None:
+        status = self.store.get(catalog.TRAINJOBS, "default", job).get("status") or {}
+        return next((c for c in status.get("conditions") or () if c["type"] == kind), None)
+
+    def finished(self, job: str) -> str | None:
+        for kind in ("Complete", "Failed"):
+            found = self.trainjob_condition(job, kind)
+            if found and found["status"] == "True":
+                return kind
+        return None
+
+    def log(self, pod: Object) -> str:
+        path = self.logs / "default" / pod["metadata"]["name"] / "node.log"
+        return path.read_text() if path.exists() else ""
+
+    def listed(self) -> list[int]:
+        """Job ids plain ``squeue`` lists (pending, running, completing)."""
+        return [int(i) for i in self.slurm.run("squeue", "-h", "-o", "%i").split()]
+
+
+@pytest.fixture
+def cluster(slurm: LocalSlurm, tmp_path: Path) -> Iterator[Cluster]:
+    cli = slurm.cli()
+    admission = TrainerAdmission(default_registry())
+    store = MemoryStore(admission=admission)
+    admission.bind(store)
+    store.create(catalog.NAMESPACES, {"kind": "Namespace", "metadata": {"name": "default"}})
+    config = slurm_cluster_config(cli.nodes())
+    local = LocalCluster(store, WallClock(), config, tmp_path / "logs", scheduler_period=0.2, slurm=cli)
+    local.start()
+    try:
+        found = Cluster(store, local, tmp_path / "logs", slurm)
+        store.create(catalog.CLUSTER_TRAINING_RUNTIMES, found.runtime)
+        yield found
+    finally:
+        local.stop()
+        store.close()
+
+
+def test_a_three_node_trainjob_is_placed_by_slurm_and_runs_with_correct_ranks(cluster: Cluster) -> None:
+    cluster.submit("ranks", 3, RANKS)
+    pods = wait_until(lambda: cluster.bound("ranks", 3), 30, "3 pods bound")
+    job_id = cluster.job_id("ranks")
+    assert job_id is not None
+    allocated = cluster.slurm.run("squeue", "-h", "-t", "all", "-j", str(job_id), "-o", "%N").strip()
+    hosts = cluster.slurm.run("scontrol", "show", "hostnames", allocated).split()
+    assert isinstance(pods, list)
+    assert sorted(p["spec"]["nodeName"] for p in pods) == sorted(hosts)  # Slurm's nodes, same names
+    assert {p["metadata"]["labels"][SLURM_JOB_ID_LABEL] for p in pods} == {str(job_id)}
+    assert wait_until(lambda: cluster.finished("ranks"), 30, "ranks to finish") == "Complete"
+    logs = sorted(cluster.log(p).strip() for p in cluster.pods("ranks"))
+    assert logs == ["rank 0 0 of 3", "rank 1 1 of 3", "rank 2 2 of 3"]
+    wait_until(lambda: job_id not in cluster.listed(), 10, "the hold job released once all pods finished")
+
+
+def test_a_second_three_node_trainjob_waits_for_slurm_and_starts_after_the_first(cluster: Cluster) -> None:
+    cluster.submit("first", 3, "import time; time.sleep(4)")
+    wait_until(lambda: cluster.bound("first", 3), 30, "first bound")
+    cluster.submit("second", 3, RANKS)
+    wait_until(lambda: cluster.group_condition("second").get("reason") == Reason.JOB_PENDING, 30, "pending")
+    second_job = cluster.job_id("second")
+    assert second_job is not None and second_job in cluster.listed()  # submitted, Slurm holds it back
+    assert len(cluster.pods("second")) == 3 and cluster.bound("second", 3) is None
+    waiting = cluster.trainjob_condition("second", WAITING_CONDITION)
+    assert waiting is not None and f"Slurm job {second_job} is pending" in waiting["message"]
+    wait_until(lambda: cluster.bound("second", 3), 30, "second bound once Slurm freed the nodes")
+    assert {p["status"].get("phase") for p in cluster.pods("first")} == {"Succeeded"}
+    assert cluster.finished("first") == "Complete"
+    assert wait_until(lambda: cluster.finished("second"), 30, "second to finish") == "Complete"
+
+
+def test_a_trainjob_larger_than_the_partition_says_why_on_the_trainjob(cluster: Cluster) -> None:
+    cluster.submit("huge", 5, RANKS)
+    waiting = wait_until(
+        lambda: (
+            (found := cluster.trainjob_condition("huge", WAITING_CONDITION))
+            and found["reason"] == "PodsUnschedulable"
+            and found
+        ),
+        30,
+        "the TrainJob to say why it waits",
+    )
+    assert isinstance(waiting, dict) and waiting["status"] == "True"
+    assert waiting["message"] == "5 of 5 pods unschedulable: requested 5 nodes; partition slurm-bridge has 4"
+    assert cluster.group_condition("huge")["reason"] == Reason.UNSCHEDULABLE
+    assert cluster.job_id("huge") is None and cluster.listed() == []  # nothing was submitted
+
+
+def test_scancel_fails_the_pods_and_the_trainjob(cluster: Cluster) -> None:
+    cluster.submit("victim", 3, "import time; time.sleep(60)")
+    wait_until(lambda: cluster.running("victim", 3), 30, "victim running")
+    job_id = cluster.job_id("victim")
+    cluster.slurm.run("scancel", str(job_id))
+    ended = f"Slurm job {job_id} ended: CANCELLED; pod deleted"
+    disrupted = wait_until(
+        lambda: len(found := cluster.disruptions("victim")) == 3 and found, 10, "pods failed with the reason"
+    )
+    assert disrupted == [("Failed", "True", Reason.JOB_ENDED, ended)] * 3
+    assert wait_until(lambda: cluster.finished("victim"), 10, "victim to fail") == "Failed"
+    failed = cluster.trainjob_condition("victim", "Failed")
+    assert failed is not None and failed["reason"] == "FailedJobs" and "victim-node-0" in failed["message"]
+    (job,) = cluster.store.list(catalog.JOBS).items
+    (job_failed,) = [c for c in job["status"]["conditions"] if c["type"] == "Failed"]
+    assert job_failed["reason"] == "PodFailurePolicy" and "DisruptionTarget" in job_failed["message"]
+    group = cluster.group_condition("victim")
+    assert (group["reason"], group["message"]) == (Reason.JOB_ENDED, f"Slurm job {job_id} ended: CANCELLED")
+    wait_until(lambda: not cluster.pods("victim"), 10, "failed pods released and gone")
+    assert cluster.job_id("victim") is None and cluster.listed() == []  # no retry on a new Slurm job
+
+
+def test_deleting_a_running_trainjob_cancels_its_slurm_job(cluster: Cluster) -> None:
+    cluster.submit("doomed", 3, "import time; time.sleep(60)")
+    wait_until(lambda: cluster.running("doomed", 3), 30, "doomed running")
+    wait_until(lambda: not cluster.trainjob_condition("doomed", WAITING_CONDITION), 10, "status caught up")
+    job_id = cluster.job_id("doomed")
+    assert job_id in cluster.listed()
+    uids = {p["metadata"]["uid"] for p in cluster.pods("doomed")}
+    cluster.store.delete(catalog.TRAINJOBS, "default", "doomed")
+    wait_until(lambda: job_id not in cluster.listed(), 15, "squeue no longer lists the job")
+    state = cluster.slurm.run("squeue", "-h", "-t", "all", "-j", str(job_id), "-o", "%T").strip()
+    assert state == "CANCELLED"
+    alive = lambda: uids & {p["metadata"]["uid"] for p in cluster.store.list(catalog.PODS).items}  # noqa: E731
+    wait_until(lambda: not alive(), 15, "the job's pods gone")

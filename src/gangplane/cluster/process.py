@@ -1,6 +1,9 @@
 """The control-plane process ``gangplane up`` starts: the HTTPS API server over the durable store, with the
 embedded cluster (controllers, schedulers, node agents) running beside it in the same process.
 
+With ``--slurm-conf`` the Slurm Bridge (``slurm-bridge-scheduler``) places pods through that Slurm, and unless
+``--config`` names other nodes the cluster's nodes are Slurm's own (cluster/slurm.py; docs/slurm.md).
+
 On SIGTERM/SIGINT uvicorn returns; the cluster then stops its controllers and schedulers and its agents stop
 every process group they started, so ``gangplane down`` leaves no pod process behind.
 """
@@ -14,6 +17,8 @@ from pathlib import Path
 from gangplane.agent.nodes import ClusterConfig, default_config, detect_host, load_config
 from gangplane.clock import WallClock
 from gangplane.cluster.local import LocalCluster
+from gangplane.cluster.slurm import SlurmNodeNameError, slurm_cluster_config
+from gangplane.schedulers.slurm import SlurmCli, SlurmError, SubprocessRunner
 from gangplane.server.lifecycle import (
     DEFAULT_HOST,
     DEFAULT_PORT,
@@ -25,17 +30,32 @@ from gangplane.server.lifecycle import (
 )
 
 
-def cluster_config(path: Path | None) -> ClusterConfig:
-    """The nodes: from ``path`` when given, else the default sized from this machine (docs/nodes.md)."""
-    return load_config(path) if path is not None else default_config(detect_host())
+def cluster_config(path: Path | None, slurm: SlurmCli | None = None) -> ClusterConfig:
+    """The nodes: from ``path`` when given, else Slurm's nodes when a Slurm is connected, else the default
+    sized from this machine (docs/nodes.md). Raises ``SlurmError`` / ``SlurmNodeNameError`` for Slurm's."""
+    if path is not None:
+        return load_config(path)
+    if slurm is not None:
+        return slurm_cluster_config(slurm.nodes())
+    return default_config(detect_host())
+
+
+def slurm_cli(slurm_conf: Path | None) -> SlurmCli | None:
+    """Slurm's commands against the cluster of ``slurm_conf`` (``SLURM_CONF``); None without one."""
+    return SlurmCli(SubprocessRunner(str(slurm_conf))) if slurm_conf is not None else None
 
 
 def run(
-    state_dir: Path, host: str, port: int, config: ClusterConfig, admission_ref: str | None = None
+    state_dir: Path,
+    host: str,
+    port: int,
+    config: ClusterConfig,
+    admission_ref: str | None = None,
+    slurm: SlurmCli | None = None,
 ) -> None:
     paths = prepare(state_dir)
     store = open_store(paths, load_admission(admission_ref) if admission_ref else None)
-    cluster = LocalCluster(store, WallClock(), config, paths.logs)
+    cluster = LocalCluster(store, WallClock(), config, paths.logs, slurm=slurm)
     try:
         server = make_server(paths.root, store, host, port, metrics=cluster.metrics)
         cluster.start()
@@ -52,12 +72,20 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--port", type=int, default=DEFAULT_PORT)
     parser.add_argument("--config", type=Path, default=None, help="cluster config (nodes); docs/nodes.md")
     parser.add_argument("--admission", default=None, help="module:attribute of an Admission callable")
+    parser.add_argument(
+        "--slurm-conf",
+        type=Path,
+        default=None,
+        help="slurm.conf of a Slurm to place slurm-bridge-scheduler pods; its nodes are the cluster's "
+        "unless --config is given (docs/slurm.md)",
+    )
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    run(
-        args.state_dir or default_state_dir(),
-        args.host,
-        args.port,
-        cluster_config(args.config),
-        args.admission,
-    )
+    if args.slurm_conf is not None and not args.slurm_conf.is_file():
+        parser.error(f"--slurm-conf {args.slurm_conf}: no such file")  # sinfo would hang, not fail
+    slurm = slurm_cli(args.slurm_conf)
+    try:
+        config = cluster_config(args.config, slurm)
+    except (SlurmError, SlurmNodeNameError) as err:
+        parser.exit(2, f"error: cannot take the nodes from Slurm ({args.slurm_conf}): {err}\n")
+    run(args.state_dir or default_state_dir(), args.host, args.port, config, args.admission, slurm)

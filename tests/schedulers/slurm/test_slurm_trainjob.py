@@ -2,12 +2,13 @@
 
 One in-process ``LocalCluster`` per test: a store with Trainer admission, the controllers, the node agents
 running pods as real processes on Slurm's own nodes (``slurm_cluster_config(sinfo)``: n1..n4), and the Slurm
-Bridge talking to the session's real Slurm (conftest.py). The runtime is examples/slurm/local.yaml.
+Bridge talking to the session's real Slurm (conftest.py). The runtime is examples/slurm/local-runtime.yaml.
 """
 
 from __future__ import annotations
 
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,9 +17,12 @@ import pytest
 import yaml
 from slurm_builders import LocalSlurm, wait_until
 
-from gangplane.api.scheduling.slurm import SLURM_JOB_ID_LABEL
+from gangplane.agent.nodes import node_specs
+from gangplane.api.scheduling.slurm import SLURM_JOB_ID_LABEL, SLURM_NODE_NAME_LABEL
 from gangplane.clock import WallClock
 from gangplane.cluster.local import LocalCluster
+from gangplane.cluster.process import cluster_config, slurm_cli
+from gangplane.cluster.process import main as process_main
 from gangplane.cluster.slurm import slurm_cluster_config
 from gangplane.controllers.pending import WAITING_CONDITION
 from gangplane.schedulers.slurm import CONDITION_TYPE, POD_GROUP_JOB_ANNOTATION
@@ -37,6 +41,24 @@ RANKS = (
     "import os; print('rank', os.environ['JOB_COMPLETION_INDEX'], os.environ['PET_NODE_RANK'], "
     "'of', os.environ['PET_NNODES'], flush=True)"
 )
+
+
+class PodHistory:
+    """The last state the store reported for each pod (the DELETED event carries the final one)."""
+
+    def __init__(self, store: MemoryStore) -> None:
+        self.watch = store.watch(catalog.PODS, resource_version=store.list(catalog.PODS).resource_version)
+        self.last: dict[str, Object] = {}
+        self.thread = threading.Thread(target=self._follow, daemon=True)
+        self.thread.start()
+
+    def _follow(self) -> None:
+        for event in self.watch:
+            self.last[event.object["metadata"]["name"]] = event.object
+
+    def close(self) -> None:
+        self.watch.close()
+        self.thread.join(5)
 
 
 class Cluster:
@@ -71,15 +93,18 @@ class Cluster:
         pods = self.bound(job, size) or []
         return bool(pods) and all(p["status"].get("phase") == "Running" for p in pods)
 
-    def disruptions(self, job: str) -> list[tuple[str, str, str, str]]:
-        """(phase, DisruptionTarget status, reason, message) of every pod that has the condition."""
-        found = []
-        for pod in self.pods(job):
-            status = pod.get("status") or {}
-            for c in status.get("conditions") or ():
-                if c["type"] == "DisruptionTarget":
-                    found.append((status.get("phase", ""), c["status"], c["reason"], c["message"]))
-        return found
+    @staticmethod
+    def disruption(pod: Object) -> tuple[str, str, str, str]:
+        """(phase, and the DisruptionTarget condition's status, reason, message)."""
+        status = pod.get("status") or {}
+        found = [c for c in status.get("conditions") or () if c["type"] == "DisruptionTarget"]
+        condition = found[0] if found else {}
+        return (
+            status.get("phase", ""),
+            condition.get("status"),
+            condition.get("reason"),
+            condition.get("message"),
+        )
 
     def pod_group(self, job: str) -> Object | None:
         groups = self.store.list(catalog.COSCHEDULING_PODGROUPS).items
@@ -186,14 +211,19 @@ def test_a_trainjob_larger_than_the_partition_says_why_on_the_trainjob(cluster: 
 def test_scancel_fails_the_pods_and_the_trainjob(cluster: Cluster) -> None:
     cluster.submit("victim", 3, "import time; time.sleep(60)")
     wait_until(lambda: cluster.running("victim", 3), 30, "victim running")
+    names = [p["metadata"]["name"] for p in cluster.pods("victim")]
     job_id = cluster.job_id("victim")
-    cluster.slurm.run("scancel", str(job_id))
+    history = PodHistory(cluster.store)
+    try:
+        cluster.slurm.run("scancel", str(job_id))
+        assert wait_until(lambda: cluster.finished("victim"), 10, "victim to fail") == "Failed"
+        wait_until(lambda: not cluster.pods("victim"), 10, "failed pods released and gone")
+    finally:
+        history.close()
     ended = f"Slurm job {job_id} ended: CANCELLED; pod deleted"
-    disrupted = wait_until(
-        lambda: len(found := cluster.disruptions("victim")) == 3 and found, 10, "pods failed with the reason"
-    )
-    assert disrupted == [("Failed", "True", Reason.JOB_ENDED, ended)] * 3
-    assert wait_until(lambda: cluster.finished("victim"), 10, "victim to fail") == "Failed"
+    assert [Cluster.disruption(history.last[n]) for n in names] == [
+        ("Failed", "True", "SlurmJobEnded", ended)
+    ] * 3
     failed = cluster.trainjob_condition("victim", "Failed")
     assert failed is not None and failed["reason"] == "FailedJobs" and "victim-node-0" in failed["message"]
     (job,) = cluster.store.list(catalog.JOBS).items
@@ -201,7 +231,6 @@ def test_scancel_fails_the_pods_and_the_trainjob(cluster: Cluster) -> None:
     assert job_failed["reason"] == "PodFailurePolicy" and "DisruptionTarget" in job_failed["message"]
     group = cluster.group_condition("victim")
     assert (group["reason"], group["message"]) == (Reason.JOB_ENDED, f"Slurm job {job_id} ended: CANCELLED")
-    wait_until(lambda: not cluster.pods("victim"), 10, "failed pods released and gone")
     assert cluster.job_id("victim") is None and cluster.listed() == []  # no retry on a new Slurm job
 
 
@@ -218,3 +247,16 @@ def test_deleting_a_running_trainjob_cancels_its_slurm_job(cluster: Cluster) -> 
     assert state == "CANCELLED"
     alive = lambda: uids & {p["metadata"]["uid"] for p in cluster.store.list(catalog.PODS).items}  # noqa: E731
     wait_until(lambda: not alive(), 15, "the job's pods gone")
+
+
+def test_the_cluster_process_takes_its_nodes_from_slurm(real_slurm: LocalSlurm, tmp_path: Path) -> None:
+    config = cluster_config(None, slurm_cli(Path(real_slurm.slurm_conf)))
+    specs = node_specs(config)
+    assert [s.name for s in specs] == ["n1", "n2", "n3", "n4"]
+    assert specs[0].labels[SLURM_NODE_NAME_LABEL] == "n1"
+    garbage = tmp_path / "garbage.conf"
+    garbage.write_text("this is not a slurm.conf\n")
+    for conf in (tmp_path / "missing.conf", garbage):
+        with pytest.raises(SystemExit) as exit_:
+            process_main(["--state-dir", str(tmp_path), "--slurm-conf", str(conf)])
+        assert exit_.value.code == 2

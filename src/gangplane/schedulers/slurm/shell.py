@@ -271,12 +271,15 @@ class SlurmBridge:
             self.store.update_status(PODS, bound)
 
     def _delete_pods(self, pods: Iterable[Ref], reason: str, message: str) -> None:
-        """Hold, fail, delete (module docstring)."""
-        now = rfc3339(self.clock.now())
-        for ref in pods:
-            _log.info("slurm-bridge: failing and deleting pod %s: %s", ref, message)
+        """Hold all, then fail all, then delete all (module docstring): once the first pod shows ``Failed``
+        its Job may delete the others, and the finalizer keeps them until they carry the reason too."""
+        now, refs = rfc3339(self.clock.now()), list(pods)
+        _log.info("slurm-bridge: failing and deleting pods %s: %s", ", ".join(map(str, refs)), message)
+        for ref in refs:
             self._modify(ref, _with_finalizer)
+        for ref in refs:
             self._modify(ref, lambda pod: _failed(pod, reason, message, now), status=True)
+        for ref in refs:
             with contextlib.suppress(NotFound):
                 self.store.delete(
                     PODS, ref.namespace, ref.name, preconditions={"uid": ref.uid} if ref.uid else None

@@ -139,3 +139,16 @@ def test_gc_index_survives_reference_changes(store: ObjectStore, propagation: Pr
     store.update(POD, pod("p"))
     store.delete(JOB, "default", "job", propagation=propagation)
     assert exists(store, "p")
+
+
+def test_a_dependent_created_after_its_owner_is_gone_is_collected(store: ObjectStore) -> None:
+    """A controller acting on a stale read recreates a child of a deleted owner: the GC removes it."""
+    job = make_job(store)
+    ref = owner_ref(job)
+    store.delete(JOB, "default", "job")
+    watch = store.watch(POD, resource_version=store.list(POD).resource_version, timeout=5)
+    created = store.create(POD, pod("late", owners=[ref]))
+    assert created["metadata"]["name"] == "late"  # the create itself succeeds, as on a real API server
+    assert not exists(store, "late")
+    assert [e.type.value for e in (next(iter(watch)), next(iter(watch)))] == ["ADDED", "DELETED"]
+    watch.close()

@@ -61,7 +61,17 @@ class ObjectStore(Engine):
         new = self._admit(rt, Operation.CREATE, new, None)
         if self._find(rt, *key_of(new)) is not None:
             raise AlreadyExists(f'{group_resource(rt)} "{name}" already exists', kind=rt.kind, name=name)
-        return self._commit(rt, EventType.ADDED, new, None)
+        stored = self._commit(rt, EventType.ADDED, new, None)
+        self._collect_if_ownerless(rt, stored)
+        return stored
+
+    def _collect_if_ownerless(self, rt: ResourceType, obj: Object) -> None:
+        """Kubernetes' garbage collector deletes an object whose every owner is gone, also one created after
+        its owner was deleted (a controller acting on a stale read). The create still succeeds: watchers see
+        ADDED, then DELETED."""
+        owners = gc.owner_uids(obj)
+        if owners and not any(u in self._uids for u in owners):
+            self._delete(rt, obj, Propagation.BACKGROUND)
 
     def _generate_name(self, rt: ResourceType, namespace: str, prefix: str) -> str:
         if not prefix:

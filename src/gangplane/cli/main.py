@@ -9,7 +9,7 @@ from __future__ import annotations
 import typer
 
 from gangplane import __version__
-from gangplane.cli import controller, controlplane, objects, observe, render, run
+from gangplane.cli import controller, controlplane, objects, observe, render, run, simulate
 
 app = typer.Typer(
     name="gangplane",
@@ -37,7 +37,7 @@ objects.register(app)  # apply, get, delete
 observe.register(app)  # describe, logs
 run.register(app)
 controller.register(app)
-# --- lead: register `simulate` here (gangplane.cli.simulate, written by another helper) ---
+simulate.register(app)  # what-if simulation in virtual time
 
 
 def main() -> None:

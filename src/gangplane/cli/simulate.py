@@ -1,0 +1,199 @@
+"""``gangplane simulate``: replay a scenario or a trace under several policies and compare them.
+
+Prints one table (JCT, queueing delay, makespan, utilisation, fairness, checks) and, with ``--out``, writes
+per-policy timelines (CSV), a summary (JSON) and PNG plots. Exit codes: 0 sound; 1 bad input; 2 a run broke
+a lower bound or an invariant (the simulator or a scheduler core is wrong).
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Annotated
+
+import typer
+import yaml
+from pydantic import ValidationError
+from rich.console import Console
+from rich.table import Table
+
+from gangplane.simulator.cluster import ClusterSpec, uniform_cluster
+from gangplane.simulator.compare import Comparison, rich_progress, run_policies
+from gangplane.simulator.engine import FailureModel
+from gangplane.simulator.export import write_summary, write_timeline
+from gangplane.simulator.jobs import JobSpec
+from gangplane.simulator.policies import PolicyOptions, default_registry
+from gangplane.simulator.scenario import generate, load_scenario
+from gangplane.simulator.traces import TraceError, TraceFormat, load_trace
+
+DEFAULT_POLICIES = ("fifo", "backfill")
+
+
+def _percent(share: float) -> str:
+    return "-" if math.isnan(share) else f"{100 * share:.1f}"
+
+
+def _time_unit(comparison: Comparison) -> tuple[str, float]:
+    """Seconds for short runs, hours for long ones."""
+    longest = max((o.summary.makespan for o in comparison.outcomes), default=0.0)
+    return ("h", 3600.0) if longest > 2 * 3600 else ("s", 1.0)
+
+
+def comparison_table(comparison: Comparison, title: str) -> Table:
+    """One row per policy; ``util*`` is utilisation while some job waits (see simulator.metrics)."""
+    unit, scale = _time_unit(comparison)
+
+    def span(seconds: float) -> str:
+        return "-" if math.isnan(seconds) else f"{seconds / scale:,.{2 if unit == 'h' else 1}f}"
+
+    table = Table(title=title)
+    headers = (
+        "policy",
+        "done",
+        f"JCT {unit}",
+        "p95",
+        f"wait {unit}",
+        "p95",
+        f"makespan {unit}",
+        "util %",
+        "util* %",
+        "Jain",
+        "checks",
+    )
+    for header in headers:
+        table.add_column(header, justify="left" if header == "policy" else "right", no_wrap=True)
+    for outcome in comparison.outcomes:
+        s = outcome.summary
+        checks = (
+            "[green]ok[/]" if not outcome.violations else f"[bold red]{len(outcome.violations)} violated[/]"
+        )
+        table.add_row(
+            s.policy,
+            f"{s.finished}/{s.jobs}",
+            span(s.mean_jct),
+            span(s.p95_jct),
+            span(s.mean_wait),
+            span(s.p95_wait),
+            span(s.makespan),
+            _percent(s.utilisation),
+            _percent(s.utilisation_backlogged),
+            f"{s.fairness:.3f}",
+            checks,
+        )
+    b = comparison.bounds
+    table.caption = (
+        f"lower bounds: makespan >= {span(b.makespan)} {unit} (work {span(b.work)}, longest job "
+        f"{span(b.longest_job)}); mean JCT >= {span(b.mean_duration)} {unit}. util: arrival window; "
+        "util*: while jobs wait; Jain: fairness of per-queue slowdown"
+    )
+    return table
+
+
+def _jobs_and_cluster(
+    scenario: Path | None,
+    trace: Path | None,
+    trace_format: TraceFormat,
+    nodes: int,
+    gpus_per_node: int,
+    vc: list[str] | None,
+    seed: int | None,
+) -> tuple[list[JobSpec], ClusterSpec, str]:
+    if (scenario is None) == (trace is None):
+        raise typer.BadParameter("give a SCENARIO file or --trace FILE (one of them)")
+    if scenario is not None:
+        parsed = load_scenario(scenario)
+        return generate(parsed, scenario.parent, seed), parsed.cluster_spec(), parsed.name
+    assert trace is not None
+    jobs = load_trace(trace, trace_format, gpus_per_node=gpus_per_node, vc=vc or None)
+    return jobs, uniform_cluster(nodes, gpus_per_node), trace.name + (f" (VC {', '.join(vc)})" if vc else "")
+
+
+def _write(comparison: Comparison, out: Path, console: Console, gantt_hours: float | None) -> None:
+    from gangplane.simulator.plots import plot_all  # matplotlib only when plots are wanted
+
+    out.mkdir(parents=True, exist_ok=True)
+    for outcome in comparison.outcomes:
+        write_timeline(outcome.result, out / f"timeline-{outcome.summary.policy}.csv")
+    write_summary(
+        out / "summary.json",
+        [o.summary for o in comparison.outcomes],
+        comparison.bounds,
+        comparison.violations,
+    )
+    window = None if gantt_hours is None else (0.0, gantt_hours * 3600)
+    plots = plot_all(comparison.outcomes, out, gantt_window=window)
+    console.print(f"wrote {len(comparison.outcomes)} timelines, summary.json and {len(plots)} plots to {out}")
+
+
+def simulate(
+    scenario: Annotated[
+        Path | None, typer.Argument(help="Scenario YAML (cluster, queues, workloads).")
+    ] = None,
+    trace: Annotated[Path | None, typer.Option("--trace", help="Replay a trace file instead.")] = None,
+    trace_format: Annotated[TraceFormat, typer.Option("--format", help="Trace format.")] = TraceFormat.CSV,
+    policies: Annotated[list[str] | None, typer.Option("--policy", "-p", help="Policy (repeatable).")] = None,
+    nodes: Annotated[int, typer.Option("--nodes", min=1, help="Nodes, for --trace.")] = 16,
+    gpus_per_node: Annotated[
+        int, typer.Option("--gpus-per-node", min=1, help="GPUs per node, for --trace.")
+    ] = 8,
+    vc: Annotated[
+        list[str] | None, typer.Option("--vc", help="Philly virtual cluster to keep (repeatable).")
+    ] = None,
+    seed: Annotated[
+        int | None, typer.Option("--seed", help="Seed (default: the scenario's, else 0).")
+    ] = None,
+    out: Annotated[
+        Path | None, typer.Option("--out", help="Directory for CSV/JSON exports and plots.")
+    ] = None,
+    backfill_depth: Annotated[
+        int, typer.Option("--backfill-depth", min=1, help="Backfill scan cap per shape.")
+    ] = 512,
+    failure_probability: Annotated[float, typer.Option("--failure-probability", min=0.0, max=1.0)] = 0.0,
+    gantt_hours: Annotated[
+        float | None, typer.Option("--gantt-hours", min=0.0, help="Gantt: first N hours.")
+    ] = None,
+    progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Show a progress bar.")] = True,
+) -> None:
+    """Compare scheduling policies on a scenario or a trace in virtual time."""
+    console, errors = Console(highlight=False), Console(stderr=True, highlight=False)
+    if not console.is_terminal:
+        console.width = max(console.width, 132)
+    try:
+        jobs, cluster, title = _jobs_and_cluster(
+            scenario, trace, trace_format, nodes, gpus_per_node, vc, seed
+        )
+        options = PolicyOptions(seed=0 if seed is None else seed, backfill_depth=backfill_depth)
+        comparison = run_policies(
+            jobs,
+            cluster,
+            list(policies or DEFAULT_POLICIES),
+            options=options,
+            registry=default_registry(),
+            failures=FailureModel(failure_probability),
+            progress=(lambda name, total: rich_progress(name, total, errors)) if progress else None,
+        )
+    except (OSError, TraceError, ValidationError, yaml.YAMLError, KeyError, ValueError) as exc:
+        errors.print(f"error: {exc}", markup=False)
+        raise typer.Exit(1) from None
+    console.print(comparison_table(comparison, f"{title}: {len(jobs)} jobs on {cluster.total_gpus} GPUs"))
+    for outcome in comparison.outcomes:
+        s = outcome.summary
+        if s.unfinished or s.rejected:
+            errors.print(
+                f"[yellow]warning[/] {s.policy}: {s.unfinished} job(s) never finished, {s.rejected} rejected "
+                "(a gang larger than any placement or quota allows; see the timeline's rejected column)"
+            )
+    for policy, found in comparison.violations.items():
+        for violation in found[:20]:
+            errors.print(f"[bold red]VIOLATION[/] {policy}: {violation}")
+    if out is not None:
+        _write(comparison, out, console, gantt_hours)
+    if comparison.violations:
+        raise typer.Exit(2)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("simulate")(simulate)
+
+
+__all__ = ["comparison_table", "register", "simulate"]

@@ -1,0 +1,89 @@
+"""The contract between the event engine and a scheduling policy.
+
+The engine owns time and the job timelines; a policy owns its queue and its scheduler core's state (a
+snapshot of the nodes). Calls, all with the engine's virtual ``now``:
+
+1. ``submit`` when a job arrives, or comes back after a failure (the engine already called ``release``).
+2. ``release`` when a running job completes or fails; the policy frees its nodes. Never called for a job the
+   policy preempted itself.
+3. ``schedule`` once after every batch of events at one instant (and at any ``next_cycle`` wake-up). It
+   returns decisions in the order they happened. A ``Preempt`` means the policy has already freed the
+   victim's nodes and put it back in its own queue; the engine only cancels its completion. ``Start`` of a
+   job that was never ``Admit``-ted implies admission at the same instant.
+4. ``next_cycle`` after ``schedule``: the next instant the policy wants a cycle although nothing happens
+   (a periodic scheduler, a gang timeout), or ``None``.
+
+Policies must be deterministic for a given input order; randomness comes from the seed in ``PolicyOptions``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from gangplane.simulator.cluster import ClusterSpec
+from gangplane.simulator.jobs import JobSpec
+
+
+@dataclass(frozen=True, slots=True)
+class Admit:
+    """Quota reserved (Kueue admission) before pods are placed."""
+
+    job_id: int
+
+
+@dataclass(frozen=True, slots=True)
+class Start:
+    """Every member placed; ``nodes[i]`` hosts member ``i``."""
+
+    job_id: int
+    nodes: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Preempt:
+    job_id: int
+    reason: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Reject:
+    """The job can never run on this cluster (a gang larger than any placement allows)."""
+
+    job_id: int
+    reason: str
+
+
+Decision = Admit | Start | Preempt | Reject
+
+
+@dataclass(frozen=True, slots=True)
+class PolicyOptions:
+    seed: int = 0
+    backfill_depth: int = 512
+    """Backfill: waiting jobs of one gang shape examined for the shadow-time rule per cycle (Slurm's
+    ``bf_max_job_test`` analogue, but per shape)."""
+    backfill_window: int | None = None
+    """Backfill: only the first ``backfill_window`` waiting jobs in queue order may start (the head included);
+    ``None`` = every waiting job (subject to ``backfill_depth``). Models a scheduler that looks at a fixed-size
+    window of the queue, as the saturation experiment in performance-anchors.md §3 does."""
+    cycle_interval: float = 0.0
+    """Seconds between scheduling cycles for periodic schedulers (Volcano ``schedulePeriod``); 0 = on change."""
+
+
+class Policy(Protocol):
+    name: str
+
+    def submit(self, job: JobSpec, now: float) -> None: ...
+
+    def release(self, job_id: int, now: float) -> None: ...
+
+    def schedule(self, now: float) -> Sequence[Decision]: ...
+
+    def next_cycle(self, now: float) -> float | None: ...
+
+
+PolicyFactory = Callable[[ClusterSpec, PolicyOptions], Policy]
+
+__all__ = ["Admit", "Decision", "Policy", "PolicyFactory", "PolicyOptions", "Preempt", "Reject", "Start"]

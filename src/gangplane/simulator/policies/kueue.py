@@ -1,0 +1,122 @@
+"""Kueue with BestEffortFIFO ClusterQueues: the Kueue core admits (quota), the core places (nodes).
+
+Each simulator queue becomes one ClusterQueue of the same name (its LocalQueue has that name too) with one
+``default`` ResourceFlavor covering ``nvidia.com/gpu``: nominal quota ``QueueSpec.nominal_gpus`` (the whole
+cluster when unset), ``borrowingLimit`` as given, in ``QueueSpec.cohort`` if set. Preemption as in Kueue's
+performance baseline (performance-anchors.md §1.2): ``withinClusterQueue: LowerPriority``,
+``reclaimWithinCohort: Any``.
+
+Per instant the shell runs ``schedulers.kueue.cycle.run_cycle`` until a cycle changes nothing (Kueue pops
+one head per ClusterQueue per cycle and runs cycles back to back), then places admitted workloads in
+admission order with ``schedulers.core.place_gang``, all members at once — on a real cluster the pods of an
+admitted workload wait in kube-scheduler until they fit, which this models as a gang. Kueue's one-second
+requeue batching after quota is released shows up as ``next_cycle`` wake-ups.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from gangplane.api.scheduling.kueue import PreemptionPolicy, QueueingStrategy
+from gangplane.schedulers.core.resources import GPU
+from gangplane.schedulers.kueue.cycle import run_cycle
+from gangplane.schedulers.kueue.model import (
+    ClusterQueueSpec,
+    FlavorQuotas,
+    FlavorSpec,
+    PodSetRequest,
+    Preemption,
+    ResourceGroup,
+    ResourceQuota,
+    WorkloadRequest,
+)
+from gangplane.schedulers.kueue.state import KueueState
+from gangplane.simulator.cluster import ClusterSpec, QueueSpec
+from gangplane.simulator.jobs import JobSpec
+from gangplane.simulator.placement import GangPlacer
+from gangplane.simulator.policies.base import Admit, Decision, PolicyOptions, Preempt, Start
+
+FLAVOR = "default"
+NAMESPACE = "sim"
+MAX_CYCLES_PER_INSTANT = 100_000
+
+
+def cluster_queue(queue: QueueSpec, total_gpus: int) -> ClusterQueueSpec:
+    nominal = total_gpus if queue.nominal_gpus is None else queue.nominal_gpus
+    quota = ResourceQuota(nominal, queue.borrowing_limit)
+    group = ResourceGroup((GPU,), (FlavorQuotas(FLAVOR, {GPU: quota}),))
+    preemption = Preemption(PreemptionPolicy.LOWER_PRIORITY, PreemptionPolicy.ANY)
+    return ClusterQueueSpec(
+        queue.name,
+        (group,),
+        queue.cohort or None,
+        QueueingStrategy.BEST_EFFORT_FIFO,
+        preemption,
+        fair_weight=queue.weight,
+    )
+
+
+class KueueBestEffortFifo:
+    name = "kueue"
+
+    def __init__(self, cluster: ClusterSpec, options: PolicyOptions) -> None:
+        self.placer = GangPlacer(cluster)
+        self.state = KueueState()
+        queues = [cluster_queue(q, cluster.total_gpus) for q in cluster.queues]
+        self.state.configure(queues, (), (FlavorSpec(FLAVOR),), 0.0)
+        self._jobs: dict[str, JobSpec] = {}
+        self._attempts: dict[int, int] = {}
+        self._unplaced: dict[int, JobSpec] = {}  # admitted, waiting for nodes, in admission order
+
+    def submit(self, job: JobSpec, now: float) -> None:
+        attempt = self._attempts[job.id] = self._attempts.get(job.id, -1) + 1
+        key = f"{NAMESPACE}/j{job.id}-{attempt}"
+        self._jobs[key] = job
+        pod_set = PodSetRequest(
+            "main", job.members, {GPU: job.gpus_per_member} if job.gpus_per_member else {}
+        )
+        request = WorkloadRequest(key, NAMESPACE, job.queue, job.queue, (pod_set,), job.priority, created=now)
+        self.state.add_workload(request, now)
+
+    def release(self, job_id: int, now: float) -> None:
+        self.placer.release(job_id)
+        key = self._key(job_id)
+        self.state.finish_workload(key, True, "", now)
+        del self._jobs[key]
+
+    def schedule(self, now: float) -> Sequence[Decision]:
+        decisions: list[Decision] = []
+        for _ in range(MAX_CYCLES_PER_INSTANT):
+            result = run_cycle(self.state, now)
+            for eviction in result.evictions:
+                self._evict(self._jobs[eviction.key], decisions)
+            for workload in result.admitted:
+                job = self._jobs[workload.key]
+                self._unplaced[job.id] = job
+                decisions.append(Admit(job.id))
+            if not result.progressed:
+                break
+        self._place(decisions)
+        return decisions
+
+    def next_cycle(self, now: float) -> float | None:
+        return self.state.queues.next_wakeup()
+
+    def _key(self, job_id: int) -> str:
+        return f"{NAMESPACE}/j{job_id}-{self._attempts[job_id]}"
+
+    def _evict(self, job: JobSpec, decisions: list[Decision]) -> None:
+        """Kueue released the quota and requeued the workload; stop its pods if they run."""
+        if self._unplaced.pop(job.id, None) is None and self.placer.is_placed(job.id):
+            self.placer.release(job.id)
+            decisions.append(Preempt(job.id, "evicted by Kueue"))
+
+    def _place(self, decisions: list[Decision]) -> None:
+        for job in list(self._unplaced.values()):
+            nodes = self.placer.place(job) if self.placer.might_fit(job) else None
+            if nodes is not None:
+                del self._unplaced[job.id]
+                decisions.append(Start(job.id, nodes))
+
+
+__all__ = ["KueueBestEffortFifo", "cluster_queue"]

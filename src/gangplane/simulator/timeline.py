@@ -1,0 +1,58 @@
+"""Per-job timelines, as the engine records them, and the finished run they add up to."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from gangplane.simulator.cluster import ClusterSpec
+from gangplane.simulator.jobs import JobSpec
+
+
+@dataclass(slots=True)
+class Segment:
+    """One run of a job on its nodes; ``end`` is ``None`` while it runs."""
+
+    start: float
+    nodes: tuple[str, ...]
+    end: float | None = None
+    outcome: str = ""  # completed | failed | preempted
+
+
+@dataclass(slots=True)
+class JobRecord:
+    job: JobSpec
+    admitted: float | None = None
+    start: float | None = None
+    end: float | None = None
+    preemptions: int = 0
+    failures: int = 0
+    rejected: str = ""
+    segments: list[Segment] = field(default_factory=list)
+
+    @property
+    def jct(self) -> float | None:
+        return None if self.end is None else self.end - self.job.arrival
+
+    @property
+    def queueing_delay(self) -> float | None:
+        return None if self.start is None else self.start - self.job.arrival
+
+
+@dataclass(frozen=True, slots=True)
+class SimResult:
+    policy: str
+    cluster: ClusterSpec
+    records: tuple[JobRecord, ...]
+    events: int
+    cycles: int
+
+    @property
+    def finished(self) -> list[JobRecord]:
+        return [r for r in self.records if r.end is not None]
+
+    @property
+    def unfinished(self) -> list[JobRecord]:
+        return [r for r in self.records if r.end is None]
+
+
+__all__ = ["JobRecord", "Segment", "SimResult"]

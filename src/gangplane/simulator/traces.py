@@ -1,0 +1,142 @@
+"""Trace loaders: Philly (Pollux's flattened table), Tiresias' 60-job trace and a generic CSV.
+
+Each loader returns jobs sorted by arrival (ties keep file order), with arrivals shifted so the first job
+arrives at 0. Loading uses the ``csv`` module and numpy only, so the 82k-row Philly table loads in well under a
+second. The traces themselves are reference data and are never shipped with gangplane.
+"""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Collection, Iterable, Iterator, Sequence
+from enum import StrEnum
+from pathlib import Path
+
+import numpy as np
+
+from gangplane.simulator.jobs import DEFAULT_QUEUE, JobSpec, pack_gang
+
+
+class TraceFormat(StrEnum):
+    PHILLY = "philly"
+    TIRESIAS = "tiresias"
+    CSV = "csv"
+
+
+PHILLY_COLUMNS = ("timestamp", "duration", "num_gpus", "gpu_time", "cluster")
+TIRESIAS_COLUMNS = ("job_id", "num_gpu", "submit_time", "duration")
+GENERIC_COLUMNS = ("arrival", "gang_size", "gpus_per_member", "duration")
+"""Required generic columns; ``queue`` and ``priority`` are optional."""
+
+
+class TraceError(ValueError):
+    """A trace file that cannot be read: missing columns or unparsable values, with the line number."""
+
+
+def _rows(path: Path, required: Sequence[str]) -> tuple[dict[str, int], list[list[str]]]:
+    with path.open(newline="") as handle:
+        reader = csv.reader(handle)
+        header = [name.strip() for name in next(reader, [])]
+        missing = [name for name in required if name not in header]
+        if missing:
+            raise TraceError(f"{path}: missing column(s) {', '.join(missing)}; header is {header}")
+        return {name: i for i, name in enumerate(header)}, [row for row in reader if row]
+
+
+def _column(rows: list[list[str]], index: int, dtype: type, path: Path, name: str) -> np.ndarray:
+    try:
+        return np.array([row[index] for row in rows], dtype=dtype)
+    except (ValueError, IndexError) as exc:
+        raise TraceError(f"{path}: column {name!r}: {exc}") from None
+
+
+def _sorted_jobs(
+    arrivals: np.ndarray, fields: Iterable[tuple[int, int, float, str, int, str]]
+) -> list[JobSpec]:
+    """Jobs in arrival order (stable), ids renumbered 0..n-1 in that order, first arrival at 0."""
+    rows = list(fields)
+    order = np.argsort(arrivals, kind="stable")
+    start = float(arrivals[order[0]]) if len(order) else 0.0
+    jobs = []
+    for new_id, i in enumerate(order.tolist()):
+        members, gpus_per_member, duration, queue, priority, name = rows[i]
+        if members < 1 or gpus_per_member < 0 or duration < 0:
+            raise TraceError(
+                f"row {i + 2}: gang {members} x {gpus_per_member} GPUs for {duration} s is not a job"
+            )
+        arrival = float(arrivals[i]) - start
+        jobs.append(JobSpec(new_id, arrival, members, gpus_per_member, duration, queue, priority, name=name))
+    return jobs
+
+
+def load_philly(path: Path, *, gpus_per_node: int, vc: str | Collection[str] | None = None) -> list[JobSpec]:
+    """Philly jobs (optionally of some virtual clusters only); the VC hash is the job's queue; gangs via
+    ``pack_gang``.
+
+    ``timestamp`` is read as the arrival time (the table does not say whether it is submit or start).
+    """
+    index, rows = _rows(path, PHILLY_COLUMNS)
+    if vc is not None:
+        keep = {vc} if isinstance(vc, str) else set(vc)
+        rows = [row for row in rows if row[index["cluster"]] in keep]
+    stamps = _column(rows, index["timestamp"], np.datetime64, path, "timestamp").astype("datetime64[s]")
+    arrivals = stamps.astype(np.int64).astype(np.float64)
+    durations = _column(rows, index["duration"], np.float64, path, "duration")
+    gpus = _column(rows, index["num_gpus"], np.int64, path, "num_gpus")
+    clusters = [row[index["cluster"]] for row in rows]
+    return _sorted_jobs(arrivals, _fields(gpus, durations, clusters, gpus_per_node))
+
+
+def _fields(
+    gpus: np.ndarray,
+    durations: np.ndarray,
+    queues: Sequence[str],
+    gpus_per_node: int,
+    names: Sequence[str] = (),
+) -> Iterator[tuple[int, int, float, str, int, str]]:
+    shapes: dict[int, tuple[int, int]] = {}
+    for i, (total, duration) in enumerate(zip(gpus.tolist(), durations.tolist(), strict=True)):
+        shape = shapes.get(total) or shapes.setdefault(total, pack_gang(total, gpus_per_node))
+        yield (*shape, duration, queues[i], 0, names[i] if names else "")
+
+
+def load_tiresias(path: Path, *, gpus_per_node: int) -> list[JobSpec]:
+    """Tiresias' ``60_job.csv``: ``submit_time`` and ``duration`` in seconds, ``num_gpu`` per job."""
+    index, rows = _rows(path, TIRESIAS_COLUMNS)
+    arrivals = _column(rows, index["submit_time"], np.float64, path, "submit_time")
+    durations = _column(rows, index["duration"], np.float64, path, "duration")
+    gpus = _column(rows, index["num_gpu"], np.int64, path, "num_gpu")
+    names = [f"job-{row[index['job_id']]}" for row in rows]
+    return _sorted_jobs(arrivals, _fields(gpus, durations, [DEFAULT_QUEUE] * len(rows), gpus_per_node, names))
+
+
+def load_generic(path: Path) -> list[JobSpec]:
+    """A CSV with ``arrival,gang_size,gpus_per_member,duration[,queue][,priority]`` (seconds)."""
+    index, rows = _rows(path, GENERIC_COLUMNS)
+    arrivals = _column(rows, index["arrival"], np.float64, path, "arrival")
+    durations = _column(rows, index["duration"], np.float64, path, "duration")
+    members = _column(rows, index["gang_size"], np.int64, path, "gang_size").tolist()
+    per_member = _column(rows, index["gpus_per_member"], np.int64, path, "gpus_per_member").tolist()
+    queues = [row[index["queue"]] for row in rows] if "queue" in index else [DEFAULT_QUEUE] * len(rows)
+    priorities = (
+        _column(rows, index["priority"], np.int64, path, "priority").tolist() if "priority" in index else []
+    )
+    fields = (
+        (members[i], per_member[i], float(durations[i]), queues[i], priorities[i] if priorities else 0, "")
+        for i in range(len(rows))
+    )
+    return _sorted_jobs(arrivals, fields)
+
+
+def load_trace(
+    path: Path, trace_format: TraceFormat, *, gpus_per_node: int, vc: str | Collection[str] | None = None
+) -> list[JobSpec]:
+    """Dispatch on ``trace_format``; ``vc`` filters Philly only."""
+    if trace_format == TraceFormat.PHILLY:
+        return load_philly(path, gpus_per_node=gpus_per_node, vc=vc)
+    if trace_format == TraceFormat.TIRESIAS:
+        return load_tiresias(path, gpus_per_node=gpus_per_node)
+    return load_generic(path)
+
+
+__all__ = ["TraceError", "TraceFormat", "load_generic", "load_philly", "load_tiresias", "load_trace"]

@@ -1,0 +1,112 @@
+"""``gangplane simulate`` through typer: table, exports, plots and exit codes."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from gangplane.cli import simulate
+
+SCENARIO = """
+name: cli
+seed: 2
+cluster: {nodeGroups: [{name: gpu, count: 2, gpus: 4}]}
+workloads:
+  - {class: pair, count: 6, members: 2, gpusPerMember: 4, duration: {fixed: 100}, arrival: {every: 30}}
+  - {class: one, count: 10, gpusPerMember: 1, duration: {fixed: 40}, arrival: {every: 15}}
+"""
+
+
+@pytest.fixture
+def app() -> typer.Typer:
+    app = typer.Typer()
+
+    @app.callback()
+    def _root() -> None:
+        """Test root."""
+
+    simulate.register(app)
+    return app
+
+
+def test_scenario_with_exports_and_plots(app: typer.Typer, tmp_path: Path) -> None:
+    path = tmp_path / "s.yaml"
+    path.write_text(SCENARIO)
+    out = tmp_path / "out"
+    result = CliRunner().invoke(
+        app, ["simulate", str(path), "-p", "fifo", "-p", "backfill", "--out", str(out), "--no-progress"]
+    )
+    assert result.exit_code == 0, result.output
+    assert "fifo" in result.output and "backfill" in result.output and "lower bounds" in result.output
+    summary = json.loads((out / "summary.json").read_text())
+    assert [p["policy"] for p in summary["policies"]] == ["fifo", "backfill"]
+    assert all(p["violations"] == [] and p["finished"] == 16 for p in summary["policies"])
+    rows = list(csv.DictReader((out / "timeline-backfill.csv").read_text().splitlines()))
+    assert len(rows) == 16 and all(float(r["end"]) - float(r["start"]) == float(r["duration"]) for r in rows)
+    for name in ("utilisation", "wait-cdf", "queue-share", "gantt-fifo", "gantt-backfill"):
+        assert (out / f"{name}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_trace_replay(app: typer.Typer, tiresias_csv: Path) -> None:
+    result = CliRunner().invoke(
+        app,
+        [
+            "simulate",
+            "--trace",
+            str(tiresias_csv),
+            "--format",
+            "tiresias",
+            "--nodes",
+            "4",
+            "--gpus-per-node",
+            "4",
+            "--no-progress",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    assert "60/60" in result.output
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ([], "one of them"),
+        (["--trace", "missing.csv"], "missing.csv"),
+        (["--trace", "{csv}", "-p", "nope"], "unknown policy nope"),
+    ],
+)
+def test_bad_input_exits_1(app: typer.Typer, tmp_path: Path, args: list[str], message: str) -> None:
+    path = tmp_path / "jobs.csv"
+    path.write_text("arrival,gang_size,gpus_per_member,duration\n0,1,1,5\n")
+    args = [a.format(csv=path) for a in args]
+    result = CliRunner().invoke(app, ["simulate", *args, "--no-progress"])
+    assert result.exit_code in (1, 2)
+    assert message in result.output
+
+
+def test_an_impossible_gang_is_reported(app: typer.Typer, tmp_path: Path) -> None:
+    path = tmp_path / "jobs.csv"
+    path.write_text("arrival,gang_size,gpus_per_member,duration\n0,3,8,5\n1,1,1,5\n")
+    result = CliRunner().invoke(
+        app,
+        [
+            "simulate",
+            "--trace",
+            str(path),
+            "--nodes",
+            "2",
+            "--gpus-per-node",
+            "8",
+            "-p",
+            "fifo",
+            "--no-progress",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    assert "fifo: 0 job(s) never finished, 1 rejected" in result.output
+    assert "1/2" in result.output

@@ -8,12 +8,22 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
+import yaml
 from cli_cluster import RUNTIME, Cli, embedded_cluster, job
 
+from gangplane.clock import WallClock
+from gangplane.controllers.trainjob import TrainJobReconciler
 from gangplane.errors import NotFound
-from gangplane.store.catalog import JOBSETS, LEASES
+from gangplane.runtime.framework import Framework
+from gangplane.runtime.plugins import default_registry as runtime_plugins
+from gangplane.runtime.points import Handle
+from gangplane.server.admission import TrainerAdmission
+from gangplane.server.resources import default_registry
+from gangplane.store.catalog import JOBSETS, LEASES, by_kind
+from gangplane.store.memory import MemoryStore
 
 pytestmark = pytest.mark.slow
 
@@ -59,3 +69,27 @@ def _run_against(cli: Cli, proc: subprocess.Popen[str]) -> None:
     assert _wait_for(lambda: cli.store.get(JOBSETS, "default", "mnist")), "the controller made no JobSet"
     jobset = cli.store.get(JOBSETS, "default", "mnist")
     assert jobset["metadata"]["ownerReferences"][0]["kind"] == "TrainJob"
+    assert _comparable(jobset) == _comparable(_in_process_jobset("mnist"))
+
+
+def _in_process_jobset(name: str) -> dict[str, Any]:
+    """What the embedded cluster's in-process TrainJob controller builds from the same manifests."""
+    admission = TrainerAdmission(default_registry())
+    store = MemoryStore(admission=admission)
+    admission.bind(store)
+    for doc in yaml.safe_load_all(RUNTIME + "---\n" + job(name)):
+        rt = by_kind(doc["apiVersion"], doc["kind"])
+        assert rt is not None
+        if rt.namespaced:
+            doc["metadata"].setdefault("namespace", "default")  # as kubectl apply does
+        store.create(rt, doc)
+    clock = WallClock()
+    TrainJobReconciler(store, clock, Framework(runtime_plugins(), Handle(clock))).reconcile(("default", name))
+    return store.get(JOBSETS, "default", name)
+
+
+def _comparable(obj: dict[str, Any]) -> dict[str, Any]:
+    """The object without what differs per store: identity, versions, times and field ownership."""
+    meta = {k: v for k, v in obj["metadata"].items() if k in ("name", "namespace", "labels", "annotations")}
+    owners = [{k: v for k, v in ref.items() if k != "uid"} for ref in obj["metadata"]["ownerReferences"]]
+    return {"metadata": {**meta, "ownerReferences": owners}, "spec": obj["spec"]}

@@ -253,9 +253,20 @@ class SchedulerLoop:
             return
         pod["spec"]["nodeName"] = binding.node
         bound = self.store.update(PODS, pod)
-        updated = with_condition(bound, scheduled_condition(), now)
-        if updated is not None:
-            self.store.update_status(PODS, updated)
+        self._mark_scheduled(bound, now)
+
+    def _mark_scheduled(self, pod: Object, now: float, attempts: int = 5) -> None:
+        """PodScheduled=True on the bound pod. The node agent may write the pod (its finalizer) right after
+        the binding, so a conflict re-reads and retries rather than leaving a stale Unschedulable message."""
+        for _ in range(attempts):
+            updated = with_condition(pod, scheduled_condition(), now)
+            if updated is None:
+                return
+            try:
+                self.store.update_status(PODS, updated)
+                return
+            except Conflict:
+                pod = self.store.get(PODS, *_split(pod_key(pod)))
 
     def _write_status(self, write: StatusWrite) -> None:
         informer = self.informers.get(write.rt)

@@ -51,8 +51,8 @@ def _trainjob(name: str, priority_class: str | None = None) -> dict[str, Any]:
     }
 
 
-def _setup() -> tuple[MemoryStore, ManualClock, Any, CollectorRegistry]:
-    store, clock, registry = MemoryStore(), ManualClock(), CollectorRegistry()
+def _setup(store: MemoryStore | None = None) -> tuple[MemoryStore, ManualClock, Any, CollectorRegistry]:
+    store, clock, registry = store or MemoryStore(), ManualClock(), CollectorRegistry()
     store.create(catalog.NAMESPACES, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "ml"}})
     store.create(catalog.CLUSTER_TRAINING_RUNTIMES, _runtime())
     flavor = {"nodeLabels": {"gpu-type": "a100"}, "tolerations": [{"key": "gpu", "operator": "Exists"}]}
@@ -150,6 +150,52 @@ def test_quota_keeps_second_job_suspended_and_high_priority_preempts() -> None:
     assert store.get(catalog.TRAINJOBS, "ml", "urgent")["spec"]["suspend"] is False
 
 
+class _RecordingStore(MemoryStore):
+    """Records every patch as ``(plural, name, body)``, in order."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.patches: list[tuple[str, str, Any]] = []
+
+    def patch(self, rt: Any, namespace: str, name: str, patch: Any, patch_type: str, **kw: Any) -> Any:
+        self.patches.append((rt.plural, name, patch))
+        return super().patch(rt, namespace, name, patch, patch_type, **kw)
+
+
+def test_victims_are_evicted_before_the_preemptor_starts() -> None:
+    store = _RecordingStore()
+    _, clock, kueue, _ = _setup(store)
+    store.create(catalog.TRAINJOBS, _trainjob("low"))
+    kueue.reconciler.reconcile(("ml", "low"))
+    clock.advance(2)
+    kueue.reconciler.reconcile(CYCLE_KEY)
+    store.create(catalog.TRAINJOBS, _trainjob("urgent", priority_class="high"))
+    kueue.reconciler.reconcile(("ml", "urgent"))
+    store.patches.clear()
+    kueue.reconciler.reconcile(CYCLE_KEY)
+
+    def first(plural: str, job: str, wanted: Any) -> int:
+        found = (
+            i
+            for i, (p, name, body) in enumerate(store.patches)
+            if p == plural and job in name and wanted(body)
+        )
+        index = next(found, None)
+        assert index is not None, f"no such {plural} patch of {job}: {store.patches}"
+        return index
+
+    def condition(kind: str) -> Any:
+        return lambda body: any(
+            c["type"] == kind and c["status"] == "True" for c in body["status"]["conditions"]
+        )
+
+    low_evicted = first("workloads", "low", condition("Evicted"))
+    low_stopped = first("trainjobs", "low", lambda body: body["spec"].get("suspend") is True)
+    urgent_admitted = first("workloads", "urgent", condition("Admitted"))
+    urgent_started = first("trainjobs", "urgent", lambda body: body["spec"].get("suspend") is False)
+    assert low_evicted < low_stopped < urgent_admitted < urgent_started
+
+
 def test_finished_trainjob_releases_quota() -> None:
     store, clock, kueue, _ = _setup()
     for name in ("a", "b"):
@@ -167,6 +213,7 @@ def test_finished_trainjob_releases_quota() -> None:
     store.update_status(catalog.TRAINJOBS, job)
     kueue.reconciler.reconcile(CYCLE_KEY)
     assert _conditions(_workload(store, running))["Finished"] == ("True", "Succeeded")
+    assert _workload(store, running)["status"]["admission"]["clusterQueue"] == "cq"  # kept, as upstream
     clock.advance(1)  # the batched requeue
     kueue.reconciler.reconcile(CYCLE_KEY)
     assert store.get(catalog.TRAINJOBS, "ml", waiting)["spec"]["suspend"] is False

@@ -200,28 +200,34 @@ class KueueReconciler:
         now = self.clock.now()
         evictions = self._sync_config(now)
         self._sync_workloads(now)
-        evictions += self.core.check_pods_ready(now)
+        self._evict([*evictions, *self.core.check_pods_ready(now)])
         for _ in range(MAX_CYCLES_PER_PASS):
             started = time.monotonic()
             result = run_cycle(self.core, now)
             if self.metrics is not None:
                 self.metrics.observe_cycle(self.core, result, now, time.monotonic() - started)
+            self._evict(result.evictions)
             self._apply(result)
-            evictions += result.evictions
             if not result.progressed:
                 break
-        for eviction in evictions:
-            self._touched.add(eviction.key)
-            self._stop(eviction.key)
         self._write_statuses()
         wakeup = self.core.next_wakeup()
         return Result(requeue_after=max(0.05, wakeup - now) if wakeup is not None else None)
 
+    def _evict(self, evictions: list[Eviction]) -> None:
+        """Write the victims' Workload status (``Evicted``), then suspend their jobs, before any later
+        admission is started: as upstream, where a preemptor is admitted only after its victims' eviction
+        is written, no reader ever sees the preemptor admitted while a victim still looks admitted."""
+        self._touched.update(e.key for e in evictions)
+        self._write_statuses()
+        for eviction in evictions:
+            self._stop(eviction.key)
+
     def _apply(self, result: CycleResult) -> None:
+        self._touched.update(w.key for w in (*result.admitted, *result.pending))
+        self._write_statuses()  # a Workload says Admitted before its job starts, as upstream
         for workload in result.admitted:
-            self._touched.add(workload.key)
             self._start(workload)
-        self._touched.update(w.key for w in result.pending)
 
     def _workload_and_job(self, key: str) -> tuple[kw.Workload, t.TrainJob] | None:
         namespace, name = key.split("/", 1)
@@ -246,7 +252,8 @@ class KueueReconciler:
             jobs.stop_job(self.store, found[1])
 
     def _status(self, state: WorkloadState) -> dict[str, Any]:
-        admitted = state.phase == Phase.ADMITTED and state.assignment is not None
+        # A finished Workload keeps its admission, as upstream (only eviction clears it).
+        admitted = state.phase in (Phase.ADMITTED, Phase.FINISHED) and state.assignment is not None
         assert state.assignment is not None or not admitted
         requeue: dict[str, Any] | None = None
         if state.requeue_count:

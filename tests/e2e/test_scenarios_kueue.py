@@ -212,9 +212,14 @@ def run_quota_scenario(c: Cluster, while_blocked: Callable[[], None] = lambda: N
     wait_for(lambda: running(c, "first"), 30, "first to run")
     c.create(trainjob("second", "lq", sleep(0.2), cpu="2"))
     waiting = wait_for(
-        lambda: (w := c.condition("second", WAITING_CONDITION)) and "insufficient" in w["message"] and w,
+        lambda: (
+            (w := c.condition("second", WAITING_CONDITION))
+            and "insufficient" in w["message"]
+            and "(0 workloads ahead)" in w["message"]
+            and w
+        ),
         20,
-        "second's QueuedByKueue condition with Kueue's message",
+        "second's QueuedByKueue condition with Kueue's message and its queue position",
     )
     assert waiting["reason"] == "QueuedByKueue"
     reserved = (workload(c, "second") or {})["status"]["conditions"]

@@ -48,9 +48,10 @@ class LocalCluster:
         self.store, self.clock = store, clock
         self.metrics = CollectorRegistry()
         self.manager = Manager(store, clock)
-        build_controllers(self.manager)
+        kueue = build_kueue_controller(store, clock, self.metrics)
+        build_controllers(self.manager, positions=kueue.reconciler)  # "N workloads ahead" on TrainJobs
         namespace_controller(self.manager)
-        build_kueue_controller(store, clock, self.metrics).register(self.manager)
+        kueue.register(self.manager)
         self.scheduler = SchedulerLoop(
             store, clock, (schedulers or default_registry()).build(), period=scheduler_period
         )

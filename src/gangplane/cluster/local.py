@@ -48,10 +48,10 @@ class LocalCluster:
         self.store, self.clock = store, clock
         self.metrics = CollectorRegistry()
         self.manager = Manager(store, clock)
-        kueue = build_kueue_controller(store, clock, self.metrics)
-        build_controllers(self.manager, positions=kueue.reconciler)  # "N workloads ahead" on TrainJobs
+        self.kueue = build_kueue_controller(store, clock, self.metrics)
+        build_controllers(self.manager, positions=self.kueue.reconciler)  # "N workloads ahead" on TrainJobs
         namespace_controller(self.manager)
-        kueue.register(self.manager)
+        self.kueue.register(self.manager)
         self.scheduler = SchedulerLoop(
             store, clock, (schedulers or default_registry()).build(), period=scheduler_period
         )

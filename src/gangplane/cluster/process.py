@@ -18,6 +18,7 @@ from gangplane.agent.nodes import ClusterConfig, default_config, detect_host, lo
 from gangplane.clock import WallClock
 from gangplane.cluster.local import LocalCluster
 from gangplane.cluster.slurm import SlurmNodeNameError, slurm_cluster_config
+from gangplane.cluster.visibility import visibility_routes
 from gangplane.schedulers.slurm import SlurmCli, SlurmError, SubprocessRunner
 from gangplane.server.lifecycle import (
     DEFAULT_HOST,
@@ -57,7 +58,14 @@ def run(
     store = open_store(paths, load_admission(admission_ref) if admission_ref else None)
     cluster = LocalCluster(store, WallClock(), config, paths.logs, slurm=slurm)
     try:
-        server = make_server(paths.root, store, host, port, metrics=cluster.metrics)
+        server = make_server(
+            paths.root,
+            store,
+            host,
+            port,
+            metrics=cluster.metrics,
+            extra_routes=visibility_routes(cluster.kueue.reconciler),
+        )
         cluster.start()
         server.run()
     finally:

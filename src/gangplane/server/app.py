@@ -8,7 +8,7 @@ atomically.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 
 import anyio
@@ -158,8 +158,10 @@ def create_app(
     registry: Registry | None = None,
     clock: Clock | None = None,
     metrics: CollectorRegistry | None = None,
+    extra_routes: Sequence[Route] = (),
 ) -> BearerAuth:
-    """The API server as an ASGI app: every route behind bearer-token auth except health and version."""
+    """The API server as an ASGI app: every route behind bearer-token auth except health and version.
+    ``extra_routes`` are served by the layer above (the embedded cluster's aggregated APIs)."""
     ctx = Context(
         store,
         registry or default_registry(),
@@ -168,7 +170,8 @@ def create_app(
         anyio.CapacityLimiter(WATCH_THREADS),
     )
     app = Starlette(
-        routes=[*routes(Api(ctx)), *([metrics_route(metrics)] if metrics is not None else [])],
+        # extra routes (e.g. Kueue's visibility API) go first: the generic /apis/{rest} route would shadow them
+        routes=[*extra_routes, *routes(Api(ctx)), *([metrics_route(metrics)] if metrics is not None else [])],
         exception_handlers={ApiError: _api_error, Exception: _internal_error, 404: _route_not_found},
     )
     return BearerAuth(app, token)

@@ -18,6 +18,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,7 @@ from typing import Any
 import uvicorn
 import yaml
 from prometheus_client import CollectorRegistry
+from starlette.routing import Route
 
 from gangplane.clock import WallClock, to_datetime
 from gangplane.errors import AlreadyExists, NotFound
@@ -173,13 +175,14 @@ def make_server(
     port: int = DEFAULT_PORT,
     *,
     metrics: CollectorRegistry | None = None,
+    extra_routes: Sequence[Route] = (),
 ) -> uvicorn.Server:
     """An HTTPS uvicorn server for ``store``, with the token, certificate and kubeconfig of ``state_dir``."""
     paths = prepare(state_dir)
     token = ensure_token(paths)
     ensure_default_namespace(store)
     ca_pem = ensure_certificate(paths, host)
-    app = create_app(store, token=token, logs_dir=paths.logs, metrics=metrics)
+    app = create_app(store, token=token, logs_dir=paths.logs, metrics=metrics, extra_routes=extra_routes)
     write_kubeconfig(paths, server_url(host, port), token, ca_pem)
     config = uvicorn.Config(
         app,

@@ -39,7 +39,7 @@ from gangplane.schedulers.kueue.convert import (
 from gangplane.schedulers.kueue.cycle import CycleResult, run_cycle
 from gangplane.schedulers.kueue.metrics import KueueMetrics
 from gangplane.schedulers.kueue.state import Eviction, KueueConfig, KueueState
-from gangplane.schedulers.kueue.visibility import pending_in_cluster_queue
+from gangplane.schedulers.kueue.visibility import PendingWorkload, pending_in_cluster_queue
 from gangplane.schedulers.kueue.workloads import Phase, WorkloadState
 from gangplane.store import MERGE_PATCH, catalog
 from gangplane.store.base import Object, Store
@@ -71,6 +71,7 @@ class KueueReconciler:
         self._written: dict[str, Any] = {}
         self._touched: set[str] = set()
         self._positions: dict[tuple[str, str], int] = {}
+        self._pending: dict[str, list[PendingWorkload]] = {}
 
     def reconcile(self, key: Key) -> Result:
         if key == CYCLE_KEY:
@@ -212,22 +213,35 @@ class KueueReconciler:
             self._apply(result)
             if not result.progressed:
                 break
-        self._positions = self._pending_positions()  # before the writes that wake the TrainJob controller
+        self._snapshot_pending()  # before the writes that wake the TrainJob controller
         self._write_statuses()
         wakeup = self.core.next_wakeup()
         return Result(requeue_after=max(0.05, wakeup - now) if wakeup is not None else None)
 
-    def _pending_positions(self) -> dict[tuple[str, str], int]:
-        return {
-            (p.namespace, p.name): p.position_in_local_queue
-            for cq in sorted(self.core.cluster_queues)
-            for p in pending_in_cluster_queue(self.core, cq)
+    def _snapshot_pending(self) -> None:
+        """The pending workloads per ClusterQueue as of this pass, for readers on other threads (visibility,
+        queue positions): both mappings are replaced whole, never mutated."""
+        pending = {cq: pending_in_cluster_queue(self.core, cq) for cq in sorted(self.core.cluster_queues)}
+        self._positions = {
+            (p.namespace, p.name): p.position_in_local_queue for ps in pending.values() for p in ps
         }
+        self._pending = pending
 
     def position(self, namespace: str, workload: str) -> int | None:
-        """``controllers.pending.QueuePositions``: workloads ahead of this one in its LocalQueue, as of the
-        last admission pass (read from other threads; the mapping is replaced whole, never mutated)."""
+        """``controllers.pending.QueuePositions``: workloads ahead of this one in its LocalQueue."""
         return self._positions.get((namespace, workload))
+
+    def pending_in_cluster_queue(self, cq: str) -> list[PendingWorkload] | None:
+        """The visibility API's view of ``cq`` as of the last pass; None for an unknown ClusterQueue."""
+        return self._pending.get(cq)
+
+    def pending_in_local_queue(self, namespace: str, local_queue: str) -> list[PendingWorkload]:
+        return [
+            p
+            for ps in self._pending.values()
+            for p in ps
+            if (p.namespace, p.local_queue) == (namespace, local_queue)
+        ]
 
     def _evict(self, evictions: list[Eviction]) -> None:
         """Write the victims' Workload status (``Evicted``), then suspend their jobs, before any later

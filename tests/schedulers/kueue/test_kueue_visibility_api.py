@@ -7,18 +7,22 @@ from pathlib import Path
 from starlette.testclient import TestClient
 from test_kueue_controller import _setup, _trainjob
 
+from gangplane.clock import ManualClock
 from gangplane.cluster.visibility import PREFIX, visibility_routes
 from gangplane.schedulers.kueue.controller import CYCLE_KEY
 from gangplane.server.app import create_app
 from gangplane.store import catalog
+from gangplane.store.memory import MemoryStore
 
 
 def test_pending_workloads_of_cluster_and_local_queues(tmp_path: Path) -> None:
-    store, clock, kueue, _ = _setup()
+    store_clock = ManualClock()  # creation times order the queue: make them distinct and deterministic
+    store, clock, kueue, _ = _setup(MemoryStore(clock=store_clock))
     for name in ("running", "second", "third"):
         store.create(catalog.TRAINJOBS, _trainjob(name))
         kueue.reconciler.reconcile(("ml", name))
         clock.advance(2)
+        store_clock.advance(2)
     kueue.reconciler.reconcile(CYCLE_KEY)
     app = create_app(store, token="t", logs_dir=tmp_path, extra_routes=visibility_routes(kueue.reconciler))
     client = TestClient(app, headers={"Authorization": "Bearer t"})

@@ -18,6 +18,8 @@ from gangplane.schedulers.kai.gangs import satisfied
 from gangplane.schedulers.kai.model import KaiJob, Res
 from gangplane.schedulers.kai.session import KaiSession
 
+NOT_ENOUGH_RESOURCES = "NotEnoughResources"  # placement's reason when no node set holds the gang
+
 
 def job_order(job: KaiJob) -> tuple[int, int, tuple[str, str], str]:
     """Higher priority, then groups below their minimum first, then older, then key."""
@@ -166,8 +168,11 @@ def _reclaim_rule(session: KaiSession, job: KaiJob, request: Res) -> Callable[[K
 def reclaim(session: KaiSession) -> None:
     for job in _starving(session):
         request = session.request(placement.needed_members(job) or [])
-        if not job.preemptible or not session.book.may_reclaim(job.queue, request):
+        if not job.preemptible:
             continue  # non-preemptible work never triggers reclaim (kai.md §6)
+        if (refusal := session.book.reclaim_refusal(job.queue, request)) is not None:
+            _explain(session, job, f"no reclaim: {refusal}")
+            continue
         if _waiting_for_releasing(session, job):
             continue
         victims = [
@@ -181,6 +186,13 @@ def reclaim(session: KaiSession) -> None:
             chosen := _search(session, job, victims, _reclaim_rule(session, job, request))
         ) is not None and chosen:
             _evict(session, job, chosen, "Reclaimed")
+
+
+def _explain(session: KaiSession, job: KaiJob, why: str) -> None:
+    """Add ``why`` to a job that allocate found no room for, so its message also names its queue's share."""
+    reason, message = session.reasons.get(job.key, (NOT_ENOUGH_RESOURCES, "not enough free resources"))
+    if reason == NOT_ENOUGH_RESOURCES:
+        session.reasons[job.key] = (reason, f"{message.rstrip('.')}; {why}")
 
 
 def preempt(session: KaiSession) -> None:

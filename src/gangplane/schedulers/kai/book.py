@@ -148,8 +148,17 @@ class KaiBook:
 
     def may_reclaim(self, name: str, request: Res) -> bool:
         """The reclaimer stays within its fair share with the job added."""
+        return self.reclaim_refusal(name, request) is None
+
+    def reclaim_refusal(self, name: str, request: Res) -> str | None:
+        """Why the queue may not reclaim for ``request`` (it would pass its fair share), else ``None``."""
         state = self.states[name]
-        return bool(np.all(state.allocated + request <= np.maximum(state.fair, state.deserved) + _EPS))
+        share = np.maximum(state.fair, state.deserved)
+        after = state.allocated + request
+        if np.all(after <= share + _EPS):
+            return None
+        r = int(np.argmax(after - share))
+        return _message(name, "fair share", share[r], state.allocated[r], request[r], r)
 
     def reclaimable(self, reclaimer: str, request: Res, victim_queue: str, victim: Res) -> bool:
         """MaintainFairShare — the victim queue stays at or above its allocatable share (dominant resource)

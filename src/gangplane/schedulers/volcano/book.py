@@ -127,6 +127,18 @@ class QueueBook:
                 return _over(self.names, queue, label, bound, attr.allocated, request)
         return None
 
+    def overused_reason(self, name: str) -> str:
+        """Why an Overused queue gets nothing more this cycle, with what it holds against its bound."""
+        attr = self.attrs[name]
+        bound, label = self._quota(attr)
+        held = [i for i, used in enumerate(attr.allocated.tolist()) if used > 0] or [0]
+        parts = ", ".join(
+            f"{self.names[i]}={quantity_text(self.names[i], attr.allocated[i])} of "
+            f"{quantity_text(self.names[i], bound[i])}"
+            for i in held
+        )
+        return f"queue {name} is overused: it holds its {label} ({parts} in use)"
+
     def _quota(self, attr: QueueAttr) -> tuple[Vec, str]:
         if self.policy == SharePolicy.PROPORTION:
             return attr.deserved, "deserved share"
@@ -185,12 +197,12 @@ class QueueBook:
 def _over(names: Sequence[str], queue: str, label: str, bound: Vec, used: Vec, request: Vec) -> str:
     dim = int(np.argmax(np.where(request > 0, used + request - bound, -np.inf)))
     return (
-        f"queue {queue} at its {label} {names[dim]}={_num(names[dim], bound[dim])}, "
-        f"{_num(names[dim], used[dim])} in use, {_num(names[dim], request[dim])} more requested"
+        f"queue {queue} at its {label} {names[dim]}={quantity_text(names[dim], bound[dim])}, "
+        f"{quantity_text(names[dim], used[dim])} in use, {quantity_text(names[dim], request[dim])} more requested"
     )
 
 
-def _num(name: str, value: float) -> str:
+def quantity_text(name: str, value: float) -> str:
     """A quantity as people write it: cpu in cores (vectors hold millicores), memory with a binary suffix."""
     if np.isinf(value):
         return "unbounded"

@@ -45,9 +45,7 @@ def allocate(session: Session) -> None:
         jobs = per_queue[queue]
         if session.book.overused(queue) or not jobs:
             for job in jobs:
-                session.messages.setdefault(
-                    job.key, f"queue {queue} is overused: it holds its deserved share"
-                )
+                session.messages.setdefault(job.key, session.book.overused_reason(queue))
             del per_queue[queue]
             continue
         job = jobs.pop(0)

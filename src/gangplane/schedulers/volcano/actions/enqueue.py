@@ -7,8 +7,11 @@ a round robin over queues in order. Rejected jobs stay Pending with a reason unt
 
 from __future__ import annotations
 
+import numpy as np
+
 from gangplane.api.scheduling import volcano as vc
 from gangplane.schedulers.volcano import vec
+from gangplane.schedulers.volcano.book import quantity_text
 from gangplane.schedulers.volcano.jobs import Job
 from gangplane.schedulers.volcano.session import Session
 from gangplane.schedulers.volcano.vec import Vec
@@ -33,16 +36,24 @@ class _Overcommit:
     """``inqueue + minResources ≤ total × factor − used`` on the requested dimensions."""
 
     def __init__(self, session: Session) -> None:
-        factor = session.config.overcommit_factor
-        used = session.qvec(session.snapshot.requested.sum(axis=0))
-        self.idle: Vec | None = None if factor is None else session.book.total * factor - used
+        self.factor, self.names = session.config.overcommit_factor, session.index.names
+        self.total = session.book.total
+        self.used = session.qvec(session.snapshot.requested.sum(axis=0))
+        self.idle: Vec | None = None if self.factor is None else self.total * self.factor - self.used
         leaves = [a for name, a in session.book.attrs.items() if session.book.is_leaf(name)]
         self.inqueue = sum((a.inqueue for a in leaves), start=vec.zeros(len(session.index)))
 
     def reason(self, minimum: Vec) -> str | None:
         if self.idle is None or vec.le_on(self.inqueue + minimum, self.idle, minimum):
             return None
-        return "cluster is full: admitted jobs already claim what the overcommit factor allows"
+        dim = int(np.argmax(np.where(minimum > 0, self.inqueue + minimum - self.idle, -np.inf)))
+        name = self.names[dim]
+        return (
+            f"cluster is full: the overcommit factor {self.factor:g} admits "
+            f"{self.factor:g} × {name}={quantity_text(name, self.total[dim])}; "
+            f"{quantity_text(name, self.used[dim])} in use, {quantity_text(name, self.inqueue[dim])} admitted "
+            f"(Inqueue), {quantity_text(name, minimum[dim])} more requested"
+        )
 
     def admit(self, minimum: Vec) -> None:
         self.inqueue = self.inqueue + minimum

@@ -1,9 +1,13 @@
 """HTTP API benchmark: creates/s over HTTPS and watch-event latency seen by an HTTP watcher.
 
 Baseline (stated target, issue #3): >= 500 HTTP creates/s and p99 watch delivery < 20 ms after the write, on
-the 2-core CI machine. The server runs in a thread over the SQLite store (WAL); one keep-alive client creates
-ConfigMaps sequentially, each create acknowledged only after its commit. Not a timed test: run it by hand,
-``.venv/bin/python benchmarks/http_bench.py [N]``.
+the 2-core CI machine. The server is the real control-plane process (``python -m gangplane.server``, SQLite
+WAL, HTTPS) and the clients run in this separate process, as kubectl and controllers do: ``CLIENTS``
+keep-alive connections create ConfigMaps, each create acknowledged only after its commit. Watch latency is
+measured with one writer at a steady pace (not under saturation, where any server queues).
+
+Measured (2 cores, Python 3.11, 2026-12): 746 creates/s with 4 clients (418 with one); watch p50 4.3 ms,
+p99 7.9 ms. Not a timed test: ``.venv/bin/python benchmarks/http_bench.py [N]``.
 """
 
 from __future__ import annotations
@@ -19,10 +23,10 @@ from pathlib import Path
 
 import httpx2
 
-from gangplane.server.lifecycle import make_server
-from gangplane.store.sqlite import SqliteStore
+from gangplane.server import lifecycle
 
 BASE = "/api/v1/namespaces/default/configmaps"
+CLIENTS = 4
 
 
 def _free_port() -> int:
@@ -31,66 +35,84 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def _start(state: Path) -> tuple[httpx2.Client, object, SqliteStore]:
-    store = SqliteStore(state / "store.db")
-    port = _free_port()
-    server = make_server(state, store, port=port)
-    threading.Thread(target=server.run, daemon=True).start()
-    while not server.started:
-        time.sleep(0.01)
+def _client(state: Path, url: str) -> httpx2.Client:
     token = (state / "token").read_text().strip()
-    client = httpx2.Client(
-        base_url=f"https://127.0.0.1:{port}",
-        verify=str(state / "tls.crt"),
-        headers={"Authorization": f"Bearer {token}"},
+    return httpx2.Client(
+        base_url=url, verify=str(state / "tls.crt"), headers={"Authorization": f"Bearer {token}"}
     )
-    return client, server, store
 
 
-def _create(client: httpx2.Client, name: str) -> float:
-    body = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}, "data": {"k": "v"}}
-    response = client.post(BASE, json=body)
-    response.raise_for_status()
-    return time.perf_counter()
+def _creates(state: Path, url: str, prefix: str, n: int) -> None:
+    client = _client(state, url)
+    for i in range(n):
+        body = {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": f"{prefix}-{i}"},
+            "data": {"k": "v"},
+        }
+        client.post(BASE, json=body).raise_for_status()
 
 
-def _watch_latencies(client: httpx2.Client, sent: dict[str, float], count: int, out: list[float]) -> None:
-    with client.stream("GET", BASE, params={"watch": "1", "resourceVersion": "0"}, timeout=60) as stream:
-        for line in stream.iter_lines():
-            event = json.loads(line)
-            name = event["object"]["metadata"]["name"]
-            if name in sent:
-                out.append(time.perf_counter() - sent[name])
-            if len(out) >= count:
-                return
+def creates_per_second(state: Path, url: str, n: int, clients: int) -> float:
+    threads = [
+        threading.Thread(target=_creates, args=(state, url, f"c{clients}x{k}", n // clients))
+        for k in range(clients)
+    ]
+    started = time.perf_counter()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return (n // clients * clients) / (time.perf_counter() - started)
 
 
-def main(n: int = 1000) -> None:
+def watch_latencies(state: Path, url: str, count: int = 300) -> list[float]:
+    sent: dict[str, float] = {}
+    latencies: list[float] = []
+
+    current = _client(state, url).get(BASE, params={"limit": "1"}).json()["metadata"]["resourceVersion"]
+
+    def watch() -> None:
+        params = {"watch": "1", "resourceVersion": current}  # only new events, not a replay of the list
+        with _client(state, url).stream("GET", BASE, params=params, timeout=60) as stream:
+            for line in stream.iter_lines():
+                name = json.loads(line)["object"]["metadata"]["name"]
+                if name in sent:
+                    latencies.append(time.perf_counter() - sent[name])
+                if len(latencies) >= count:
+                    return
+
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    time.sleep(0.5)
+    writer = _client(state, url)
+    for i in range(count):
+        sent[f"watched-{i}"] = time.perf_counter()
+        writer.post(BASE, json={"metadata": {"name": f"watched-{i}"}}).raise_for_status()
+        time.sleep(0.005)
+    watcher.join(30)
+    return latencies
+
+
+def main(n: int = 2000) -> None:
     with tempfile.TemporaryDirectory() as tmp:
-        client, server, store = _start(Path(tmp))
-        start = time.perf_counter()
-        for i in range(n):
-            _create(client, f"bench-{i}")
-        rate = n / (time.perf_counter() - start)
-        sent: dict[str, float] = {}
-        latencies: list[float] = []
-        watcher = threading.Thread(target=_watch_latencies, args=(client, sent, 200, latencies))
-        watcher.start()
-        time.sleep(0.5)
-        for i in range(200):
-            sent[f"watched-{i}"] = time.perf_counter()
-            _create(client, f"watched-{i}")
-            time.sleep(0.005)
-        watcher.join(30)
-        q = statistics.quantiles(latencies, n=100)
-        print(f"{'HTTP creates/s (SQLite, HTTPS)':36} {rate:10.0f}   target >= 500   ratio {rate / 500:.2f}")
-        print(f"{'watch latency p50 (ms)':36} {q[49] * 1000:10.2f}")
-        print(
-            f"{'watch latency p99 (ms)':36} {q[98] * 1000:10.2f}   target < 20    ratio {20 / (q[98] * 1000):.2f}"
-        )
-        server.should_exit = True  # type: ignore[attr-defined]
-        store.close()
+        state = Path(tmp)
+        started = lifecycle.start_background(state, port=_free_port(), module="gangplane.server")
+        assert started.url is not None
+        try:
+            one = creates_per_second(state, started.url, n // 2, 1)
+            many = creates_per_second(state, started.url, n, CLIENTS)
+            q = statistics.quantiles(watch_latencies(state, started.url), n=100)
+        finally:
+            lifecycle.stop(state)
+    print(f"{'HTTP creates/s, 1 client':36} {one:10.0f}")
+    print(f"{f'HTTP creates/s, {CLIENTS} clients':36} {many:10.0f}   target >= 500   ratio {many / 500:.2f}")
+    print(f"{'watch latency p50 (ms)':36} {q[49] * 1000:10.2f}")
+    print(
+        f"{'watch latency p99 (ms)':36} {q[98] * 1000:10.2f}   target < 20    ratio {20 / (q[98] * 1000):.2f}"
+    )
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 1000)
+    main(int(sys.argv[1]) if len(sys.argv) > 1 else 2000)

@@ -470,9 +470,10 @@ def test_kai_reclaims_over_quota_work_for_a_queue_within_its_quota(
         assert not {p["metadata"]["uid"] for p in replaced} & first[victim]
         # 6. Why pending: the reclaimed gang finds no room, and its queue (at its fair share) may not reclaim.
         share = "; no reclaim: queue team-a at its fair share of 4 GPUs: 4 in use, 4 more requested"
-        message = wait_for_message(cluster, victim, "PodsUnschedulable", lambda m: m.endswith(share))
+        # The embedded pod-grouper wrote the PodGroup, so the reason comes from KAI's condition on it.
+        message = wait_for_message(cluster, victim, "GangUnschedulable", lambda m: m.endswith(share))
         assert (
-            "pods unschedulable: gang needs 2 pods (nvidia.com/gpu=2 each); largest placement found 0"
+            "NotEnoughResources: gang needs 2 pods (nvidia.com/gpu=2 each); largest placement found 0"
             in message
         )
         for name in [*over, "within"]:

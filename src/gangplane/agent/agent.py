@@ -29,6 +29,7 @@ from gangplane.agent import pod_state as ps
 from gangplane.agent.env import ConfigError
 from gangplane.agent.heartbeat import Heartbeat, register
 from gangplane.agent.launch import DevicePool, LaunchContext, build_launch, container_gpus, pod_gpus
+from gangplane.agent.leftovers import kill_groups, leftover_groups
 from gangplane.agent.names import PortAllocator, job_identity
 from gangplane.agent.nodes import GPU_RESOURCE, NodeSpec
 from gangplane.agent.pod_status import pod_status
@@ -152,7 +153,11 @@ class NodeAgent:
             return None
         pod = self._add_finalizer(pod)
         spec, now = ps.spec_of(pod), self.clock.now()
-        run = ps.recover_run(spec, status, now) if status.get("startTime") else ps.new_run(spec, now)
+        if status.get("startTime"):
+            kill_groups(leftover_groups(status))  # a crashed control plane's processes must not live on
+            run = ps.recover_run(spec, status, now)
+        else:
+            run = ps.new_run(spec, now)
         state = _Pod(_uid(pod), spec, run, latest=pod)
         self._assign_devices(pod, state)
         with self._lock:

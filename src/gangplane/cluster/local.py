@@ -1,6 +1,6 @@
 """``LocalCluster``: everything a real cluster runs besides the API server, in this process.
 
-- the controllers (TrainJob, JobSet, Job, namespace lifecycle) on one ``Manager``;
+- the controllers (TrainJob, JobSet, Job, KAI pod-grouper, namespace lifecycle) on one ``Manager``;
 - the embedded Kueue (TrainJobs labelled ``kueue.x-k8s.io/queue-name``), with Kueue's metrics;
 - the scheduler loop with every embedded scheduler, routed by ``spec.schedulerName``;
 - one node agent per configured node, running bound pods as local process groups;
@@ -25,6 +25,7 @@ from gangplane.client.controller import Manager
 from gangplane.clock import Clock
 from gangplane.cluster.namespaces import namespace_controller
 from gangplane.controllers.manager import build_controllers
+from gangplane.controllers.podgrouper import build_podgrouper_controller
 from gangplane.schedulers.kueue import build_kueue_controller
 from gangplane.schedulers.loop import SchedulerLoop
 from gangplane.schedulers.registry import SchedulerRegistry, default_registry
@@ -50,6 +51,7 @@ class LocalCluster:
         self.manager = Manager(store, clock)
         self.kueue = build_kueue_controller(store, clock, self.metrics)
         build_controllers(self.manager, positions=self.kueue.reconciler)  # "N workloads ahead" on TrainJobs
+        build_podgrouper_controller(self.manager)  # KAI's pod-grouper; a real cluster runs KAI's own
         namespace_controller(self.manager)
         self.kueue.register(self.manager)
         self.scheduler = SchedulerLoop(

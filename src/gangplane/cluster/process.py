@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import argparse
 import logging
+import signal
 from pathlib import Path
+from types import FrameType
 
 from gangplane.agent.nodes import ClusterConfig, default_config, detect_host, load_config
 from gangplane.clock import WallClock
@@ -57,6 +59,7 @@ def run(
     paths = prepare(state_dir)
     store = open_store(paths, load_admission(admission_ref) if admission_ref else None)
     cluster = LocalCluster(store, WallClock(), config, paths.logs, slurm=slurm)
+    _exit_cleanly_on_sigterm()
     try:
         server = make_server(
             paths.root,
@@ -71,6 +74,17 @@ def run(
     finally:
         cluster.stop()
         store.close()
+
+
+def _exit_cleanly_on_sigterm() -> None:
+    """uvicorn restores the SIGTERM handler it found and re-raises the signal once it has shut down; with
+    the default handler the process would die there, before ``cluster.stop()`` runs and stops the pods'
+    processes. This handler turns the signal into ``SystemExit`` so the ``finally`` below always runs."""
+
+    def exit_now(signum: int, frame: FrameType | None) -> None:
+        raise SystemExit(0)
+
+    signal.signal(signal.SIGTERM, exit_now)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -204,8 +204,14 @@ def test_a_trainjob_larger_than_the_partition_says_why_on_the_trainjob(cluster: 
     )
     assert isinstance(waiting, dict) and waiting["status"] == "True"
     assert waiting["message"] == "5 of 5 pods unschedulable: requested 5 nodes; partition slurm-bridge has 4"
-    assert cluster.group_condition("huge")["reason"] == Reason.UNSCHEDULABLE
-    assert cluster.job_id("huge") is None and cluster.listed() == []  # nothing was submitted
+    wait_until(
+        lambda: cluster.group_condition("huge").get("reason") == Reason.UNSCHEDULABLE,
+        30,
+        "the PodGroup's condition (written by the bridge, which may lag the pods' condition)",
+    )
+    assert cluster.job_id("huge") is None  # nothing was submitted for it
+    # a previous test's cancelled job may still show as COMPLETING for a moment: wait for the queue to drain
+    wait_until(lambda: cluster.listed() == [], 30, "Slurm's queue to be empty")
 
 
 def test_scancel_fails_the_pods_and_the_trainjob(cluster: Cluster) -> None:

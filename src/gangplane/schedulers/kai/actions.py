@@ -15,7 +15,7 @@ from collections.abc import Callable
 from gangplane.schedulers.base import Eviction
 from gangplane.schedulers.kai import placement
 from gangplane.schedulers.kai.gangs import satisfied
-from gangplane.schedulers.kai.model import KaiJob, Res
+from gangplane.schedulers.kai.model import KaiJob, Member, Res
 from gangplane.schedulers.kai.session import KaiSession
 
 NOT_ENOUGH_RESOURCES = "NotEnoughResources"  # placement's reason when no node set holds the gang
@@ -120,12 +120,15 @@ def _search(
     return [victim for victim, _ in taken]
 
 
-def _evict(session: KaiSession, job: KaiJob, victims: list[KaiJob], reason: str) -> None:
+def _evict(
+    session: KaiSession, job: KaiJob, victims: list[KaiJob], reason: str, releasing: list[Member]
+) -> None:
     count = 0
     for victim in victims:
         for m in victim.members:
             if m.running:
                 m.running, m.releasing = False, True
+                releasing.append(m)
                 message = f"{reason} by {job.key} (priority {job.priority}, queue {job.queue})"
                 session.evictions.append(Eviction(m.pod.key, reason, message))
                 count += 1
@@ -140,8 +143,12 @@ def _running(session: KaiSession, job: KaiJob) -> bool:
     return any(m.running for m in job.members) and job.key not in session.pipelined
 
 
-def _waiting_for_releasing(session: KaiSession, job: KaiJob) -> bool:
-    releasing = [m for j in session.jobs.values() for m in j.members if m.releasing]
+def _terminating(session: KaiSession) -> list[Member]:
+    """Members already releasing; ``_evict`` appends the ones it evicts, so one list serves an action."""
+    return [m for j in session.jobs.values() for m in j.members if m.releasing]
+
+
+def _waiting_for_releasing(session: KaiSession, job: KaiJob, releasing: list[Member]) -> bool:
     token = session.snapshot.checkpoint()
     for m in releasing:
         if session.snapshot.location(m.pod.key) is not None:
@@ -165,7 +172,42 @@ def _reclaim_rule(session: KaiSession, job: KaiJob, request: Res) -> Callable[[K
     return accept
 
 
+def _preemptible_by_queue(session: KaiSession) -> dict[str, list[KaiJob]]:
+    """Preemptible jobs per queue, each list newest first (ties in key order): the victims' base order."""
+    per_queue: dict[str, list[KaiJob]] = {}
+    for v in _newest_first(list(session.jobs.values())):
+        if v.preemptible:
+            per_queue.setdefault(v.queue, []).append(v)
+    return per_queue
+
+
+def _base_rank(session: KaiSession) -> dict[str, int]:
+    """Each job's place in the newest-first order over all jobs (the stable sort's tie-breaker)."""
+    return {v.key: i for i, v in enumerate(_newest_first(list(session.jobs.values())))}
+
+
+def _reclaim_victims(
+    session: KaiSession, job: KaiJob, by_queue: dict[str, list[KaiJob]], rank: dict[str, int]
+) -> list[KaiJob]:
+    """Running preemptible jobs of other queues, the highest dominant share first, then lower priority.
+    Queues within their quota are left out up front: ``reclaimable`` refuses all their jobs for the whole
+    search (releasing victims never raises a queue's allocation)."""
+    victims = [
+        v
+        for queue, jobs in by_queue.items()
+        if queue != job.queue and not session.book.within_quota(queue)
+        for v in jobs
+        if _running(session, v)
+    ]
+    shares = {q: session.book.dominant_share(q) for q in {v.queue for v in victims}}
+    victims.sort(key=lambda v: (-shares[v.queue], v.priority, rank[v.key]))
+    return victims
+
+
 def reclaim(session: KaiSession) -> None:
+    releasing = _terminating(session)
+    by_queue = _preemptible_by_queue(session)
+    rank = _base_rank(session)
     for job in _starving(session):
         request = session.request(placement.needed_members(job) or [])
         if not job.preemptible:
@@ -173,19 +215,13 @@ def reclaim(session: KaiSession) -> None:
         if (refusal := session.book.reclaim_refusal(job.queue, request)) is not None:
             _explain(session, job, f"no reclaim: {refusal}")
             continue
-        if _waiting_for_releasing(session, job):
+        if _waiting_for_releasing(session, job, releasing):
             continue
-        victims = [
-            v
-            for v in session.jobs.values()
-            if v.queue != job.queue and v.preemptible and _running(session, v)
-        ]
-        victims = _newest_first(victims)
-        victims.sort(key=lambda v: (-session.book.dominant_share(v.queue), v.priority))
+        victims = _reclaim_victims(session, job, by_queue, rank)
         if (
             chosen := _search(session, job, victims, _reclaim_rule(session, job, request))
         ) is not None and chosen:
-            _evict(session, job, chosen, "Reclaimed")
+            _evict(session, job, chosen, "Reclaimed", releasing)
 
 
 def _explain(session: KaiSession, job: KaiJob, why: str) -> None:
@@ -196,18 +232,17 @@ def _explain(session: KaiSession, job: KaiJob, why: str) -> None:
 
 
 def preempt(session: KaiSession) -> None:
+    releasing = _terminating(session)
+    by_queue = _preemptible_by_queue(session)
     for job in _starving(session):
-        if _waiting_for_releasing(session, job):
+        if _waiting_for_releasing(session, job, releasing):
             continue
         victims = [
-            v
-            for v in session.jobs.values()
-            if v.queue == job.queue and v.preemptible and v.priority < job.priority and _running(session, v)
+            v for v in by_queue.get(job.queue, []) if v.priority < job.priority and _running(session, v)
         ]
-        victims = _newest_first(victims)
-        victims.sort(key=lambda v: v.priority)
+        victims.sort(key=lambda v: v.priority)  # stable: newest first within a priority
         if (chosen := _search(session, job, victims, lambda v: True)) is not None and chosen:
-            _evict(session, job, chosen, "Preempted")
+            _evict(session, job, chosen, "Preempted", releasing)
 
 
 ACTIONS: dict[str, Callable[[KaiSession], None]] = {

@@ -171,8 +171,13 @@ class KaiBook:
         guarantee = bool(np.all(r.allocated + request <= r.deserved + _EPS)) and bool(
             np.any(v.allocated > v.deserved + _EPS)
         )
-        within_quota = bool(np.all(v.allocated <= v.deserved + _EPS))
-        return (maintain or guarantee) and not within_quota
+        return (maintain or guarantee) and not self.within_quota(victim_queue)
+
+    def within_quota(self, name: str) -> bool:
+        """Allocated within deserved everywhere: such a queue is never a reclaim victim. Releasing only
+        lowers ``allocated``, so a queue within quota stays so while victims are being removed."""
+        state = self.states[name]
+        return bool(np.all(state.allocated <= state.deserved + _EPS))
 
     # ------------------------------------------------------------ events
 

@@ -47,9 +47,16 @@ class KaiSession:
     left_out: dict[str, tuple[str, str, tuple[str, ...]]] = field(
         default_factory=dict
     )  # reason, message, pods
+    _units: dict[bytes, Res] = field(default_factory=dict)  # request row -> KAI units (read-only arrays)
 
     def units(self, pod: PodInfo) -> Res:
-        return model.kai_units(self.snapshot.index, pod.requests)
+        """The pod's request in KAI units; cached per distinct request row (callers never mutate it)."""
+        key = pod.requests.tobytes()
+        found = self._units.get(key)
+        if found is None:
+            found = self._units[key] = model.kai_units(self.snapshot.index, pod.requests)
+            found.flags.writeable = False
+        return found
 
     def request(self, members: list[Member]) -> Res:
         return sum((self.units(m.pod) for m in members), start=np.zeros(3))

@@ -168,16 +168,25 @@ class QueueBook:
     def reclaimable(self, victim_queue: str, victim: Vec) -> bool:
         """May a task holding ``victim`` be taken back from ``victim_queue`` now?"""
         attr = self.attrs[victim_queue]
-        if not attr.policy.reclaimable:
+        if not self.may_give(victim_queue):
             return False
         if self.policy == SharePolicy.PROPORTION:
-            return not vec.le(attr.allocated, attr.deserved)
+            return True
         if not vec.le(attr.policy.guarantee, attr.allocated - victim):
             return False
         used = victim > 0
         if not np.any(used & (attr.deserved > 0)):
             return True
         return bool(np.any((attr.allocated > attr.deserved + 1e-9) & used))
+
+    def may_give(self, victim_queue: str) -> bool:
+        """``reclaimable`` can hold for some victim of this queue: it is reclaimable and (proportion) above
+        its deserved share. Releasing victims only lowers ``allocated``, so once false it stays false while
+        victims are being removed."""
+        attr = self.attrs[victim_queue]
+        if not attr.policy.reclaimable:
+            return False
+        return self.policy != SharePolicy.PROPORTION or not vec.le(attr.allocated, attr.deserved)
 
     # ------------------------------------------------------------ events
 

@@ -133,7 +133,8 @@ def group_key(pod: Mapping[str, Any]) -> str | None:
 
 
 def new_task(pod: Mapping[str, Any], info: PodInfo, index: ResourceIndex) -> Task:
-    best_effort = not bool(np.any(np.delete(info.requests, index.position(PODS))))
+    requests = info.requests
+    best_effort = int(np.count_nonzero(requests)) == int(requests[index.position(PODS)] != 0)
     return Task(info, task_status(pod, info), role_of(info), best_effort)
 
 

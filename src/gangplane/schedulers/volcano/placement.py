@@ -33,13 +33,15 @@ def needed(job: Job) -> int:
 def quota_allowed(session: Session, job: Job) -> tuple[list[Task], str]:
     """Pending, non-best-effort tasks in task order that the queue's ``Allocatable`` admits one after another;
     the reason of the first refusal (queue quota) comes back with them."""
+    candidates = [t for t in job.pending() if not t.best_effort]
+    requests = [session.qvec(t.pod.requests) for t in candidates]
+    if candidates and session.book.allocatable(job.queue, sum(requests[1:], start=requests[0])):
+        # every prefix sum is ≤ the total on each dimension it requests, so each check below would pass
+        return candidates, ""
     admitted: list[Task] = []
     held = np.zeros(len(session.index), dtype=np.float64)
     refusal = ""
-    for task in job.pending():
-        if task.best_effort:
-            continue
-        request = session.qvec(task.pod.requests)
+    for task, request in zip(candidates, requests, strict=True):
         if session.book.allocatable(job.queue, held + request):
             admitted.append(task)
             held += request

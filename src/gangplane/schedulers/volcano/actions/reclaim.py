@@ -9,7 +9,9 @@ guarantee kept, deserved exceeded on a dimension the victim uses), re-checked af
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from heapq import merge
+from itertools import groupby
 
 import numpy as np
 
@@ -29,10 +31,36 @@ def _missing_request(session: Session, job: Job) -> Vec:
     return sum((session.qvec(t.pod.requests) for t in wanted), start=np.zeros(len(session.index)))
 
 
-def _victim_units(session: Session, job: Job) -> list[victims.Unit]:
-    others = [j for j in session.jobs.values() if j.queue != job.queue and j.holding()]
-    others.sort(key=lambda j: (-session.book.share(j.queue), j.priority, j.key))
-    return [unit for other in others for unit in victims.units_of(other)]
+def _holders(session: Session) -> dict[str, list[Job]]:
+    """Per queue, its jobs in victim order (priority, then key). Static within the action: evictions only
+    change task statuses, which ``_victim_units`` reads when it reaches a job."""
+    per_queue: dict[str, list[Job]] = {}
+    for job in sorted(session.jobs.values(), key=lambda j: (j.priority, j.key)):
+        per_queue.setdefault(job.queue, []).append(job)
+    return per_queue
+
+
+def _victim_units(session: Session, job: Job, holders: dict[str, list[Job]]) -> Iterator[victims.Unit]:
+    """Units of other queues' holding jobs ordered by (queue share desc, priority, key).
+
+    Queue shares are read now, before the search removes anything (as a sort of all jobs would); units are
+    built lazily, since the search usually stops after a few and task statuses do not change while it runs.
+    """
+    queues = [q for q in holders if q != job.queue and session.book.may_give(q)]
+    shares = {q: session.book.share(q) for q in queues}
+    tiers = [list(g) for _, g in groupby(sorted(queues, key=lambda q: -shares[q]), key=lambda q: -shares[q])]
+    return _units_of_tiers(session, holders, tiers)
+
+
+def _units_of_tiers(
+    session: Session, holders: dict[str, list[Job]], tiers: list[list[str]]
+) -> Iterator[victims.Unit]:
+    """Queues of equal share interleave their jobs by (priority, key). A job whose queue can no longer give
+    (``may_give``) is skipped: ``accept`` would refuse each of its units."""
+    for tier in tiers:
+        for other in merge(*(holders[q] for q in tier), key=lambda j: (j.priority, j.key)):
+            if session.book.may_give(other.queue) and other.holding():
+                yield from victims.units_of(other)
 
 
 def _acceptor(session: Session) -> Callable[[victims.Unit], bool]:
@@ -52,4 +80,7 @@ def _may_reclaim(session: Session, job: Job) -> bool:
 def reclaim(session: Session) -> None:
     jobs = [j for j in sorted(candidates(session), key=session.job_order) if _may_reclaim(session, j)]
     accept = _acceptor(session)
-    victims.run_disruptive(session, jobs, lambda job: _victim_units(session, job), lambda job: accept, REASON)
+    holders = _holders(session)
+    victims.run_disruptive(
+        session, jobs, lambda job: _victim_units(session, job, holders), lambda job: accept, REASON
+    )

@@ -136,7 +136,7 @@ def waiting_for_releasing(session: Session, job: Job, releasing: list[Task]) -> 
 def run_disruptive(
     session: Session,
     jobs: Iterable[Job],
-    victims_for: Callable[[Job], list[Unit]],
+    victims_for: Callable[[Job], Iterable[Unit]],
     accept: Callable[[Job], Callable[[Unit], bool]],
     reason: str,
 ) -> None:

@@ -268,9 +268,14 @@ def test_bad_propagation_policy_is_400(client: TestClient) -> None:
     )
 
 
-def test_dry_run_is_refused_rather_than_performed(client: TestClient) -> None:
-    status_of(client.post(f"{CM}?dryRun=All", json=configmap("a")), 400, "BadRequest")
+def test_dry_run_answers_without_storing(client: TestClient) -> None:
+    preview = client.post(f"{CM}?dryRun=All", json=configmap("a"))
+    assert preview.status_code == 201 and preview.json()["metadata"]["labels"] == {"admitted-by": "test-hook"}
     status_of(client.get(f"{CM}/a"), 404, "NotFound")
+    status_of(client.post(f"{CM}?dryRun=Some", json=configmap("a")), 400, "BadRequest")
+    client.post(CM, json=configmap("b"))
+    client.request("DELETE", f"{CM}/b", json={"dryRun": ["All"]})
+    assert client.get(f"{CM}/b").status_code == 200
 
 
 def test_status_subresource(client: TestClient) -> None:

@@ -338,3 +338,17 @@ def test_explain_and_api_resources(cluster: Cluster) -> None:
     assert "TrainJob" in cluster.run("explain", "trainjobs").stdout
     resources = cluster.run("api-resources", "--api-group=kueue.x-k8s.io", "-o", "name").stdout.split()
     assert "clusterqueues.kueue.x-k8s.io" in resources
+
+
+def test_server_side_dry_run_checks_without_storing(cluster: Cluster) -> None:
+    manifest = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: dry, namespace: default}\ndata: {k: v}\n"
+    for mode in ((), ("--server-side",)):
+        out = cluster.apply(manifest, "--dry-run=server", *mode).stdout
+        assert "configmap/dry" in out and "(server dry run)" in out
+        assert cluster.run("get", "configmap", "dry", check=False).returncode != 0  # nothing stored
+    bad = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: Bad_Name, namespace: default}\n"
+    assert cluster.apply(bad, "--dry-run=server", check=False).returncode != 0  # still fully checked
+    cluster.apply(manifest)
+    cluster.run("delete", "configmap", "dry", "--dry-run=server")
+    assert cluster.run("get", "configmap", "dry").returncode == 0  # still there
+    cluster.run("delete", "configmap", "dry")

@@ -10,6 +10,7 @@ import pytest
 from gangplane.errors import AlreadyExists, CauseType, Conflict, FieldError, Forbidden, Invalid, NotFound
 from gangplane.store import MemoryStore, Operation, ResourceType
 from gangplane.store.core import ObjectStore
+from gangplane.store.patch import MERGE_PATCH
 
 from .conftest import CONFIGMAP, JOB, NODE, POD, MakeStore, pod
 
@@ -226,3 +227,26 @@ def test_admission_defaults_and_rejects_on_every_write(make_store: MakeStore) ->
     with pytest.raises(Forbidden):
         store.delete(POD, "default", "a")
     assert [p["metadata"]["name"] for p in store.list(POD).items] == ["a"]
+
+
+def test_dry_run_writes_are_checked_but_store_nothing(store: ObjectStore) -> None:
+    """``dryRun=All``: the answer is what the write would give; the store, its version and watchers see
+    nothing."""
+    store.create(POD, pod("kept"))
+    before = store.list(POD).resource_version
+    watch = store.watch(POD, resource_version=before, timeout=0.2)
+    preview = store.create(POD, pod("ghost"), dry_run=True)
+    assert preview["metadata"]["uid"] and preview["metadata"]["name"] == "ghost"
+    with pytest.raises(AlreadyExists):
+        store.create(POD, pod("kept"), dry_run=True)
+    kept = store.get(POD, "default", "kept")
+    changed = store.update(
+        POD, {**kept, "metadata": {**kept["metadata"], "labels": {"x": "y"}}}, dry_run=True
+    )
+    assert changed["metadata"]["labels"] == {"x": "y"}
+    store.patch(POD, "default", "kept", {"metadata": {"labels": {"a": "b"}}}, MERGE_PATCH, dry_run=True)
+    store.delete(POD, "default", "kept", dry_run=True)
+    assert [o["metadata"]["name"] for o in store.list(POD).items] == ["kept"]
+    assert store.get(POD, "default", "kept")["metadata"].get("labels") in (None, {})
+    assert store.list(POD).resource_version == before
+    assert list(watch) == []

@@ -196,19 +196,22 @@ class KubeStore:
             if not token:
                 return ObjectList(items, version)
 
-    def create(self, rt: ResourceType, obj: Object) -> Object:
+    def create(self, rt: ResourceType, obj: Object, *, dry_run: bool = False) -> Object:
         path = kubeapi.collection_path(rt, kubeapi.namespace_for(rt, obj))
-        return kubeapi.with_type(rt, self._send_json("POST", path, kubeapi.with_type(rt, obj)))
+        sent = self._send_json("POST", path, kubeapi.with_type(rt, obj), params=_dry(dry_run))
+        return kubeapi.with_type(rt, sent)
 
-    def update(self, rt: ResourceType, obj: Object) -> Object:
-        return self._put(rt, obj, "")
+    def update(self, rt: ResourceType, obj: Object, *, dry_run: bool = False) -> Object:
+        return self._put(rt, obj, "", dry_run)
 
-    def update_status(self, rt: ResourceType, obj: Object) -> Object:
-        return self._put(rt, obj, "status")
+    def update_status(self, rt: ResourceType, obj: Object, *, dry_run: bool = False) -> Object:
+        return self._put(rt, obj, "status", dry_run)
 
-    def _put(self, rt: ResourceType, obj: Object, subresource: str) -> Object:
+    def _put(self, rt: ResourceType, obj: Object, subresource: str, dry_run: bool) -> Object:
         path = kubeapi.object_path(rt, kubeapi.namespace_for(rt, obj), kubeapi.name_for(rt, obj), subresource)
-        return kubeapi.with_type(rt, self._send_json("PUT", path, kubeapi.with_type(rt, obj)))
+        return kubeapi.with_type(
+            rt, self._send_json("PUT", path, kubeapi.with_type(rt, obj), params=_dry(dry_run))
+        )
 
     def patch(
         self,
@@ -221,10 +224,12 @@ class KubeStore:
         subresource: str = "",
         field_manager: str = "",
         force: bool = False,
+        dry_run: bool = False,
     ) -> Object:
         params = {"fieldManager": field_manager} if field_manager else {}
         if force:
             params["force"] = "true"
+        params.update(_dry(dry_run))
         headers = {"Content-Type": kubeapi.patch_media_type(patch_type)}
         path = kubeapi.object_path(rt, namespace, name, subresource)
         body = kubeapi.patch_body(patch)
@@ -238,9 +243,10 @@ class KubeStore:
         *,
         propagation: Propagation = Propagation.BACKGROUND,
         preconditions: Mapping[str, str] | None = None,
+        dry_run: bool = False,
     ) -> Object:
         body = kubeapi.delete_body(propagation.value, preconditions)
-        gone = self._send_json("DELETE", kubeapi.object_path(rt, namespace, name), body)
+        gone = self._send_json("DELETE", kubeapi.object_path(rt, namespace, name), body, params=_dry(dry_run))
         return kubeapi.with_type(rt, gone)
 
     def delete_collection(
@@ -357,6 +363,10 @@ class KubeStore:
     def _forget(self, stream: _Stream) -> None:
         with self._lock:
             self._streams.discard(stream)
+
+
+def _dry(dry_run: bool) -> dict[str, str]:
+    return {"dryRun": "All"} if dry_run else {}
 
 
 def _error(response: httpx2.Response) -> ApiError:

@@ -216,24 +216,24 @@ def _require_namespace(ctx: Context, target: Target) -> None:
         ) from None
 
 
-def _create_in_namespace(ctx: Context, target: Target, obj: Object) -> Object:
+def _create_in_namespace(ctx: Context, target: Target, obj: Object, dry_run: bool) -> Object:
     """One worker-thread hop for both the namespace check and the write (hops dominate a create's cost)."""
     _require_namespace(ctx, target)
-    return ctx.store.create(target.served.storage, obj)
+    return ctx.store.create(target.served.storage, obj, dry_run=dry_run)
 
 
 async def create(ctx: Context, target: Target, request: Request) -> Response:
-    query.reject_dry_run(_params(request))
+    dry_run = query.dry_run(_params(request))
     obj = from_wire(target.served, target, await _body(request))
-    created = await quick(_create_in_namespace, ctx, target, obj)
+    created = await quick(_create_in_namespace, ctx, target, obj, dry_run)
     return _render_one(ctx, request, target.served, created, 201)
 
 
 async def update(ctx: Context, target: Target, request: Request) -> Response:
-    query.reject_dry_run(_params(request))
+    dry_run = query.dry_run(_params(request))
     obj = from_wire(target.served, target, await _body(request))
     write = ctx.store.update_status if target.subresource == "status" else ctx.store.update
-    updated = await quick(write, target.served.storage, obj)
+    updated = await quick(write, target.served.storage, obj, dry_run=dry_run)
     return _render_one(ctx, request, target.served, updated)
 
 
@@ -243,7 +243,7 @@ def _apply_config(served: Served, target: Target, body: Any) -> Object:
 
 async def patch(ctx: Context, target: Target, request: Request) -> Response:
     params = _params(request)
-    query.reject_dry_run(params)
+    dry_run = query.dry_run(params)
     kind = query.patch_type(request.headers.get("content-type", ""))
     body = await _body(request, yaml_ok=kind == query.APPLY_PATCH)
     if body is None:
@@ -261,13 +261,15 @@ async def patch(ctx: Context, target: Target, request: Request) -> Response:
         subresource=target.subresource,
         field_manager=params.get("fieldManager", ""),
         force=query.flag(params, "force"),
+        dry_run=dry_run,
     )
     return _render_one(ctx, request, target.served, patched)
 
 
 async def delete(ctx: Context, target: Target, request: Request) -> Response:
     body = await _body(request) or {}
-    opts = query.delete_params(_params(request), body if isinstance(body, dict) else {})
+    params = _params(request)
+    opts = query.delete_params(params, body if isinstance(body, dict) else {})
     gone = await quick(
         ctx.store.delete,
         target.served.storage,
@@ -275,6 +277,7 @@ async def delete(ctx: Context, target: Target, request: Request) -> Response:
         target.name,
         propagation=opts.propagation,
         preconditions=opts.preconditions,
+        dry_run=opts.dry_run,
     )
     return _render_one(ctx, request, target.served, gone)
 
@@ -297,6 +300,7 @@ async def delete_collection(ctx: Context, target: Target, request: Request) -> R
                     meta.get("namespace", ""),
                     meta["name"],
                     propagation=opts.propagation,
+                    dry_run=opts.dry_run,
                 )
             )
         except NotFound:

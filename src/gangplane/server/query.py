@@ -157,9 +157,12 @@ def watch_params(query: Mapping[str, str]) -> WatchParams:
     return WatchParams(query.get("resourceVersion", ""), flag(query, "allowWatchBookmarks"), seconds or None)
 
 
-def reject_dry_run(query: Mapping[str, str]) -> None:
-    if query.get("dryRun"):
-        raise BadRequest("dryRun is not supported by gangplane")
+def dry_run(query: Mapping[str, str]) -> bool:
+    """``dryRun=All``: the write is admitted and checked in full and nothing is stored."""
+    value = query.get("dryRun", "")
+    if value not in ("", "All"):
+        raise BadRequest(f'unsupported dryRun value "{value}": only "All" is defined')
+    return value == "All"
 
 
 def patch_type(content_type: str) -> str:
@@ -192,6 +195,7 @@ def _propagation(value: object) -> Propagation:
 class DeleteParams:
     propagation: Propagation
     preconditions: dict[str, str] | None
+    dry_run: bool = False
 
 
 def delete_params(query: Mapping[str, str], body: Mapping[str, Any]) -> DeleteParams:
@@ -202,11 +206,12 @@ def delete_params(query: Mapping[str, str], body: Mapping[str, Any]) -> DeletePa
     if "orphanDependents" in query:
         policy = Propagation.ORPHAN.value if flag(query, "orphanDependents") else Propagation.BACKGROUND.value
     policy = query.get("propagationPolicy", policy)
-    if body.get("dryRun") or query.get("dryRun"):
-        raise BadRequest("dryRun is not supported by gangplane")
+    in_body = body.get("dryRun") or []
+    if not isinstance(in_body, list) or any(v != "All" for v in in_body):
+        raise BadRequest(f'unsupported dryRun value {in_body!r}: only ["All"] is defined')
     pre = body.get("preconditions") or None
     preconditions = {str(k): str(v) for k, v in pre.items() if v} if isinstance(pre, dict) else None
-    return DeleteParams(_propagation(policy), preconditions or None)
+    return DeleteParams(_propagation(policy), preconditions or None, dry_run(query) or bool(in_body))
 
 
 def wants_table(accept: str) -> bool:
@@ -230,11 +235,11 @@ __all__ = [
     "WatchParams",
     "check_body_type",
     "delete_params",
+    "dry_run",
     "flag",
     "list_options",
     "parse_target",
     "patch_type",
-    "reject_dry_run",
     "split_field_selector",
     "wants_table",
     "watch_params",

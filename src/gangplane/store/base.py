@@ -122,11 +122,12 @@ class Store(Protocol):
 
     def list(self, rt: ResourceType, options: ListOptions = ListOptions()) -> ObjectList: ...
 
-    def create(self, rt: ResourceType, obj: Object) -> Object: ...
+    # ``dry_run`` (the API's ``dryRun=All``): admit, default and check the write fully, store nothing.
+    def create(self, rt: ResourceType, obj: Object, *, dry_run: bool = False) -> Object: ...
 
-    def update(self, rt: ResourceType, obj: Object) -> Object: ...
+    def update(self, rt: ResourceType, obj: Object, *, dry_run: bool = False) -> Object: ...
 
-    def update_status(self, rt: ResourceType, obj: Object) -> Object: ...
+    def update_status(self, rt: ResourceType, obj: Object, *, dry_run: bool = False) -> Object: ...
 
     def patch(
         self,
@@ -139,6 +140,7 @@ class Store(Protocol):
         subresource: str = "",
         field_manager: str = "",
         force: bool = False,
+        dry_run: bool = False,
     ) -> Object: ...
 
     def delete(
@@ -149,6 +151,7 @@ class Store(Protocol):
         *,
         propagation: Propagation = Propagation.BACKGROUND,
         preconditions: Mapping[str, str] | None = None,
+        dry_run: bool = False,
     ) -> Object: ...
 
     def delete_collection(

@@ -7,7 +7,8 @@ inside the same call, each step its own committed change with its own resourceVe
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import contextlib
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from gangplane.errors import AlreadyExists, CauseType, Conflict, NotFound
@@ -44,8 +45,19 @@ from gangplane.store.selectors import build_filter
 class ObjectStore(Engine):
     """Implements ``base.Store`` over an ``Engine``."""
 
-    def create(self, rt: ResourceType, obj: Object) -> Object:
+    @contextlib.contextmanager
+    def _writing(self, dry_run: bool) -> Iterator[None]:
+        """Hold the lock for one write; with ``dry_run`` every step (admission, defaulting, conflicts, GC)
+        runs but ``_commit`` stores nothing (the API's ``dryRun=All``)."""
         with self._lock:
+            self._dry_run = dry_run
+            try:
+                yield
+            finally:
+                self._dry_run = False
+
+    def create(self, rt: ResourceType, obj: Object, *, dry_run: bool = False) -> Object:
+        with self._writing(dry_run):
             stored = self._create(rt, obj)
         return copy_object(stored)
 
@@ -82,19 +94,19 @@ class ObjectStore(Engine):
                 return name
         raise AlreadyExists(f"no free name for generateName {prefix!r}", kind=rt.kind)
 
-    def update(self, rt: ResourceType, obj: Object) -> Object:
+    def update(self, rt: ResourceType, obj: Object, *, dry_run: bool = False) -> Object:
         namespace, name = key_of(obj)
         check_scope(rt, namespace, name)
-        with self._lock:
+        with self._writing(dry_run):
             old = self._require(rt, namespace, name)
             check_precondition(rt, old, meta(obj).get("resourceVersion"))
             stored = self._save(rt, merge_for_update(rt, old, obj), old)
         return copy_object(stored)
 
-    def update_status(self, rt: ResourceType, obj: Object) -> Object:
+    def update_status(self, rt: ResourceType, obj: Object, *, dry_run: bool = False) -> Object:
         namespace, name = key_of(obj)
         self._require_status(rt, name)
-        with self._lock:
+        with self._writing(dry_run):
             old = self._require(rt, namespace, name)
             check_precondition(rt, old, meta(obj).get("resourceVersion"))
             stored = self._save(rt, replace_status(old, obj.get("status")), old)
@@ -125,13 +137,14 @@ class ObjectStore(Engine):
         subresource: str = "",
         field_manager: str = "",
         force: bool = False,
+        dry_run: bool = False,
     ) -> Object:
         if subresource not in ("", "status"):
             raise NotFound(f"unknown subresource {subresource!r}", kind=rt.kind, name=name)
         if subresource:
             self._require_status(rt, name)
         req = ApplyRequest(field_manager, force, rt.has_status, subresource, self._now())
-        with self._lock:
+        with self._writing(dry_run):
             if is_apply(patch_type):
                 stored = self._apply(rt, namespace, name, decode(patch, patch_type), req)
             else:
@@ -186,8 +199,9 @@ class ObjectStore(Engine):
         *,
         propagation: Propagation = Propagation.BACKGROUND,
         preconditions: Mapping[str, str] | None = None,
+        dry_run: bool = False,
     ) -> Object:
-        with self._lock:
+        with self._writing(dry_run):
             old = self._require(rt, namespace, name)
             self._check_preconditions(rt, old, preconditions or {})
             self._admit(rt, Operation.DELETE, old, old)

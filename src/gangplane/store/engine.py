@@ -91,6 +91,7 @@ class Engine:
         bookmark_interval: float = 1.0,
     ) -> None:
         self._lock = threading.RLock()
+        self._dry_run = False  # set only under the lock, by ObjectStore's dry-run writes
         self._journal = journal
         self._clock: Clock = clock or WallClock()
         self._admission = admission
@@ -132,7 +133,13 @@ class Engine:
                     del self._dependents[owner]
 
     def _commit(self, rt: ResourceType, kind: EventType, new: Object, old: Object | None) -> Object:
-        """Make one change durable, then visible. Returns the stored object (not a copy)."""
+        """Make one change durable, then visible. Returns the stored object (not a copy). In a dry run
+        nothing is stored or announced: the object is returned as it would be, at its old resourceVersion."""
+        if self._dry_run:
+            return {
+                **new,
+                "metadata": {**meta(new), "resourceVersion": meta(old or {}).get("resourceVersion", "")},
+            }
         rv = self._rv + 1
         obj = dict(new)
         obj["metadata"] = {**meta(new), "resourceVersion": str(rv)}

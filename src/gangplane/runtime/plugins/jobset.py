@@ -14,6 +14,7 @@ from gangplane.api.core import Container, EnvVar, PodTemplateSpec
 from gangplane.api.jobset import API_VERSION, JobSet, JobSetSpec
 from gangplane.api.merge import upsert_by_name
 from gangplane.api.meta import ObjectMeta
+from gangplane.api.validation.trainjob import validate_runtime_patches_mutability
 from gangplane.errors import CauseType, FieldError
 from gangplane.runtime.info import PodSet, RuntimeInfo
 from gangplane.runtime.plugins.common import owner_reference
@@ -88,6 +89,7 @@ class JobSetPlugin:
         self, info: RuntimeInfo, old: t.TrainJob | None, new: t.TrainJob, reader: Reader
     ) -> ValidationResult:
         errors = [*self._validate_initializers(info, new), *self._validate_patches(info, new)]
+        errors += _patches_of_active_jobs(old, new, reader)
         return ValidationResult(errors=errors)
 
     def _validate_initializers(self, info: RuntimeInfo, job: t.TrainJob) -> list[FieldError]:
@@ -214,3 +216,16 @@ def _container_patch_errors(patch: t.ContainerPatch, exists: bool, path: str) ->
         )
         errors.append(FieldError(f"{path}.env", CauseType.FORBIDDEN, detail))
     return errors
+
+
+def _patches_of_active_jobs(old: t.TrainJob | None, new: t.TrainJob, reader: Reader) -> list[FieldError]:
+    """Upstream JobSet plugin ``ValidateObjects``: while the TrainJob is (being) suspended, its runtime patches
+    may change only once no replicated job of its JobSet has active pods (the suspend part of the rule is
+    checked with the rest of the update in api/validation)."""
+    if old is None or not (old.spec.suspend or new.spec.suspend):
+        return []
+    meta = new.metadata
+    jobset = reader.get(API_VERSION, "JobSet", meta.namespace or "", meta.name or "")
+    statuses = ((jobset or {}).get("status") or {}).get("replicatedJobsStatus") or []
+    active = [str(s.get("name")) for s in statuses if int(s.get("active") or 0) > 0]
+    return validate_runtime_patches_mutability(old, new, active) if active else []

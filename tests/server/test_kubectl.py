@@ -352,3 +352,17 @@ def test_server_side_dry_run_checks_without_storing(cluster: Cluster) -> None:
     cluster.run("delete", "configmap", "dry", "--dry-run=server")
     assert cluster.run("get", "configmap", "dry").returncode == 0  # still there
     cluster.run("delete", "configmap", "dry")
+
+
+def test_admission_warnings_reach_kubectl(cluster: Cluster) -> None:
+    """A TrainJob on a deprecated runtime is admitted with a warning, which kubectl prints."""
+    runtime, job = TRAINING.split("---")
+    runtime = runtime.replace(
+        "metadata: {name: torch-distributed}",
+        "metadata: {name: old-torch, labels: {trainer.kubeflow.org/support: deprecated}}",
+    )
+    cluster.apply(runtime)
+    job = job.replace("name: torch-distributed", "name: old-torch").replace("name: mnist", "name: warned")
+    done = cluster.apply(job)
+    assert "Warning: ClusterTrainingRuntime 'old-torch' is deprecated" in done.stderr
+    cluster.run("delete", "trainjob", "warned")

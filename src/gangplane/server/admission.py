@@ -18,7 +18,7 @@ from gangplane.runtime.framework import Framework
 from gangplane.runtime.plugins import default_registry
 from gangplane.runtime.points import Handle
 from gangplane.server.resources import Registry
-from gangplane.store.base import ListOptions, Object, Operation, ResourceType, Store
+from gangplane.store.base import ListOptions, Object, Operation, ResourceType, Store, warn
 
 
 class StoreReader:
@@ -68,5 +68,8 @@ class TrainerAdmission:
             return new  # status, label or finalizer writes: the spec was admitted already
         if self.reader is None:
             raise RuntimeError("TrainerAdmission used before bind()")
-        admitted: dict[str, Any] = self.admission.admit(new, self.reader, old).to_dict()
+        result = self.admission.admit(new, self.reader, old)
+        for message in result.warnings:
+            warn(message)
+        admitted: dict[str, Any] = result.to_dict()
         return admitted

@@ -8,7 +8,7 @@ Handlers never touch files except through ``logs``, which confines itself to the
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -27,7 +27,15 @@ from gangplane.server.query import BadRequest, Target
 from gangplane.server.resources import Registry, Served
 from gangplane.server.streams import DisconnectAwareStream, watch_lines
 from gangplane.server.tables import render_table
-from gangplane.store.base import EventType, ListOptions, Object, ObjectList, Store, WatchEvent
+from gangplane.store.base import (
+    EventType,
+    ListOptions,
+    Object,
+    ObjectList,
+    Store,
+    WatchEvent,
+    collecting_warnings,
+)
 
 T = TypeVar("T")
 
@@ -139,12 +147,27 @@ class View:
         return all(t.matches(obj) for t in self.terms)
 
 
-def _render_one(ctx: Context, request: Request, served: Served, obj: Object, status: int = 200) -> Response:
+def _render_one(
+    ctx: Context,
+    request: Request,
+    served: Served,
+    obj: Object,
+    status: int = 200,
+    warnings: Sequence[str] = (),
+) -> Response:
     wire = to_wire(served, obj)
     view = View.of(request)
-    if view.table:
-        return json_response(render_table(served.rt, [wire], _now(ctx), include=view.include), status)
-    return json_response(wire, status)
+    body = render_table(served.rt, [wire], _now(ctx), include=view.include) if view.table else wire
+    response = json_response(body, status)
+    for message in warnings:
+        response.headers.append("Warning", warning_header(message))
+    return response
+
+
+def warning_header(message: str) -> str:
+    """RFC 7234 warn-code 299 with the text quoted, as the API server sends admission warnings."""
+    escaped = message.replace("\\", "\\\\").replace('"', '\\"')
+    return f'299 - "{escaped}"'
 
 
 def list_body(served: Served, result: ObjectList) -> dict[str, Any]:
@@ -225,16 +248,18 @@ def _create_in_namespace(ctx: Context, target: Target, obj: Object, dry_run: boo
 async def create(ctx: Context, target: Target, request: Request) -> Response:
     dry_run = query.dry_run(_params(request))
     obj = from_wire(target.served, target, await _body(request))
-    created = await quick(_create_in_namespace, ctx, target, obj, dry_run)
-    return _render_one(ctx, request, target.served, created, 201)
+    with collecting_warnings() as warnings:
+        created = await quick(_create_in_namespace, ctx, target, obj, dry_run)
+    return _render_one(ctx, request, target.served, created, 201, warnings)
 
 
 async def update(ctx: Context, target: Target, request: Request) -> Response:
     dry_run = query.dry_run(_params(request))
     obj = from_wire(target.served, target, await _body(request))
     write = ctx.store.update_status if target.subresource == "status" else ctx.store.update
-    updated = await quick(write, target.served.storage, obj, dry_run=dry_run)
-    return _render_one(ctx, request, target.served, updated)
+    with collecting_warnings() as warnings:
+        updated = await quick(write, target.served.storage, obj, dry_run=dry_run)
+    return _render_one(ctx, request, target.served, updated, warnings=warnings)
 
 
 def _apply_config(served: Served, target: Target, body: Any) -> Object:
@@ -251,7 +276,15 @@ async def patch(ctx: Context, target: Target, request: Request) -> Response:
     if kind == query.APPLY_PATCH:
         body = _apply_config(target.served, target, body)
         await quick(_require_namespace, ctx, target)
-    patched = await quick(
+    with collecting_warnings() as warnings:
+        patched = await _patch_now(ctx, target, body, kind, params, dry_run)
+    return _render_one(ctx, request, target.served, patched, warnings=warnings)
+
+
+async def _patch_now(
+    ctx: Context, target: Target, body: Any, kind: str, params: dict[str, str], dry_run: bool
+) -> Object:
+    return await quick(
         ctx.store.patch,
         target.served.storage,
         _namespace_of(target),
@@ -263,7 +296,6 @@ async def patch(ctx: Context, target: Target, request: Request) -> Response:
         force=query.flag(params, "force"),
         dry_run=dry_run,
     )
-    return _render_one(ctx, request, target.served, patched)
 
 
 async def delete(ctx: Context, target: Target, request: Request) -> Response:

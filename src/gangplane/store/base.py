@@ -24,7 +24,9 @@ The store must not read or write anything outside its own database file.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Iterator, Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Protocol
@@ -61,8 +63,29 @@ class Operation(StrEnum):
 
 
 # Called before every write with (type, operation, new object, old object or None); returns the object to
-# store (defaulted) or raises ``errors.Invalid`` / ``errors.Forbidden``. Must not write to the store.
+# store (defaulted) or raises ``errors.Invalid`` / ``errors.Forbidden``. Must not write to the store. It may
+# report warnings for the client with ``warn`` (the API server sends them as ``Warning`` headers).
 Admission = Callable[[ResourceType, Operation, Object, Object | None], Object]
+
+_WARNINGS: ContextVar[list[str] | None] = ContextVar("gangplane_admission_warnings", default=None)
+
+
+def warn(message: str) -> None:
+    """Report an admission warning to whoever is ``collecting_warnings`` in this context (else dropped)."""
+    sink = _WARNINGS.get()
+    if sink is not None and message not in sink:
+        sink.append(message)
+
+
+@contextlib.contextmanager
+def collecting_warnings() -> Iterator[list[str]]:
+    """The warnings admission reports while the block runs (in this thread and context)."""
+    found: list[str] = []
+    token = _WARNINGS.set(found)
+    try:
+        yield found
+    finally:
+        _WARNINGS.reset(token)
 
 
 class EventType(StrEnum):

@@ -87,3 +87,14 @@ def test_default_port_picking_gives_distinct_bindable_ports() -> None:
     allocator = PortAllocator()
     got = {allocator.port(("ns", f"j{i}"), 29500, "h") for i in range(5)}
     assert len(got) == 5 and all(1024 < p < 65536 for p in got)
+
+
+def test_job_ports_come_from_below_the_ephemeral_range_and_are_free() -> None:
+    import random
+
+    from gangplane.agent.names import JOB_PORTS, FreeJobPorts
+
+    first = [FreeJobPorts(random.Random(7))() for _ in range(5)]
+    again = [FreeJobPorts(random.Random(7))() for _ in range(5)]
+    assert first == again  # seeded: reproducible
+    assert all(p in JOB_PORTS and p < 32768 for p in first)

@@ -59,6 +59,18 @@ class Cluster:
                 return kind
         return None
 
+    def diagnose(self, name: str) -> str:
+        """What a failed wait should show: each pod's node, phase, container states and log tail."""
+        lines = [f"trainjob {name}: {(self.trainjob(name).get('status') or {}).get('conditions')}"]
+        for pod in self.pods(name):
+            status = pod.get("status") or {}
+            states = [c.get("state") for c in status.get("containerStatuses") or []]
+            lines.append(
+                f"  {pod['metadata']['name']} on {pod['spec'].get('nodeName')}: {status.get('phase')} {states}"
+            )
+            lines += [f"    | {line}" for line in self.log(pod).splitlines()[-15:]]
+        return "\n".join(lines)
+
     def log(self, pod: Object, container: str = "node") -> str:
         path = self.logs / "default" / pod["metadata"]["name"] / f"{container}.log"
         return path.read_text() if path.exists() else ""

@@ -43,7 +43,11 @@ def cluster(cluster_factory) -> Cluster:  # type: ignore[no-untyped-def]
 def test_torchrun_gang_runs_to_complete_with_correct_ranks(cluster: Cluster) -> None:
     pytest.importorskip("torch")
     cluster.create(trainjob("ddp", ["torchrun", "-m", "gangplane.demo.tiny_ddp", "--steps", "10"]))
-    assert wait_for(lambda: cluster.finished("ddp"), timeout=240, what="ddp to finish") == "Complete"
+    try:
+        outcome = wait_for(lambda: cluster.finished("ddp"), timeout=240, what="ddp to finish")
+    except AssertionError as exc:
+        raise AssertionError(f"{exc}\n{cluster.diagnose('ddp')}") from None
+    assert outcome == "Complete", cluster.diagnose("ddp")
     pods = sorted(cluster.pods("ddp"), key=lambda p: p["metadata"]["name"])
     assert {p["spec"]["nodeName"] for p in pods} == {"node-0", "node-1"}
     bound_at = {

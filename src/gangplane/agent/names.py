@@ -13,6 +13,8 @@ Everything but ``PortAllocator`` is pure.
 
 from __future__ import annotations
 
+import os
+import random
 import re
 import socket
 import threading
@@ -103,6 +105,36 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+# Linux hands out ephemeral ports from 32768 up (net.ipv4.ip_local_port_range), so a job port picked there is
+# free when checked but may be taken by any outgoing connection (gloo opens many) before torchrun binds it;
+# job ports therefore come from below that range.
+JOB_PORTS = range(20000, 32768)
+
+
+def _bindable(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        try:
+            sock.bind((LOCALHOST, port))
+        except OSError:
+            return False
+    return True
+
+
+class FreeJobPorts:
+    """Proposes free ports from ``JOB_PORTS`` in a seeded random order (several agent processes on one
+    machine rarely propose the same one); falls back to the kernel's choice if the range seems full."""
+
+    def __init__(self, rng: random.Random | None = None) -> None:
+        self._rng = rng or random.Random(os.getpid())
+
+    def __call__(self) -> int:
+        for _ in range(200):
+            port = self._rng.choice(JOB_PORTS)
+            if _bindable(port):
+                return port
+        return free_port()
+
+
 class PortAllocator:
     """One local port per ``(namespace, jobset, declared port)``, held while any pod of the job holds it.
 
@@ -110,8 +142,8 @@ class PortAllocator:
     ``pick`` (injectable for tests) proposes candidate ports; a port already handed out is never reused
     while held."""
 
-    def __init__(self, pick: Callable[[], int] = free_port) -> None:
-        self._pick = pick
+    def __init__(self, pick: Callable[[], int] | None = None) -> None:
+        self._pick = pick or FreeJobPorts()
         self._ports: dict[tuple[str, str, int], int] = {}
         self._holders: dict[tuple[str, str], set[str]] = {}
         self._lock = threading.Lock()

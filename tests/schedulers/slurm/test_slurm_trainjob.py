@@ -193,17 +193,18 @@ def test_a_second_three_node_trainjob_waits_for_slurm_and_starts_after_the_first
 
 def test_a_trainjob_larger_than_the_partition_says_why_on_the_trainjob(cluster: Cluster) -> None:
     cluster.submit("huge", 5, RANKS)
-    waiting = wait_until(
+    expected = "5 of 5 pods unschedulable: requested 5 nodes; partition slurm-bridge has 4"
+    waiting = wait_until(  # while the Job still creates the pods, an earlier "3 of 5 pods ..." may show first
         lambda: (
             (found := cluster.trainjob_condition("huge", WAITING_CONDITION))
             and found["reason"] == "PodsUnschedulable"
+            and found["message"] == expected
             and found
         ),
         30,
-        "the TrainJob to say why it waits",
+        f"the TrainJob to say why it waits: {expected!r}",
     )
     assert isinstance(waiting, dict) and waiting["status"] == "True"
-    assert waiting["message"] == "5 of 5 pods unschedulable: requested 5 nodes; partition slurm-bridge has 4"
     wait_until(
         lambda: cluster.group_condition("huge").get("reason") == Reason.UNSCHEDULABLE,
         30,

@@ -224,6 +224,8 @@ def _patches_of_active_jobs(old: t.TrainJob | None, new: t.TrainJob, reader: Rea
     checked with the rest of the update in api/validation)."""
     if old is None or not (old.spec.suspend or new.spec.suspend):
         return []
+    if old.spec.runtime_patches == new.spec.runtime_patches:
+        return []  # most updates leave the patches alone: no JobSet read inside the store's write lock
     meta = new.metadata
     jobset = reader.get(API_VERSION, "JobSet", meta.namespace or "", meta.name or "")
     statuses = ((jobset or {}).get("status") or {}).get("replicatedJobsStatus") or []

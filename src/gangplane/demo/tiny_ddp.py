@@ -57,6 +57,9 @@ def main() -> None:
     model = _train(args.steps, rank, world)
     agree = _weights_agree(model, world)
     print(f"rank {rank}: weights identical across {world} ranks: {agree}", flush=True)
+    # Every rank must be past its last collective before any tears gloo down: a rank that destroys the group
+    # while a peer still has the all_gather in flight can abort the peer (SIGABRT at exit).
+    dist.barrier()
     dist.destroy_process_group()
     if not agree:
         raise SystemExit(1)

@@ -20,8 +20,9 @@ import yaml
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
+from gangplane.api import limits
 from gangplane.clock import Clock
-from gangplane.errors import ApiError, NotFound
+from gangplane.errors import ApiError, NotFound, RequestEntityTooLarge
 from gangplane.server import logs, query
 from gangplane.server.query import BadRequest, Target
 from gangplane.server.resources import Registry, Served
@@ -78,6 +79,10 @@ def from_wire(served: Served, target: Target, obj: Any) -> Object:
             f"the API version in the data ({obj.get('apiVersion')}) and kind ({obj.get('kind')}) "
             f"do not match the URL ({rt.api_version}, {rt.kind})"
         )
+    if not isinstance(obj.get("metadata") or {}, dict):
+        got = type(obj["metadata"]).__name__
+        what = f'{rt.kind} in version "{rt.version}" cannot be handled as a {rt.kind}'
+        raise BadRequest(f"{what}: metadata must be an object, not {got}")
     meta = dict(obj.get("metadata") or {})
     if target.name and meta.get("name", target.name) != target.name:
         raise BadRequest(
@@ -103,13 +108,43 @@ def error_response(err: ApiError) -> JSONResponse:
     return JSONResponse(err.status(), err.code)
 
 
+async def _read_capped(request: Request) -> bytes:
+    """The body, refused with 413 past ``MAX_REQUEST_BYTES`` without reading more than that."""
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limits.MAX_REQUEST_BYTES:
+        raise _too_large()
+    chunks, total = [], 0
+    async for chunk in request.stream():
+        total += len(chunk)
+        if total > limits.MAX_REQUEST_BYTES:
+            raise _too_large()
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _too_large() -> RequestEntityTooLarge:
+    return RequestEntityTooLarge(f"the request body is larger than {limits.MAX_REQUEST_BYTES} bytes")
+
+
+def _decode(raw: bytes, yaml_ok: bool) -> Any:
+    """JSON (or YAML for apply) as upstream decodes it: no NaN/Infinity, bounded nesting."""
+    if not yaml_ok:
+        return limits.loads(raw)
+    try:
+        value = yaml.load(raw, Loader=yaml.CSafeLoader)
+    except RecursionError:
+        raise ValueError(f"the YAML nests deeper than {limits.MAX_DEPTH} levels") from None
+    limits.loads(limits.dumps(value))  # the same JSON the API server converts YAML to, checked the same way
+    return value
+
+
 async def _body(request: Request, *, yaml_ok: bool = False) -> Any:
     query.check_body_type(request.headers.get("content-type", ""), yaml_ok=yaml_ok)
-    raw = await request.body()
+    raw = await _read_capped(request)
     if not raw.strip():
         return None
     try:
-        return yaml.load(raw, Loader=yaml.CSafeLoader) if yaml_ok else json.loads(raw)
+        return _decode(raw, yaml_ok)
     except (ValueError, yaml.YAMLError) as exc:
         raise BadRequest(f"the request body could not be decoded: {exc}") from None
 
@@ -299,9 +334,9 @@ async def _patch_now(
 
 
 async def delete(ctx: Context, target: Target, request: Request) -> Response:
-    body = await _body(request) or {}
+    body = query.delete_body(await _body(request))
     params = _params(request)
-    opts = query.delete_params(params, body if isinstance(body, dict) else {})
+    opts = query.delete_params(params, body)
     gone = await quick(
         ctx.store.delete,
         target.served.storage,
@@ -316,8 +351,8 @@ async def delete(ctx: Context, target: Target, request: Request) -> Response:
 
 async def delete_collection(ctx: Context, target: Target, request: Request) -> Response:
     params = _params(request)
-    body = await _body(request) or {}
-    opts = query.delete_params(params, body if isinstance(body, dict) else {})
+    body = query.delete_body(await _body(request))
+    opts = query.delete_params(params, body)
     options = query.list_options(params, target.namespace)
     storage = target.served.storage
     listed = await call(ctx.store.list, storage, options)

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from gangplane.errors import AlreadyExists, CauseType, Conflict, NotFound
-from gangplane.store import gc
+from gangplane.store import gc, validation
 from gangplane.store.apply import ApplyRequest, apply_config, record_update
 from gangplane.store.base import (
     EventType,
@@ -62,6 +62,7 @@ class ObjectStore(Engine):
         return copy_object(stored)
 
     def _create(self, rt: ResourceType, obj: Object) -> Object:
+        validation.check_types(rt, obj)
         m = meta(obj)
         namespace = str(m.get("namespace") or "")
         check_scope(rt, namespace, str(m.get("name", "")))
@@ -97,6 +98,7 @@ class ObjectStore(Engine):
     def update(self, rt: ResourceType, obj: Object, *, dry_run: bool = False) -> Object:
         namespace, name = key_of(obj)
         check_scope(rt, namespace, name)
+        validation.check_types(rt, obj)
         with self._writing(dry_run):
             old = self._require(rt, namespace, name)
             check_precondition(rt, old, meta(obj).get("resourceVersion"))
@@ -156,6 +158,8 @@ class ObjectStore(Engine):
     ) -> Object:
         old = self._require(rt, namespace, name)
         patched = fn(old)
+        if isinstance(patched, dict):
+            validation.check_types(rt, patched)
         if not isinstance(patched, dict) or key_of(patched) != key_of(old):
             raise invalid(
                 rt, name, "metadata.name", CauseType.INVALID, "patch must not change name or namespace"
@@ -183,6 +187,7 @@ class ObjectStore(Engine):
             raise invalid(
                 rt, name, "metadata.name", CauseType.INVALID, "must match the request's name/namespace"
             )
+        validation.check_types(rt, applied)
         old = self._find(rt, namespace, name)
         if old is None:
             if req.subresource:

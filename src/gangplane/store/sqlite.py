@@ -13,7 +13,9 @@ Only this file (and its ``-wal``/``-shm`` companions) is ever touched.
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import os
 import random
 import sqlite3
 from pathlib import Path
@@ -47,6 +49,18 @@ _QUARANTINE = "INSERT INTO quarantine VALUES (?, ?, ?, ?, ?, ?, ?)"
 log = logging.getLogger(__name__)
 
 
+def _private(path: Path) -> None:
+    """The database is created 0600, and an existing one (with its WAL) tightened to 0600: SQLite gives the
+    ``-wal`` and ``-shm`` files the database file's permissions, and they hold every value written."""
+    if str(path) == ":memory:":
+        return
+    os.close(os.open(path, os.O_RDWR | os.O_CREAT, 0o600))
+    for companion in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
+        with contextlib.suppress(FileNotFoundError):
+            if companion.stat().st_mode & 0o077:
+                os.chmod(companion, 0o600)
+
+
 def _decode_row(rt: ResourceType, key: Key, body: str) -> tuple[Object, str | None]:
     try:
         obj = limits.loads(body)
@@ -64,6 +78,7 @@ class SqliteJournal:
     def __init__(self, path: str | Path, synchronous: str = "NORMAL") -> None:
         if synchronous not in ("NORMAL", "FULL"):
             raise ValueError("synchronous must be NORMAL or FULL")
+        _private(Path(path))
         self._db = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute(f"PRAGMA synchronous={synchronous}")

@@ -337,7 +337,8 @@ async def delete(ctx: Context, target: Target, request: Request) -> Response:
     body = query.delete_body(await _body(request))
     params = _params(request)
     opts = query.delete_params(params, body)
-    gone = await quick(
+    # a delete may cascade over thousands of dependents: a worker thread keeps the event loop serving
+    gone = await call(
         ctx.store.delete,
         target.served.storage,
         _namespace_of(target),

@@ -509,3 +509,35 @@ def test_store_api_refuses_what_http_refuses(store: MemoryStore) -> None:
         )
     with pytest.raises(Invalid):
         store.create(CONFIGMAPS, obj("v1", "ConfigMap", "a..b", metadata={"namespace": "default"}))
+
+
+@pytest.mark.parametrize(
+    "patch",
+    [
+        {"$patch": "bogus"},
+        {"data": {"$patch": "bogus"}},
+        {"metadata": {"$retainKeys": 5}},
+        {"metadata": {"$setElementOrder/finalizers": "x"}},
+        {"metadata": {"$deleteFromPrimitiveList/finalizers": {"a": 1}}},
+        [1],
+        "x",
+    ],
+    ids=[
+        "root-bogus",
+        "nested-bogus",
+        "retain-keys-number",
+        "element-order-string",
+        "primitive-list-map",
+        "list",
+        "string",
+    ],
+)
+def test_malformed_strategic_merge_directives_are_400(client: TestClient, patch: Any) -> None:
+    before = _created(client)
+    headers = {"content-type": "application/strategic-merge-patch+json"}
+    response = client.patch(f"{NS}/configmaps/c", content=json.dumps(patch), headers=headers)
+    assert response.status_code in (400, 422), response.text
+    assert response.json()["reason"] in ("BadRequest", "Invalid")
+    if isinstance(patch, dict):
+        _check_status(response, 400, "BadRequest")
+    assert client.get(f"{NS}/configmaps/c").json() == before

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from gangplane.errors import AlreadyExists, CauseType, Conflict, NotFound
-from gangplane.store import gc, validation
+from gangplane.store import directives, gc, validation
 from gangplane.store.apply import ApplyRequest, apply_config, record_update
 from gangplane.store.base import (
     EventType,
@@ -38,7 +38,7 @@ from gangplane.store.objects import (
     prepare_create,
     replace_status,
 )
-from gangplane.store.patch import decode, is_apply, patcher
+from gangplane.store.patch import STRATEGIC_MERGE_PATCH, decode, is_apply, patcher
 from gangplane.store.selectors import build_filter
 
 
@@ -147,7 +147,10 @@ class ObjectStore(Collector):
             if is_apply(patch_type):
                 stored = self._apply(rt, namespace, name, decode(patch, patch_type), req)
             else:
-                stored = self._patch(rt, namespace, name, patcher(patch, patch_type), req)
+                fn = patcher(patch, patch_type)
+                if patch_type in (STRATEGIC_MERGE_PATCH, "strategic"):
+                    directives.check(decode(patch, patch_type))
+                stored = self._patch(rt, namespace, name, fn, req)
         return copy_object(stored)
 
     def _patch(

@@ -353,7 +353,8 @@ def start_background(
             raise RuntimeError(
                 f"the control plane (pid {current.pid}) runs with {shown}; run `gangplane down` first"
             )
-        return _await_ready(paths, current, timeout)
+        with contextlib.suppress(_ServerGone):  # it was dying (a crash, a kill): start a new one
+            return _await_ready(paths, current, timeout)
     _check_can_start(paths, host, port)
     ensure_token(paths)
     ensure_certificate(paths, host)
@@ -362,7 +363,16 @@ def start_background(
         write_private(paths.pid, statedir.ProcessRecord.of(pid, args, argv).dumps())
     except psutil.Error:
         raise RuntimeError(f"the control plane exited at once; server log:\n{_log_tail(paths)}") from None
-    return _await_ready(paths, status(paths.root), timeout, host, port)
+    try:
+        return _await_ready(paths, status(paths.root), timeout, host, port)
+    except _ServerGone:
+        raise RuntimeError(
+            f"the control plane exited while starting; server log:\n{_log_tail(paths)}"
+        ) from None
+
+
+class _ServerGone(Exception):
+    """The server being waited for exited."""
 
 
 def _check_can_start(paths: Paths, host: str, port: int, grace: float = 5.0) -> None:
@@ -384,7 +394,10 @@ def _await_ready(
     url = server_url(host, port) if host is not None and port is not None else current.url
     deadline = time.monotonic() + timeout
     while url is None or not ready(url, paths.cert, timeout=0.5):
-        if _running(paths) is None or time.monotonic() > deadline:
+        if _running(paths) is None:
+            paths.pid.unlink(missing_ok=True)
+            raise _ServerGone()
+        if time.monotonic() > deadline:
             stop(paths.root)
             raise RuntimeError(f"the control plane did not become ready; server log:\n{_log_tail(paths)}")
         time.sleep(0.1)

@@ -1,9 +1,10 @@
 """The shared core of every backend: an in-memory cache of all objects, the version counter, indexes, the
 change history and watch fan-out, written through a ``Journal`` that makes changes durable.
 
-Every write goes through ``Engine._commit`` under one lock: journal first (so an event is never seen for a
-change that could still be lost), then the cache, the history and the watchers. A commit does O(owner
-references + watchers of that type) work, never O(objects). Stored dicts are never mutated after commit, so
+Every write goes through ``Engine._commit`` under one lock: validation first (``validation.py``: nothing the
+store could not load back, or that kube-apiserver would refuse, is ever journaled), then the journal (so an
+event is never seen for a change that could still be lost), then the cache, the history and the watchers. A
+commit does O(object size + owner references + watchers of that type) work, never O(objects). Stored dicts are never mutated after commit, so
 events and history share them; callers only ever receive copies.
 """
 

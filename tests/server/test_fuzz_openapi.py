@@ -4,7 +4,7 @@ valid or not — gets a server error, and whatever the server accepted loads bac
 Operations come from the server's own ``/openapi/v3`` documents (every kind, every verb); bodies are random
 JSON shaped like the kind (``apiVersion``/``kind``/``metadata``/``spec``, each sometimes wrong), NaN and
 Infinity included. Streaming reads (``watch``, ``follow``) are left out: they do not end by themselves.
-The store is SQLite with Trainer's admission, as ``gangplane up`` runs it. Bounded to ~45 s.
+The store is SQLite with Trainer's admission, as ``gangplane up`` runs it. Bounded to 30 s.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ PATCH_TYPES = (
     "application/strategic-merge-patch+json",
     "application/apply-patch+yaml",
 )
-BUDGET_S = 45.0
+BUDGET_S = 30.0
 SEEDS = [
     ("/api/v1/namespaces/default/configmaps", "ConfigMap", "v1"),
     ("/api/v1/namespaces/default/secrets", "Secret", "v1"),

@@ -138,6 +138,20 @@ CREATES: list[tuple[str, str, Any, int, str]] = [
         "BadRequest",
     ),
     (
+        "secret-string-data-list",
+        f"{NS}/secrets",
+        obj("v1", "Secret", "s", stringData=["a"]),
+        400,
+        "BadRequest",
+    ),
+    (
+        "secret-string-data-number",
+        f"{NS}/secrets",
+        obj("v1", "Secret", "s", stringData={"a": 1}),
+        400,
+        "BadRequest",
+    ),
+    (
         "secret-data-not-base64",
         f"{NS}/secrets",
         obj("v1", "Secret", "s", data={"a": "!!"}),

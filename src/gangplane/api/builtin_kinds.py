@@ -273,6 +273,10 @@ def _secret(obj: dict[str, Any]) -> list[FieldError]:
     size, errs = _config_keys(obj.get("data"), "data", _is_base64, "base64-encoded bytes")
     if obj.get("type") is not None and not isinstance(obj["type"], str):
         errs.append(_bad_type("type", obj["type"], "a string"))
+    _, bad_strings = _config_keys(
+        obj.get("stringData"), "stringData", lambda v: isinstance(v, str), "a string"
+    )
+    errs += bad_strings
     return errs + _too_big(size * 3 // 4, "data")
 
 
@@ -303,16 +307,16 @@ def is_type_problem(error: FieldError) -> bool:
 
 
 def fold_string_data(obj: dict[str, Any]) -> dict[str, Any]:
-    """A Secret as stored: ``stringData`` entries base64-encoded into ``data`` (they win over ``data``)."""
+    """A Secret as stored: ``stringData`` entries base64-encoded into ``data`` (they win over ``data``).
+    Values of the wrong type are left as they are, for the Secret's type check to refuse (400)."""
     string_data = obj.get("stringData")
     if string_data is None:
         return obj
     out = {k: v for k, v in obj.items() if k != "stringData"}
-    if not isinstance(string_data, dict):
-        return {**out, "stringData": string_data}  # left for the type check to refuse
-    data = dict(out.get("data") or {}) if isinstance(out.get("data") or {}, dict) else out.get("data")
-    if isinstance(data, dict):
-        for key, value in string_data.items():
-            data[key] = base64.b64encode(str(value).encode()).decode() if isinstance(value, str) else value
-        out["data"] = data
-    return out
+    data = out.get("data") or {}
+    if not isinstance(string_data, dict) or not isinstance(data, dict):
+        return {**out, "stringData": string_data}
+    encoded = {
+        k: base64.b64encode(v.encode()).decode() if isinstance(v, str) else v for k, v in string_data.items()
+    }
+    return {**out, "data": {**data, **encoded}}

@@ -4,8 +4,8 @@ change history and watch fan-out, written through a ``Journal`` that makes chang
 Every write goes through ``Engine._commit`` under one lock: validation first (``validation.py``: nothing the
 store could not load back, or that kube-apiserver would refuse, is ever journaled), then the journal (so an
 event is never seen for a change that could still be lost), then the cache, the history and the watchers. A
-commit does O(object size + owner references + watchers of that type) work, never O(objects). Stored dicts are never mutated after commit, so
-events and history share them; callers only ever receive copies.
+commit does O(object size + owner references + watchers of that type) work, never O(objects). Stored dicts
+are never mutated after commit, so events and history share them; callers only ever receive copies.
 """
 
 from __future__ import annotations

@@ -173,7 +173,7 @@ def test_no_request_from_the_openapi_document_gets_a_server_error(tmp_path: Path
             assert client.post(path, json=body).status_code == 201
         assert len({(o.api_version, o.kind) for o in operations}) >= 25
 
-        @settings(max_examples=2000, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+        @settings(max_examples=1500, deadline=None, database=None, suppress_health_check=list(HealthCheck))
         @given(request=requests(operations))
         def one(request: tuple[Operation, str, dict[str, str], bytes, str]) -> None:
             if time.monotonic() - started > BUDGET_S:

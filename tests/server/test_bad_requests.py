@@ -555,3 +555,16 @@ def test_malformed_strategic_merge_directives_are_400(client: TestClient, patch:
     if isinstance(patch, dict):
         _check_status(response, 400, "BadRequest")
     assert client.get(f"{NS}/configmaps/c").json() == before
+
+
+def test_an_unexpected_error_is_one_500_status_and_one_log_line(
+    client: TestClient, store: MemoryStore, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("x" * 10_000)
+
+    monkeypatch.setattr(store, "get", broken)
+    response = client.get(f"{NS}/configmaps/c")
+    _check_status(response, 500, "InternalError")
+    logged = [r for r in caplog.records if r.name == "gangplane.server.app"]
+    assert len(logged) == 1 and logged[0].exc_info is None and len(logged[0].getMessage()) < 1000

@@ -1,4 +1,5 @@
-"""Safety of the state directory: one server per directory, private files, and pid files that name a process.
+"""The state directory: its paths, its credentials (token, certificate, kubeconfig), and its safety — one
+server per directory, private files, and pid files that name a process.
 
 - ``hold_lock``: the server takes an exclusive ``flock`` on ``<state>/lock`` before it opens the store and
   keeps it until it exits (the kernel drops it even on SIGKILL). A second server on the same directory would
@@ -10,18 +11,25 @@
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import errno
 import fcntl
 import json
 import os
+import secrets
 import socket
 import stat
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 import psutil
+import yaml
+
+from gangplane.clock import WallClock, to_datetime
+from gangplane.server import tls
 
 LOCK_FILE = "lock"
 
@@ -138,4 +146,142 @@ def port_in_use(host: str, port: int) -> bool:
     return False
 
 
-__all__ = ["ProcessRecord", "StateDirBusy", "hold_lock", "locked", "port_in_use", "tighten"]
+CONTEXT = "gangplane"
+
+
+@dataclass(frozen=True, slots=True)
+class Paths:
+    root: Path
+
+    @property
+    def token(self) -> Path:
+        return self.root / "token"
+
+    @property
+    def store(self) -> Path:
+        return self.root / "store.db"
+
+    @property
+    def pid(self) -> Path:
+        return self.root / "server.pid"
+
+    @property
+    def kubeconfig(self) -> Path:
+        return self.root / "kubeconfig"
+
+    @property
+    def logs(self) -> Path:
+        return self.root / "logs"
+
+    @property
+    def server_log(self) -> Path:
+        return self.root / "server.log"
+
+    @property
+    def cert(self) -> Path:
+        return self.root / "tls.crt"
+
+    @property
+    def key(self) -> Path:
+        return self.root / "tls.key"
+
+
+def default_state_dir() -> Path:
+    home = os.environ.get("GANGPLANE_HOME")
+    return Path(home).expanduser() if home else Path.home() / ".gangplane"
+
+
+def prepare(state_dir: Path) -> Paths:
+    """The state directory, created 0700 (and tightened to 0700/0600 if an older version left it wider)."""
+    paths = Paths(Path(state_dir).expanduser().resolve())
+    paths.root.mkdir(mode=0o700, parents=True, exist_ok=True)
+    paths.logs.mkdir(mode=0o700, exist_ok=True)
+    tighten(paths.root)
+    return paths
+
+
+def lock(paths: Paths) -> int:
+    """Hold the state directory for this server process (exits with a message if another one holds it)."""
+    try:
+        return hold_lock(paths.root)
+    except StateDirBusy as exc:
+        raise SystemExit(f"error: {exc}; stop it first (gangplane down)") from None
+
+
+def write_private(path: Path, text: str) -> None:
+    """Write ``text`` atomically into a file only the owner can read (0600 from the first byte)."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as f:
+        os.fchmod(f.fileno(), 0o600)
+        f.write(text)
+    os.replace(tmp, path)
+
+
+def ensure_token(paths: Paths) -> str:
+    """The bearer token, generated at first start and kept in ``<state_dir>/token``."""
+    if paths.token.is_file():
+        token = paths.token.read_text().strip()
+        if token:
+            return token
+    token = secrets.token_urlsafe(32)
+    write_private(paths.token, token + "\n")
+    return token
+
+
+def ensure_certificate(paths: Paths, host: str) -> bytes:
+    """The serving certificate (PEM), made at first start or when it does not cover ``host``."""
+    if paths.cert.is_file() and paths.key.is_file():
+        pem = paths.cert.read_bytes()
+        if tls.covers(pem, host):
+            return pem
+    pem, key = tls.make_certificate(host, to_datetime(WallClock().now()))
+    write_private(paths.key, key.decode())
+    write_private(paths.cert, pem.decode())
+    return pem
+
+
+def server_url(host: str, port: int) -> str:
+    shown = "127.0.0.1" if host in ("0.0.0.0", "::") else f"[{host}]" if ":" in host else host
+    return f"https://{shown}:{port}"
+
+
+def kubeconfig(url: str, token: str, ca_pem: bytes) -> dict[str, Any]:
+    cluster = {"server": url, "certificate-authority-data": base64.b64encode(ca_pem).decode()}
+    return {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [{"name": CONTEXT, "cluster": cluster}],
+        "users": [{"name": CONTEXT, "user": {"token": token}}],
+        "contexts": [
+            {"name": CONTEXT, "context": {"cluster": CONTEXT, "user": CONTEXT, "namespace": "default"}}
+        ],
+        "current-context": CONTEXT,
+        "preferences": {},
+    }
+
+
+def write_kubeconfig(paths: Paths, url: str, token: str, ca_pem: bytes) -> Path:
+    write_private(paths.kubeconfig, yaml.safe_dump(kubeconfig(url, token, ca_pem), sort_keys=False))
+    return paths.kubeconfig
+
+
+__all__ = [
+    "CONTEXT",
+    "Paths",
+    "ProcessRecord",
+    "StateDirBusy",
+    "default_state_dir",
+    "ensure_certificate",
+    "ensure_token",
+    "hold_lock",
+    "kubeconfig",
+    "lock",
+    "locked",
+    "port_in_use",
+    "prepare",
+    "server_url",
+    "tighten",
+    "write_kubeconfig",
+    "write_private",
+]

@@ -568,3 +568,11 @@ def test_an_unexpected_error_is_one_500_status_and_one_log_line(
     _check_status(response, 500, "InternalError")
     logged = [r for r in caplog.records if r.name == "gangplane.server.app"]
     assert len(logged) == 1 and logged[0].exc_info is None and len(logged[0].getMessage()) < 1000
+
+
+def test_yaml_apply_keeps_timestamps_as_the_strings_written(client: TestClient) -> None:
+    body = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  day: 2024-01-01\n"
+    headers = {"content-type": "application/apply-patch+yaml"}
+    response = client.patch(f"{NS}/configmaps/c?fieldManager=t", content=body, headers=headers)
+    assert response.status_code in (200, 201), response.text
+    assert client.get(f"{NS}/configmaps/c").json()["data"] == {"day": "2024-01-01"}

@@ -16,14 +16,12 @@ from typing import Any, TypeVar
 
 import anyio
 import anyio.to_thread
-import yaml
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from gangplane.api import limits
 from gangplane.clock import Clock
-from gangplane.errors import ApiError, NotFound, RequestEntityTooLarge
-from gangplane.server import logs, query
+from gangplane.errors import ApiError, NotFound
+from gangplane.server import bodies, logs, query
 from gangplane.server.query import BadRequest, Target
 from gangplane.server.resources import Registry, Served
 from gangplane.server.streams import DisconnectAwareStream, watch_lines
@@ -106,47 +104,6 @@ def json_response(body: Any, status: int = 200) -> Response:
 
 def error_response(err: ApiError) -> JSONResponse:
     return JSONResponse(err.status(), err.code)
-
-
-async def _read_capped(request: Request) -> bytes:
-    """The body, refused with 413 past ``MAX_REQUEST_BYTES`` without reading more than that."""
-    declared = request.headers.get("content-length", "")
-    if declared.isdigit() and int(declared) > limits.MAX_REQUEST_BYTES:
-        raise _too_large()
-    chunks, total = [], 0
-    async for chunk in request.stream():
-        total += len(chunk)
-        if total > limits.MAX_REQUEST_BYTES:
-            raise _too_large()
-        chunks.append(chunk)
-    return b"".join(chunks)
-
-
-def _too_large() -> RequestEntityTooLarge:
-    return RequestEntityTooLarge(f"the request body is larger than {limits.MAX_REQUEST_BYTES} bytes")
-
-
-def _decode(raw: bytes, yaml_ok: bool) -> Any:
-    """JSON (or YAML for apply) as upstream decodes it: no NaN/Infinity, bounded nesting."""
-    if not yaml_ok:
-        return limits.loads(raw)
-    try:
-        value = yaml.load(raw, Loader=yaml.CSafeLoader)
-    except RecursionError:
-        raise ValueError(f"the YAML nests deeper than {limits.MAX_DEPTH} levels") from None
-    limits.loads(limits.dumps(value))  # the same JSON the API server converts YAML to, checked the same way
-    return value
-
-
-async def _body(request: Request, *, yaml_ok: bool = False) -> Any:
-    query.check_body_type(request.headers.get("content-type", ""), yaml_ok=yaml_ok)
-    raw = await _read_capped(request)
-    if not raw.strip():
-        return None
-    try:
-        return _decode(raw, yaml_ok)
-    except (ValueError, yaml.YAMLError) as exc:
-        raise BadRequest(f"the request body could not be decoded: {exc}") from None
 
 
 def _params(request: Request) -> dict[str, str]:
@@ -282,7 +239,7 @@ def _create_in_namespace(ctx: Context, target: Target, obj: Object, dry_run: boo
 
 async def create(ctx: Context, target: Target, request: Request) -> Response:
     dry_run = query.dry_run(_params(request))
-    obj = from_wire(target.served, target, await _body(request))
+    obj = from_wire(target.served, target, await bodies.read(request))
     with collecting_warnings() as warnings:
         created = await quick(_create_in_namespace, ctx, target, obj, dry_run)
     return _render_one(ctx, request, target.served, created, 201, warnings)
@@ -290,7 +247,7 @@ async def create(ctx: Context, target: Target, request: Request) -> Response:
 
 async def update(ctx: Context, target: Target, request: Request) -> Response:
     dry_run = query.dry_run(_params(request))
-    obj = from_wire(target.served, target, await _body(request))
+    obj = from_wire(target.served, target, await bodies.read(request))
     write = ctx.store.update_status if target.subresource == "status" else ctx.store.update
     with collecting_warnings() as warnings:
         updated = await quick(write, target.served.storage, obj, dry_run=dry_run)
@@ -305,7 +262,7 @@ async def patch(ctx: Context, target: Target, request: Request) -> Response:
     params = _params(request)
     dry_run = query.dry_run(params)
     kind = query.patch_type(request.headers.get("content-type", ""))
-    body = await _body(request, yaml_ok=kind == query.APPLY_PATCH)
+    body = await bodies.read(request, yaml_ok=kind == query.APPLY_PATCH)
     if body is None:
         raise BadRequest("the patch body must not be empty")
     if kind == query.APPLY_PATCH:
@@ -334,7 +291,7 @@ async def _patch_now(
 
 
 async def delete(ctx: Context, target: Target, request: Request) -> Response:
-    body = query.delete_body(await _body(request))
+    body = query.delete_body(await bodies.read(request))
     params = _params(request)
     opts = query.delete_params(params, body)
     # a delete may cascade over thousands of dependents: a worker thread keeps the event loop serving
@@ -352,7 +309,7 @@ async def delete(ctx: Context, target: Target, request: Request) -> Response:
 
 async def delete_collection(ctx: Context, target: Target, request: Request) -> Response:
     params = _params(request)
-    body = query.delete_body(await _body(request))
+    body = query.delete_body(await bodies.read(request))
     opts = query.delete_params(params, body)
     options = query.list_options(params, target.namespace)
     storage = target.served.storage

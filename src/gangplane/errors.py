@@ -11,6 +11,8 @@ Validation never raises on the first problem: validators return lists of ``Field
     │   ├── AlreadyExists         409
     │   ├── Conflict              409: stale resourceVersion or field-manager conflict
     │   ├── Gone                  410: watch resourceVersion too old
+    │   ├── BadRequest            400: a body or parameter that cannot be decoded
+    │   ├── RequestEntityTooLarge 413: a body or object over the size limits
     │   └── Unauthorized          401
     └── ManifestError             a file that cannot be read or parsed (no field path)
 """
@@ -146,3 +148,13 @@ class Gone(ApiError):
 class Unauthorized(ApiError):
     code = 401
     reason = "Unauthorized"
+
+
+class BadRequest(ApiError):
+    code = 400
+    reason = "BadRequest"
+
+
+class RequestEntityTooLarge(ApiError):
+    code = 413
+    reason = "RequestEntityTooLarge"

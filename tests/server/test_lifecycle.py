@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import socket
 import ssl
+import subprocess
+import sys
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -77,13 +79,48 @@ def test_wrong_token_is_401_on_the_real_server(state_dir: Path) -> None:
     assert json.loads(err.value.read())["reason"] == "Unauthorized"
 
 
-def test_a_failed_start_reports_the_server_log(state_dir: Path) -> None:
+def test_a_busy_port_is_refused_with_a_hint(state_dir: Path) -> None:
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))
         busy.listen()
-        with pytest.raises(RuntimeError, match="did not become ready"):
+        with pytest.raises(RuntimeError, match=r"already in use.*--port"):
             lifecycle.start_background(state_dir, port=busy.getsockname()[1], timeout=10)
     assert not lifecycle.status(state_dir).running
+
+
+def test_a_server_that_dies_at_start_reports_its_log(state_dir: Path) -> None:
+    with pytest.raises(RuntimeError, match=r"did not become ready|exited (at once|while starting)"):
+        lifecycle.start_background(
+            state_dir, port=_free_port(), admission_ref="no.such.module:hook", timeout=20
+        )
+    assert not lifecycle.status(state_dir).running
+
+
+def test_one_server_per_state_dir_and_one_set_of_options(state_dir: Path) -> None:
+    """The server holds an exclusive lock on its state directory: a second one exits at once, before it
+    opens the store; ``up`` with other options than the running server's is refused."""
+    started = lifecycle.start_background(state_dir, port=_free_port(), module="gangplane.server")
+    second = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "gangplane.server",
+            "--state-dir",
+            str(state_dir),
+            "--port",
+            str(_free_port()),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert second.returncode != 0 and f"in use by pid {started.pid}" in second.stderr
+    with pytest.raises(RuntimeError, match="gangplane down"):
+        lifecycle.start_background(state_dir, port=_free_port(), extra_args=["--config", "/elsewhere.yaml"])
+    assert lifecycle.status(state_dir).healthy
+    assert state_dir.stat().st_mode & 0o777 == 0o700
+    for name in ("store.db", "store.db-wal", "lock", "server.log", "server.pid"):
+        assert (state_dir / name).stat().st_mode & 0o777 == 0o600, name
 
 
 def test_cli_up_status_down(state_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import signal
 from pathlib import Path
 from types import FrameType
@@ -27,6 +28,7 @@ from gangplane.server.lifecycle import (
     DEFAULT_PORT,
     default_state_dir,
     load_admission,
+    lock,
     make_server,
     open_store,
     prepare,
@@ -57,6 +59,7 @@ def run(
     slurm: SlurmCli | None = None,
 ) -> None:
     paths = prepare(state_dir)
+    held = lock(paths)  # before the store opens: one server per state directory
     store = open_store(paths, load_admission(admission_ref) if admission_ref else None)
     cluster = LocalCluster(store, WallClock(), config, paths.logs, slurm=slurm)
     _exit_cleanly_on_sigterm()
@@ -74,6 +77,7 @@ def run(
     finally:
         cluster.stop()
         store.close()
+        os.close(held)
 
 
 def _exit_cleanly_on_sigterm() -> None:

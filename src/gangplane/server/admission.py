@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from gangplane.api import serde
+from gangplane.api import serde, trainjob_limits
 from gangplane.api import trainer as t
 from gangplane.clock import Clock, WallClock
-from gangplane.errors import NotFound
+from gangplane.errors import Invalid, NotFound
 from gangplane.runtime.admission import Admission
 from gangplane.runtime.framework import Framework
 from gangplane.runtime.plugins import default_registry
@@ -66,6 +66,9 @@ class TrainerAdmission:
             return new
         if rt.group == t.GROUP and rt.kind == t.TRAINJOB_KIND and _spec_unchanged(new, old):
             return new  # status, label or finalizer writes: the spec was admitted already
+        too_big = trainjob_limits.errors(rt.kind, new) if rt.group == t.GROUP else []
+        if too_big:
+            raise Invalid(rt.kind, str((new.get("metadata") or {}).get("name", "")), too_big)
         if self.reader is None:
             raise RuntimeError("TrainerAdmission used before bind()")
         result = self.admission.admit(new, self.reader, old)

@@ -8,6 +8,7 @@ atomically.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 
@@ -17,6 +18,7 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from gangplane.clock import Clock, WallClock
 from gangplane.errors import ApiError, NotFound
@@ -31,6 +33,8 @@ from gangplane.store.base import Store
 Handler = Callable[[Context, Target, Request], Awaitable[Response]]
 METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"]
 GANGPLANE_VERSION = "0.1.0"
+
+log = logging.getLogger(__name__)
 
 _COLLECTION: dict[str, Handler] = {
     "GET": handlers.list_or_watch,
@@ -106,8 +110,13 @@ class Api:
         rest = _split(request)
         if not rest:
             return json_response(self.openapi_root)
-        group, version = ("", rest[1]) if rest[0] == "api" and len(rest) == 2 else (rest[1], rest[2])
-        if len(rest) not in (2, 3) or not self.registry.has_group_version(group, version):
+        if rest[0] == "api" and len(rest) == 2:
+            group, version = "", rest[1]
+        elif rest[0] == "apis" and len(rest) == 3:
+            group, version = rest[1], rest[2]
+        else:
+            raise _not_found()
+        if not self.registry.has_group_version(group, version):
             raise _not_found()
         return json_response(openapi.group_version_document(self.registry.in_group_version(group, version)))
 
@@ -125,7 +134,43 @@ async def _api_error(request: Request, exc: Exception) -> Response:
 
 
 async def _internal_error(request: Request, exc: Exception) -> Response:
-    return error_response(ApiError(f"internal error: {type(exc).__name__}: {exc}"))
+    return error_response(ApiError(f"internal error: {type(exc).__name__}: {_short(exc)}"))
+
+
+def _short(exc: BaseException) -> str:
+    return str(exc)[:500]
+
+
+class ContainErrors:
+    """The last line of defence: an unexpected exception becomes one log line and (if nothing was sent
+    yet) a 500 ``Status``, instead of a dropped connection and a full traceback in the server log."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = False
+
+        async def tracking(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, receive, tracking)
+        except Exception as exc:
+            log.error(
+                "internal error on %s %s: %s: %s",
+                scope.get("method"),
+                scope.get("path"),
+                type(exc).__name__,
+                _short(exc),
+            )
+            if not started:
+                await error_response(ApiError(f"internal error: {type(exc).__name__}"))(scope, receive, send)
 
 
 def metrics_route(metrics: CollectorRegistry) -> Route:
@@ -174,7 +219,7 @@ def create_app(
         routes=[*extra_routes, *routes(Api(ctx)), *([metrics_route(metrics)] if metrics is not None else [])],
         exception_handlers={ApiError: _api_error, Exception: _internal_error, 404: _route_not_found},
     )
-    return BearerAuth(app, token)
+    return BearerAuth(ContainErrors(app), token)
 
 
 async def _route_not_found(request: Request, exc: Exception) -> Response:

@@ -16,13 +16,12 @@ from typing import Any, TypeVar
 
 import anyio
 import anyio.to_thread
-import yaml
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from gangplane.clock import Clock
 from gangplane.errors import ApiError, NotFound
-from gangplane.server import logs, query
+from gangplane.server import bodies, logs, query
 from gangplane.server.query import BadRequest, Target
 from gangplane.server.resources import Registry, Served
 from gangplane.server.streams import DisconnectAwareStream, watch_lines
@@ -78,6 +77,10 @@ def from_wire(served: Served, target: Target, obj: Any) -> Object:
             f"the API version in the data ({obj.get('apiVersion')}) and kind ({obj.get('kind')}) "
             f"do not match the URL ({rt.api_version}, {rt.kind})"
         )
+    if not isinstance(obj.get("metadata") or {}, dict):
+        got = type(obj["metadata"]).__name__
+        what = f'{rt.kind} in version "{rt.version}" cannot be handled as a {rt.kind}'
+        raise BadRequest(f"{what}: metadata must be an object, not {got}")
     meta = dict(obj.get("metadata") or {})
     if target.name and meta.get("name", target.name) != target.name:
         raise BadRequest(
@@ -101,17 +104,6 @@ def json_response(body: Any, status: int = 200) -> Response:
 
 def error_response(err: ApiError) -> JSONResponse:
     return JSONResponse(err.status(), err.code)
-
-
-async def _body(request: Request, *, yaml_ok: bool = False) -> Any:
-    query.check_body_type(request.headers.get("content-type", ""), yaml_ok=yaml_ok)
-    raw = await request.body()
-    if not raw.strip():
-        return None
-    try:
-        return yaml.load(raw, Loader=yaml.CSafeLoader) if yaml_ok else json.loads(raw)
-    except (ValueError, yaml.YAMLError) as exc:
-        raise BadRequest(f"the request body could not be decoded: {exc}") from None
 
 
 def _params(request: Request) -> dict[str, str]:
@@ -247,7 +239,7 @@ def _create_in_namespace(ctx: Context, target: Target, obj: Object, dry_run: boo
 
 async def create(ctx: Context, target: Target, request: Request) -> Response:
     dry_run = query.dry_run(_params(request))
-    obj = from_wire(target.served, target, await _body(request))
+    obj = from_wire(target.served, target, await bodies.read(request))
     with collecting_warnings() as warnings:
         created = await quick(_create_in_namespace, ctx, target, obj, dry_run)
     return _render_one(ctx, request, target.served, created, 201, warnings)
@@ -255,7 +247,7 @@ async def create(ctx: Context, target: Target, request: Request) -> Response:
 
 async def update(ctx: Context, target: Target, request: Request) -> Response:
     dry_run = query.dry_run(_params(request))
-    obj = from_wire(target.served, target, await _body(request))
+    obj = from_wire(target.served, target, await bodies.read(request))
     write = ctx.store.update_status if target.subresource == "status" else ctx.store.update
     with collecting_warnings() as warnings:
         updated = await quick(write, target.served.storage, obj, dry_run=dry_run)
@@ -270,7 +262,7 @@ async def patch(ctx: Context, target: Target, request: Request) -> Response:
     params = _params(request)
     dry_run = query.dry_run(params)
     kind = query.patch_type(request.headers.get("content-type", ""))
-    body = await _body(request, yaml_ok=kind == query.APPLY_PATCH)
+    body = await bodies.read(request, yaml_ok=kind == query.APPLY_PATCH)
     if body is None:
         raise BadRequest("the patch body must not be empty")
     if kind == query.APPLY_PATCH:
@@ -299,10 +291,11 @@ async def _patch_now(
 
 
 async def delete(ctx: Context, target: Target, request: Request) -> Response:
-    body = await _body(request) or {}
+    body = query.delete_body(await bodies.read(request))
     params = _params(request)
-    opts = query.delete_params(params, body if isinstance(body, dict) else {})
-    gone = await quick(
+    opts = query.delete_params(params, body)
+    # a delete may cascade over thousands of dependents: a worker thread keeps the event loop serving
+    gone = await call(
         ctx.store.delete,
         target.served.storage,
         _namespace_of(target),
@@ -316,8 +309,8 @@ async def delete(ctx: Context, target: Target, request: Request) -> Response:
 
 async def delete_collection(ctx: Context, target: Target, request: Request) -> Response:
     params = _params(request)
-    body = await _body(request) or {}
-    opts = query.delete_params(params, body if isinstance(body, dict) else {})
+    body = query.delete_body(await bodies.read(request))
+    opts = query.delete_params(params, body)
     options = query.list_options(params, target.namespace)
     storage = target.served.storage
     listed = await call(ctx.store.list, storage, options)

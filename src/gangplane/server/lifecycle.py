@@ -1,17 +1,15 @@
 """Running the control plane: foreground ``serve``, and ``start_background`` / ``stop`` / ``status``.
 
-Everything lives in one state directory (``$GANGPLANE_HOME``, default ``~/.gangplane``): the SQLite store,
-the bearer token, the kubeconfig and the TLS key (all 0600), the pid file, the server log and the pod logs.
-Nothing here reads or writes outside it.
+Everything lives in one state directory (``$GANGPLANE_HOME``, default ``~/.gangplane``; ``statedir``): the
+SQLite store, the bearer token, the kubeconfig and the TLS key (all 0600), the pid file, the server log and the
+pod logs. Nothing here reads or writes outside it.
 """
 
 from __future__ import annotations
 
-import base64
 import contextlib
 import importlib
 import os
-import secrets
 import signal
 import ssl
 import sys
@@ -21,132 +19,35 @@ import urllib.request
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
+import psutil
 import uvicorn
 import yaml
 from prometheus_client import CollectorRegistry
 from starlette.routing import Route
 
-from gangplane.clock import WallClock, to_datetime
 from gangplane.errors import AlreadyExists, NotFound
-from gangplane.server import tls
+from gangplane.server import statedir
 from gangplane.server.admission import TrainerAdmission
 from gangplane.server.app import create_app
 from gangplane.server.resources import default_registry
+from gangplane.server.statedir import (
+    Paths,
+    default_state_dir,
+    ensure_certificate,
+    ensure_token,
+    kubeconfig,
+    lock,
+    prepare,
+    server_url,
+    write_kubeconfig,
+    write_private,
+)
 from gangplane.store.base import Admission, Store
 from gangplane.store.sqlite import SqliteStore
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 7443
-CONTEXT = "gangplane"
-
-
-@dataclass(frozen=True, slots=True)
-class Paths:
-    root: Path
-
-    @property
-    def token(self) -> Path:
-        return self.root / "token"
-
-    @property
-    def store(self) -> Path:
-        return self.root / "store.db"
-
-    @property
-    def pid(self) -> Path:
-        return self.root / "server.pid"
-
-    @property
-    def kubeconfig(self) -> Path:
-        return self.root / "kubeconfig"
-
-    @property
-    def logs(self) -> Path:
-        return self.root / "logs"
-
-    @property
-    def server_log(self) -> Path:
-        return self.root / "server.log"
-
-    @property
-    def cert(self) -> Path:
-        return self.root / "tls.crt"
-
-    @property
-    def key(self) -> Path:
-        return self.root / "tls.key"
-
-
-def default_state_dir() -> Path:
-    home = os.environ.get("GANGPLANE_HOME")
-    return Path(home).expanduser() if home else Path.home() / ".gangplane"
-
-
-def prepare(state_dir: Path) -> Paths:
-    paths = Paths(Path(state_dir).expanduser().resolve())
-    paths.root.mkdir(mode=0o700, parents=True, exist_ok=True)
-    paths.logs.mkdir(mode=0o700, exist_ok=True)
-    return paths
-
-
-def write_private(path: Path, text: str) -> None:
-    """Write ``text`` atomically into a file only the owner can read (0600 from the first byte)."""
-    tmp = path.with_name(f".{path.name}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as f:
-        os.fchmod(f.fileno(), 0o600)
-        f.write(text)
-    os.replace(tmp, path)
-
-
-def ensure_token(paths: Paths) -> str:
-    """The bearer token, generated at first start and kept in ``<state_dir>/token``."""
-    if paths.token.is_file():
-        token = paths.token.read_text().strip()
-        if token:
-            return token
-    token = secrets.token_urlsafe(32)
-    write_private(paths.token, token + "\n")
-    return token
-
-
-def ensure_certificate(paths: Paths, host: str) -> bytes:
-    """The serving certificate (PEM), made at first start or when it does not cover ``host``."""
-    if paths.cert.is_file() and paths.key.is_file():
-        pem = paths.cert.read_bytes()
-        if tls.covers(pem, host):
-            return pem
-    pem, key = tls.make_certificate(host, to_datetime(WallClock().now()))
-    write_private(paths.key, key.decode())
-    write_private(paths.cert, pem.decode())
-    return pem
-
-
-def server_url(host: str, port: int) -> str:
-    shown = "127.0.0.1" if host in ("0.0.0.0", "::") else f"[{host}]" if ":" in host else host
-    return f"https://{shown}:{port}"
-
-
-def kubeconfig(url: str, token: str, ca_pem: bytes) -> dict[str, Any]:
-    cluster = {"server": url, "certificate-authority-data": base64.b64encode(ca_pem).decode()}
-    return {
-        "apiVersion": "v1",
-        "kind": "Config",
-        "clusters": [{"name": CONTEXT, "cluster": cluster}],
-        "users": [{"name": CONTEXT, "user": {"token": token}}],
-        "contexts": [
-            {"name": CONTEXT, "context": {"cluster": CONTEXT, "user": CONTEXT, "namespace": "default"}}
-        ],
-        "current-context": CONTEXT,
-        "preferences": {},
-    }
-
-
-def write_kubeconfig(paths: Paths, url: str, token: str, ca_pem: bytes) -> Path:
-    write_private(paths.kubeconfig, yaml.safe_dump(kubeconfig(url, token, ca_pem), sort_keys=False))
-    return paths.kubeconfig
 
 
 def ensure_default_namespace(store: Store) -> None:
@@ -216,11 +117,13 @@ def serve(
 ) -> None:
     """Run the API server alone over the SQLite store of ``state_dir`` until SIGINT/SIGTERM."""
     paths = prepare(state_dir)
+    held = lock(paths)
     store = open_store(paths, admission)
     try:
         make_server(paths.root, store, host, port).run()
     finally:
         store.close()
+        os.close(held)
 
 
 @dataclass(frozen=True, slots=True)
@@ -231,32 +134,28 @@ class ServerStatus:
     healthy: bool
     url: str | None
     kubeconfig: Path
+    args: tuple[str, ...] = ()  # the options the running server was started with
 
     @property
     def state(self) -> str:
         return "healthy" if self.healthy else "unhealthy" if self.running else "stopped"
 
 
-def _read_pid(paths: Paths) -> int | None:
+def _record(paths: Paths) -> statedir.ProcessRecord | None:
     try:
-        return int(paths.pid.read_text().strip())
-    except (OSError, ValueError):
+        return statedir.ProcessRecord.loads(paths.pid.read_text())
+    except OSError:
         return None
 
 
-def _alive(pid: int) -> bool:
-    try:
-        if os.waitpid(pid, os.WNOHANG)[0] == pid:
-            return False  # our own child, now reaped
-    except ChildProcessError:
-        pass
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+def _running(paths: Paths) -> statedir.ProcessRecord | None:
+    """The server of the pid file if that very process still runs (pid, start time and command line)."""
+    record = _record(paths)
+    if record is None:
+        return None
+    with contextlib.suppress(ChildProcessError):
+        os.waitpid(record.pid, os.WNOHANG)  # reap it if it is our own exited child
+    return record if record.alive() else None
 
 
 def _url(paths: Paths) -> str | None:
@@ -278,11 +177,11 @@ def ready(url: str, ca: Path, timeout: float = 1.0) -> bool:
 
 def status(state_dir: Path) -> ServerStatus:
     paths = Paths(Path(state_dir).expanduser().resolve())
-    pid = _read_pid(paths)
-    running = pid is not None and _alive(pid)
-    url = _url(paths) if running else None
-    healthy = running and url is not None and ready(url, paths.cert)
-    return ServerStatus(paths.root, pid if running else None, running, healthy, url, paths.kubeconfig)
+    record = _running(paths)
+    url = _url(paths) if record else None
+    healthy = record is not None and url is not None and ready(url, paths.cert)
+    pid, args = (record.pid, tuple(record.args)) if record else (None, ())
+    return ServerStatus(paths.root, pid, record is not None, healthy, url, paths.kubeconfig, args)
 
 
 # The process ``gangplane up`` starts: the API server plus the embedded cluster (``gangplane.cluster``).
@@ -292,7 +191,7 @@ CLUSTER_MODULE = "gangplane.cluster"
 
 def _spawn(
     paths: Paths, host: str, port: int, admission_ref: str | None, module: str, extra: list[str]
-) -> int:
+) -> tuple[int, list[str]]:
     argv = [
         sys.executable,
         "-m",
@@ -312,7 +211,7 @@ def _spawn(
         (os.POSIX_SPAWN_OPEN, 1, str(paths.server_log), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600),
         (os.POSIX_SPAWN_DUP2, 1, 2),
     ]
-    return os.posix_spawn(sys.executable, argv, dict(os.environ), file_actions=actions, setsid=True)
+    return os.posix_spawn(sys.executable, argv, dict(os.environ), file_actions=actions, setsid=True), argv
 
 
 def _log_tail(paths: Paths, lines: int = 20) -> str:
@@ -332,38 +231,86 @@ def start_background(
     module: str = CLUSTER_MODULE,
     extra_args: list[str] | None = None,
 ) -> ServerStatus:
-    """Start ``python -m <module>`` (the embedded cluster by default) detached; wait until ``/readyz``."""
-    current = status(state_dir)
-    if current.running:
-        return current
+    """Start ``python -m <module>`` (the embedded cluster by default) detached; wait until ``/readyz``.
+    A server already running is waited for (it may still be starting) if it was started with the same
+    options; with other options, or when it cannot start, ``RuntimeError`` says why."""
     paths = prepare(state_dir)
+    args = extra_args or []
+    current = status(paths.root)
+    if current.running:
+        if list(current.args) != args:
+            shown = " ".join(current.args) or "no --config"
+            raise RuntimeError(
+                f"the control plane (pid {current.pid}) runs with {shown}; run `gangplane down` first"
+            )
+        with contextlib.suppress(_ServerGone):  # it was dying (a crash, a kill): start a new one
+            return _await_ready(paths, current, timeout)
+    _check_can_start(paths, host, port)
     ensure_token(paths)
     ensure_certificate(paths, host)
-    pid = _spawn(paths, host, port, admission_ref, module, extra_args or [])
-    write_private(paths.pid, f"{pid}\n")
-    url, deadline = server_url(host, port), time.monotonic() + timeout
-    while not ready(url, paths.cert, timeout=0.5):
-        if not _alive(pid) or time.monotonic() > deadline:
+    pid, argv = _spawn(paths, host, port, admission_ref, module, args)
+    try:
+        write_private(paths.pid, statedir.ProcessRecord.of(pid, args, argv).dumps())
+    except psutil.Error:
+        raise RuntimeError(f"the control plane exited at once; server log:\n{_log_tail(paths)}") from None
+    try:
+        return _await_ready(paths, status(paths.root), timeout, host, port)
+    except _ServerGone:
+        raise RuntimeError(
+            f"the control plane exited while starting; server log:\n{_log_tail(paths)}"
+        ) from None
+
+
+class _ServerGone(Exception):
+    """The server being waited for exited."""
+
+
+def _check_can_start(paths: Paths, host: str, port: int, grace: float = 5.0) -> None:
+    """A server that was just killed still holds its lock until its last thread is gone: give it a moment."""
+    deadline = time.monotonic() + grace
+    while statedir.locked(paths.root) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    if statedir.locked(paths.root):
+        raise RuntimeError(f"another process holds the state directory {paths.root} (see {paths.root}/lock)")
+    if statedir.port_in_use(host, port):
+        raise RuntimeError(
+            f"port {port} on {host} is already in use by another program; choose one with --port"
+        )
+
+
+def _await_ready(
+    paths: Paths, current: ServerStatus, timeout: float, host: str | None = None, port: int | None = None
+) -> ServerStatus:
+    url = server_url(host, port) if host is not None and port is not None else current.url
+    deadline = time.monotonic() + timeout
+    while url is None or not ready(url, paths.cert, timeout=0.5):
+        if _running(paths) is None:
+            paths.pid.unlink(missing_ok=True)
+            raise _ServerGone()
+        if time.monotonic() > deadline:
             stop(paths.root)
             raise RuntimeError(f"the control plane did not become ready; server log:\n{_log_tail(paths)}")
         time.sleep(0.1)
+        url = url or _url(paths)
     return status(paths.root)
 
 
 def stop(state_dir: Path, timeout: float = 10.0) -> bool:
-    """SIGTERM the server, wait (SIGKILL after ``timeout``), remove the pid file; False if not running."""
+    """SIGTERM the server, wait (SIGKILL after ``timeout``), remove the pid file; False if not running.
+    Only the very process the pid file recorded is ever signalled, never a later one with the same pid."""
     paths = Paths(Path(state_dir).expanduser().resolve())
-    pid = _read_pid(paths)
-    was_running = pid is not None and _alive(pid)
-    if pid is not None and was_running:
-        os.kill(pid, signal.SIGTERM)
+    record = _running(paths)
+    if record is not None:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(record.pid, signal.SIGTERM)
         deadline = time.monotonic() + timeout
-        while _alive(pid) and time.monotonic() < deadline:
+        while _running(paths) is not None and time.monotonic() < deadline:
             time.sleep(0.05)
-        if _alive(pid):
-            os.kill(pid, signal.SIGKILL)
+        if _running(paths) is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(record.pid, signal.SIGKILL)
     paths.pid.unlink(missing_ok=True)
-    return was_running
+    return record is not None
 
 
 __all__ = [
@@ -377,6 +324,7 @@ __all__ = [
     "ensure_token",
     "kubeconfig",
     "load_admission",
+    "lock",
     "make_server",
     "open_store",
     "prepare",

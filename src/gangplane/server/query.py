@@ -9,14 +9,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from gangplane.errors import ApiError
+from gangplane.errors import ApiError, BadRequest
 from gangplane.server.resources import Registry, Served
 from gangplane.store.base import ListOptions, Propagation
-
-
-class BadRequest(ApiError):
-    code = 400
-    reason = "BadRequest"
 
 
 class MethodNotAllowed(ApiError):
@@ -209,9 +204,42 @@ def delete_params(query: Mapping[str, str], body: Mapping[str, Any]) -> DeletePa
     in_body = body.get("dryRun") or []
     if not isinstance(in_body, list) or any(v != "All" for v in in_body):
         raise BadRequest(f'unsupported dryRun value {in_body!r}: only ["All"] is defined')
-    pre = body.get("preconditions") or None
-    preconditions = {str(k): str(v) for k, v in pre.items() if v} if isinstance(pre, dict) else None
-    return DeleteParams(_propagation(policy), preconditions or None, dry_run(query) or bool(in_body))
+    return DeleteParams(
+        _propagation(policy), _preconditions(body.get("preconditions")), dry_run(query) or bool(in_body)
+    )
+
+
+_PRECONDITION_FIELDS = ("uid", "resourceVersion")
+
+
+def _preconditions(pre: object) -> dict[str, str] | None:
+    """``metav1.Preconditions``: an object of optional strings; anything else is undecodable (400), and the
+    delete must not go ahead on a precondition it could not read."""
+    if pre is None:
+        return None
+    if not isinstance(pre, dict):
+        raise BadRequest(f"DeleteOptions.preconditions must be an object, not {type(pre).__name__}")
+    for key, value in pre.items():
+        if key not in _PRECONDITION_FIELDS:
+            raise BadRequest(f'DeleteOptions.preconditions: unknown field "{key}"')
+        if value is not None and not isinstance(value, str):
+            raise BadRequest(
+                f"DeleteOptions.preconditions.{key} must be a string, not {type(value).__name__}"
+            )
+    return {k: v for k, v in pre.items() if v} or None
+
+
+def delete_body(body: object) -> Mapping[str, Any]:
+    """A DELETE body is a ``DeleteOptions`` object or nothing."""
+    if body is None:
+        return {}
+    if not isinstance(body, dict):
+        raise BadRequest(f"DeleteOptions must be an object, not {type(body).__name__}")
+    if body.get("propagationPolicy") is not None and not isinstance(body["propagationPolicy"], str):
+        raise BadRequest("DeleteOptions.propagationPolicy must be a string")
+    if body.get("orphanDependents") is not None and not isinstance(body["orphanDependents"], bool):
+        raise BadRequest("DeleteOptions.orphanDependents must be a boolean")
+    return body
 
 
 def wants_table(accept: str) -> bool:
@@ -234,6 +262,7 @@ __all__ = [
     "UnsupportedMediaType",
     "WatchParams",
     "check_body_type",
+    "delete_body",
     "delete_params",
     "dry_run",
     "flag",

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from gangplane.errors import AlreadyExists, CauseType, Conflict, NotFound
-from gangplane.store import gc
+from gangplane.store import directives, gc, validation
 from gangplane.store.apply import ApplyRequest, apply_config, record_update
 from gangplane.store.base import (
     EventType,
@@ -23,7 +23,8 @@ from gangplane.store.base import (
     Propagation,
     ResourceType,
 )
-from gangplane.store.engine import EVERYTHING, Engine, group_resource
+from gangplane.store.collector import Collector
+from gangplane.store.engine import EVERYTHING, Journal, group_resource
 from gangplane.store.objects import (
     check_name,
     check_precondition,
@@ -36,14 +37,19 @@ from gangplane.store.objects import (
     name_suffix,
     prepare_create,
     replace_status,
-    same_content,
 )
-from gangplane.store.patch import decode, is_apply, patcher
+from gangplane.store.patch import STRATEGIC_MERGE_PATCH, decode, is_apply, patcher
 from gangplane.store.selectors import build_filter
 
 
-class ObjectStore(Engine):
-    """Implements ``base.Store`` over an ``Engine``."""
+class ObjectStore(Collector):
+    """Implements ``base.Store`` over an ``Engine``; deletion and the garbage collector are ``Collector``'s.
+    Opening a store runs the collector's startup ``sweep``."""
+
+    def __init__(self, journal: Journal, **options: Any) -> None:
+        super().__init__(journal, **options)
+        self._init_collector()
+        self.sweep()
 
     @contextlib.contextmanager
     def _writing(self, dry_run: bool) -> Iterator[None]:
@@ -55,6 +61,7 @@ class ObjectStore(Engine):
                 yield
             finally:
                 self._dry_run = False
+                self._gone.clear()
 
     def create(self, rt: ResourceType, obj: Object, *, dry_run: bool = False) -> Object:
         with self._writing(dry_run):
@@ -62,6 +69,7 @@ class ObjectStore(Engine):
         return copy_object(stored)
 
     def _create(self, rt: ResourceType, obj: Object) -> Object:
+        validation.check_types(rt, obj)
         m = meta(obj)
         namespace = str(m.get("namespace") or "")
         check_scope(rt, namespace, str(m.get("name", "")))
@@ -97,6 +105,7 @@ class ObjectStore(Engine):
     def update(self, rt: ResourceType, obj: Object, *, dry_run: bool = False) -> Object:
         namespace, name = key_of(obj)
         check_scope(rt, namespace, name)
+        validation.check_types(rt, obj)
         with self._writing(dry_run):
             old = self._require(rt, namespace, name)
             check_precondition(rt, old, meta(obj).get("resourceVersion"))
@@ -115,16 +124,6 @@ class ObjectStore(Engine):
     def _require_status(self, rt: ResourceType, name: str) -> None:
         if not rt.has_status:
             raise NotFound(f"{group_resource(rt)} has no status subresource", kind=rt.kind, name=name)
-
-    def _save(self, rt: ResourceType, new: Object, old: Object, *, admit: bool = True) -> Object:
-        """Store an update; an update that leaves a deleting object without finalizers deletes it."""
-        if admit:
-            new = self._admit(rt, Operation.UPDATE, new, old)
-        if gc.deleting(new) and not gc.finalizers(new):
-            return self._remove(rt, new, old)
-        if same_content(old, new):
-            return old
-        return self._commit(rt, EventType.MODIFIED, new, old)
 
     def patch(
         self,
@@ -148,7 +147,10 @@ class ObjectStore(Engine):
             if is_apply(patch_type):
                 stored = self._apply(rt, namespace, name, decode(patch, patch_type), req)
             else:
-                stored = self._patch(rt, namespace, name, patcher(patch, patch_type), req)
+                fn = patcher(patch, patch_type)
+                if patch_type in (STRATEGIC_MERGE_PATCH, "strategic"):
+                    directives.check(decode(patch, patch_type))
+                stored = self._patch(rt, namespace, name, fn, req)
         return copy_object(stored)
 
     def _patch(
@@ -156,6 +158,8 @@ class ObjectStore(Engine):
     ) -> Object:
         old = self._require(rt, namespace, name)
         patched = fn(old)
+        if isinstance(patched, dict):
+            validation.check_types(rt, patched)
         if not isinstance(patched, dict) or key_of(patched) != key_of(old):
             raise invalid(
                 rt, name, "metadata.name", CauseType.INVALID, "patch must not change name or namespace"
@@ -183,6 +187,7 @@ class ObjectStore(Engine):
             raise invalid(
                 rt, name, "metadata.name", CauseType.INVALID, "must match the request's name/namespace"
             )
+        validation.check_types(rt, applied)
         old = self._find(rt, namespace, name)
         if old is None:
             if req.subresource:
@@ -231,56 +236,3 @@ class ObjectStore(Engine):
                     done.append(self._delete(rt, current, propagation))
             rv = self._rv
         return ObjectList([copy_object(o) for o in done], str(rv))
-
-    def _delete(self, rt: ResourceType, obj: Object, propagation: Propagation) -> Object:
-        if gc.deleting(obj):
-            return obj
-        uid = str(meta(obj)["uid"])
-        if propagation is Propagation.ORPHAN:
-            self._orphan(uid)
-        foreground = propagation is Propagation.FOREGROUND and uid in self._dependents
-        if not gc.finalizers(obj) and not foreground:
-            return self._remove(rt, obj, obj)
-        marked = self._commit(
-            rt, EventType.MODIFIED, gc.mark_deleting(obj, self._now(), foreground=foreground), obj
-        )
-        if foreground:
-            for dep_rt, dep in self._dependents_of(uid):
-                current = self._find(dep_rt, *key_of(dep))
-                if current is not None and uid in gc.owner_uids(current):
-                    self._delete(dep_rt, current, Propagation.FOREGROUND)
-            self._release(uid)
-        found = self._lookup_uid(uid)
-        return marked if found is None else found[1]
-
-    def _orphan(self, owner_uid: str) -> None:
-        for rt, dep in self._dependents_of(owner_uid):
-            self._save(rt, gc.without_owner(dep, owner_uid), dep, admit=False)
-
-    def _remove(self, rt: ResourceType, final: Object, old: Object) -> Object:
-        """Delete from storage, then collect dependents and release foreground-deleting owners."""
-        gone = self._commit(rt, EventType.DELETED, final, old)
-        uid = str(meta(old)["uid"])
-        for dep_rt, dep in self._dependents_of(uid):
-            self._collect(dep_rt, dep, uid)
-        for owner in sorted(gc.owner_uids(old)):
-            self._release(owner)
-        return gone
-
-    def _collect(self, rt: ResourceType, dep: Object, owner_uid: str) -> None:
-        current = self._find(rt, *key_of(dep))
-        if current is None or owner_uid not in gc.owner_uids(current):
-            return
-        if any(u != owner_uid and u in self._uids for u in gc.owner_uids(current)):
-            self._save(rt, gc.without_owner(current, owner_uid), current, admit=False)
-        else:
-            self._delete(rt, current, Propagation.BACKGROUND)
-
-    def _release(self, owner_uid: str) -> None:
-        found = self._lookup_uid(owner_uid)
-        if found is None:
-            return
-        rt, owner = found
-        if gc.releasable(owner, [d for _, d in self._dependents_of(owner_uid)]):
-            names = [f for f in gc.finalizers(owner) if f != gc.FOREGROUND_FINALIZER]
-            self._save(rt, gc.with_finalizers(owner, names), owner, admit=False)

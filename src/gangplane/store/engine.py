@@ -1,10 +1,11 @@
 """The shared core of every backend: an in-memory cache of all objects, the version counter, indexes, the
 change history and watch fan-out, written through a ``Journal`` that makes changes durable.
 
-Every write goes through ``Engine._commit`` under one lock: journal first (so an event is never seen for a
-change that could still be lost), then the cache, the history and the watchers. A commit does O(owner
-references + watchers of that type) work, never O(objects). Stored dicts are never mutated after commit, so
-events and history share them; callers only ever receive copies.
+Every write goes through ``Engine._commit`` under one lock: validation first (``validation.py``: nothing the
+store could not load back, or that kube-apiserver would refuse, is ever journaled), then the journal (so an
+event is never seen for a change that could still be lost), then the cache, the history and the watchers. A
+commit does O(object size + owner references + watchers of that type) work, never O(objects). Stored dicts
+are never mutated after commit, so events and history share them; callers only ever receive copies.
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ from collections.abc import Iterable
 from typing import Protocol
 
 from gangplane.clock import Clock, WallClock, rfc3339
-from gangplane.errors import CauseType, FieldError, Invalid, NotFound
+from gangplane.errors import ApiError, CauseType, FieldError, Invalid, NotFound
+from gangplane.store import validation
 from gangplane.store.base import (
     Admission,
     EventType,
@@ -32,7 +34,7 @@ from gangplane.store.base import (
     WatchEvent,
 )
 from gangplane.store.gc import owner_uids
-from gangplane.store.history import Change, History
+from gangplane.store.history import DEFAULT_HISTORY_BYTES, Change, History
 from gangplane.store.objects import Key, TypeKey, copy_object, copy_objects, key_of, meta, type_key
 from gangplane.store.objects import resource_version as stored_version
 from gangplane.store.selectors import ObjectFilter, build_filter
@@ -43,16 +45,27 @@ EVERYTHING = ListOptions()
 
 
 class Journal(Protocol):
-    """Durability for the engine. ``put`` and ``remove`` must be durable when they return; ``load`` returns
-    the last committed version and every stored object with its type."""
+    """Durability for the engine. ``put`` (given the object and its validated JSON ``body``) and ``remove``
+    must be durable when they return; ``load`` returns the last committed version and every stored object
+    with its type, leaving out (quarantining) rows it cannot serve."""
 
     def load(self) -> tuple[int, list[tuple[ResourceType, Object]]]: ...
 
-    def put(self, rt: ResourceType, obj: Object, rv: int) -> None: ...
+    def put(self, rt: ResourceType, obj: Object, rv: int, body: str) -> None: ...
 
     def remove(self, rt: ResourceType, key: Key, rv: int) -> None: ...
 
     def close(self) -> None: ...
+
+
+def _same_problems(rt: ResourceType, old: Object, new_error: Invalid) -> bool:
+    try:
+        validation.check(rt, old)
+    except Invalid as exc:
+        return {str(c) for c in new_error.causes} <= {str(c) for c in exc.causes}
+    except ApiError:
+        return False
+    return False
 
 
 def group_resource(rt: ResourceType) -> str:
@@ -87,6 +100,7 @@ class Engine:
         clock: Clock | None = None,
         admission: Admission | None = None,
         history_size: int = 10_000,
+        history_bytes: int = DEFAULT_HISTORY_BYTES,
         rng: random.Random | None = None,
         bookmark_interval: float = 1.0,
     ) -> None:
@@ -106,7 +120,7 @@ class Engine:
         for rt, obj in stored:
             self._types.setdefault(type_key(rt), rt)
             self._index(type_key(rt), obj)
-        self._history = History(history_size, floor=self._rv)
+        self._history = History(history_size, floor=self._rv, max_bytes=history_bytes)
 
     def _now(self) -> str:
         return rfc3339(self._clock.now())
@@ -133,20 +147,25 @@ class Engine:
                     del self._dependents[owner]
 
     def _commit(self, rt: ResourceType, kind: EventType, new: Object, old: Object | None) -> Object:
-        """Make one change durable, then visible. Returns the stored object (not a copy). In a dry run
-        nothing is stored or announced: the object is returned as it would be, at its old resourceVersion."""
-        if self._dry_run:
-            return {
-                **new,
-                "metadata": {**meta(new), "resourceVersion": meta(old or {}).get("resourceVersion", "")},
-            }
+        """Validate, then make one change durable, then visible. Returns the stored object (not a copy). In a
+        dry run nothing is stored or announced: the object is returned as it would be, at its old
+        resourceVersion."""
+        if kind is not EventType.DELETED:
+            new = validation.prepared(rt, new)
+            self._validate(rt, new, old)
         rv = self._rv + 1
         obj = dict(new)
         obj["metadata"] = {**meta(new), "resourceVersion": str(rv)}
+        body = validation.encoded(rt, obj) if kind is not EventType.DELETED else ""
+        if self._dry_run:
+            return {
+                **obj,
+                "metadata": {**meta(obj), "resourceVersion": meta(old or {}).get("resourceVersion", "")},
+            }
         if kind is EventType.DELETED:
             self._journal.remove(rt, key_of(obj), rv)
         else:
-            self._journal.put(rt, obj, rv)
+            self._journal.put(rt, obj, rv, body)
         self._rv = rv
         tk = type_key(rt)
         self._types.setdefault(tk, rt)
@@ -154,11 +173,22 @@ class Engine:
             self._unindex(tk, old)
         if kind is not EventType.DELETED:
             self._index(tk, obj)
-        change = Change(rv, tk, kind, obj, old)
+        # a MODIFIED or DELETED change also keeps the previous version alive: count it as the same size
+        size = len(body) if body else validation.size_of(obj)
+        change = Change(rv, tk, kind, obj, old, size * (1 if old is None else 2))
         self._history.append(change)
         for watcher in self._watchers.get(tk, ()):
             watcher.offer(change)
         return obj
+
+    def _validate(self, rt: ResourceType, new: Object, old: Object | None) -> None:
+        """``validation.check``, ratcheting as upstream does for stored data: an update may keep value
+        problems the stored object already had (else a legacy object could never lose its finalizers)."""
+        try:
+            validation.check(rt, new)
+        except Invalid as exc:
+            if old is None or not _same_problems(rt, old, exc):
+                raise
 
     def _admit(self, rt: ResourceType, op: Operation, new: Object, old: Object | None) -> Object:
         if self._admission is None:

@@ -11,7 +11,8 @@ as soon as the call returns:
   ``blockOwnerDeletion: true`` remains.
 - Orphan: dependents lose their reference to the owner, then the owner is deleted.
 
-Dependents whose owner never existed are not collected (the embedded store does not scan for them).
+Dependents whose owners are all missing (a cascade cut short by a crash, an owner that never existed) are
+collected by the startup sweep (``collector.py``), as Kubernetes' collector does when it rebuilds its graph.
 """
 
 from __future__ import annotations

@@ -1,6 +1,8 @@
 """A bounded, in-memory log of committed changes, so a watch can resume from a resourceVersion.
 
-The log keeps the newest ``capacity`` changes across all types. A resume point older than what the log still
+The log keeps the newest ``capacity`` changes across all types, and no more than ``max_bytes`` of them
+(measured as their JSON size, counting a MODIFIED change's previous version too), so large objects updated
+often cannot pin memory. A resume point older than what the log still
 covers raises ``errors.Gone`` (HTTP 410): the client must list again. Appending is O(1); the log holds no
 lock of its own (the engine's write lock serialises appends and reads).
 """
@@ -14,6 +16,8 @@ from gangplane.errors import Gone
 from gangplane.store.base import EventType, Object
 from gangplane.store.objects import TypeKey
 
+DEFAULT_HISTORY_BYTES = 64 * 1024 * 1024
+
 
 @dataclass(frozen=True, slots=True)
 class Change:
@@ -25,22 +29,31 @@ class Change:
     type: EventType
     object: Object
     old: Object | None
+    size: int = 0  # bytes this change keeps alive (its JSON, twice when it also holds the old version)
 
 
 class History:
     """Changes with ``floor < rv <= newest``; every change after ``floor`` is present."""
 
-    def __init__(self, capacity: int, floor: int) -> None:
-        if capacity < 1:
-            raise ValueError("history capacity must be at least 1")
+    def __init__(self, capacity: int, floor: int, max_bytes: int = DEFAULT_HISTORY_BYTES) -> None:
+        if capacity < 1 or max_bytes < 1:
+            raise ValueError("history capacity and max_bytes must be at least 1")
         self._changes: deque[Change] = deque()
         self._capacity = capacity
+        self._max_bytes = max_bytes
+        self.bytes = 0
         self.floor = floor
 
     def append(self, change: Change) -> None:
+        """Keep the newest change always (a watcher may be resuming from just before it)."""
         self._changes.append(change)
-        if len(self._changes) > self._capacity:
-            self.floor = self._changes.popleft().rv
+        self.bytes += change.size
+        while len(self._changes) > 1 and (
+            len(self._changes) > self._capacity or self.bytes > self._max_bytes
+        ):
+            dropped = self._changes.popleft()
+            self.bytes -= dropped.size
+            self.floor = dropped.rv
 
     def since(self, rv: int) -> list[Change]:
         """Changes with a version above ``rv``, oldest first; ``Gone`` if some were already dropped."""

@@ -7,6 +7,7 @@ import random
 from gangplane.clock import Clock
 from gangplane.store.base import Admission, Object, ResourceType
 from gangplane.store.core import ObjectStore
+from gangplane.store.history import DEFAULT_HISTORY_BYTES
 from gangplane.store.objects import Key
 
 
@@ -16,7 +17,7 @@ class _NoJournal:
     def load(self) -> tuple[int, list[tuple[ResourceType, Object]]]:
         return 0, []
 
-    def put(self, rt: ResourceType, obj: Object, rv: int) -> None:
+    def put(self, rt: ResourceType, obj: Object, rv: int, body: str) -> None:
         pass
 
     def remove(self, rt: ResourceType, key: Key, rv: int) -> None:
@@ -36,6 +37,7 @@ class MemoryStore(ObjectStore):
         clock: Clock | None = None,
         admission: Admission | None = None,
         history_size: int = 10_000,
+        history_bytes: int = DEFAULT_HISTORY_BYTES,
         rng: random.Random | None = None,
         bookmark_interval: float = 1.0,
     ) -> None:
@@ -44,6 +46,7 @@ class MemoryStore(ObjectStore):
             clock=clock,
             admission=admission,
             history_size=history_size,
+            history_bytes=history_bytes,
             rng=rng,
             bookmark_interval=bookmark_interval,
         )

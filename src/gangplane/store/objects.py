@@ -7,16 +7,15 @@ so the engine can hand stored dicts to watchers without copying them on the writ
 from __future__ import annotations
 
 import pickle
-import re
 from typing import Any
 
+from gangplane.api.builtin_kinds import name_rule
 from gangplane.errors import CauseType, Conflict, FieldError, Invalid
 from gangplane.store.base import Object, ResourceType
 
 Key = tuple[str, str]
 TypeKey = tuple[str, str]
 
-_NAME = re.compile(r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$")
 _SUFFIX_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 SYSTEM_METADATA = (
     "uid",
@@ -81,11 +80,14 @@ def check_scope(rt: ResourceType, namespace: str, name: str) -> None:
 
 
 def check_name(rt: ResourceType, name: str) -> None:
+    """The name rule of the kind (validated again, with everything else, when the object is committed)."""
     if not name:
         raise invalid(rt, name, "metadata.name", CauseType.REQUIRED, "name or generateName is required")
-    if len(name) > 253 or not _NAME.match(name):
-        detail = "a lowercase RFC 1123 subdomain must consist of lower case alphanumerics, '-' or '.'"
-        raise invalid(rt, name, "metadata.name", CauseType.INVALID, detail, name)
+    problems = name_rule(rt.group, rt.kind)(name)
+    if problems:
+        raise Invalid(
+            rt.kind, name, [FieldError("metadata.name", CauseType.INVALID, p, name) for p in problems]
+        )
 
 
 def name_suffix(choice: Any) -> str:

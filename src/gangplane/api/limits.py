@@ -1,0 +1,62 @@
+"""Size and shape limits of the embedded API server, as kube-apiserver and etcd set them.
+
+- Request bodies over 3 MiB are refused with 413 (kube-apiserver ``MaxRequestBodyBytes``).
+- A stored object over 1.5 MiB is refused with 413 (etcd's default ``--max-request-bytes``: upstream answers
+  "etcdserver: request is too large").
+- JSON nesting: upstream's decoder stops at 10,000 levels; Python's recursion limit sits far below that, so
+  gangplane refuses bodies nested deeper than ``MAX_DEPTH`` with 400 before anything recurses over them.
+- Numbers must be finite: JSON has no NaN or Infinity, and upstream's decoder refuses them (400).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+MAX_REQUEST_BYTES = 3 * 1024 * 1024
+MAX_OBJECT_BYTES = 3 * 1024 * 1024 // 2
+MAX_DEPTH = 100
+
+
+def depth(value: Any) -> int:
+    """How deeply ``value`` nests (a scalar is 0, ``{}`` is 1), without recursion."""
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, dict):
+            stack.extend((v, level + 1) for v in item.values())
+        elif isinstance(item, list):
+            stack.extend((v, level + 1) for v in item)
+        else:
+            continue
+        deepest = max(deepest, level + 1)
+        if deepest > MAX_DEPTH:
+            return deepest
+    return deepest
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def loads(raw: bytes | str) -> Any:
+    """``json.loads`` that refuses NaN/Infinity and, by ``ValueError``, nesting Python cannot recurse into."""
+    try:
+        value = json.loads(raw, parse_constant=_refuse_constant)
+    except RecursionError:
+        raise ValueError(f"the JSON nests deeper than {MAX_DEPTH} levels") from None
+    if depth(value) > MAX_DEPTH:
+        raise ValueError(f"the JSON nests deeper than {MAX_DEPTH} levels")
+    return value
+
+
+def dumps(value: Any) -> str:
+    """Compact JSON; ``ValueError`` for what JSON cannot hold (NaN, Infinity, non-JSON types, nesting past
+    Python's recursion limit). Request bodies were already held to ``MAX_DEPTH`` by ``loads``."""
+    try:
+        return json.dumps(value, separators=(",", ":"), allow_nan=False)
+    except RecursionError:
+        raise ValueError("the object nests too deeply to be stored") from None
+    except TypeError as exc:
+        raise ValueError(f"the object holds a value JSON cannot represent: {exc}") from None

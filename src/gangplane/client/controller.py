@@ -33,6 +33,15 @@ class Result:
     requeue_after: float | None = None
 
 
+class ReconcileError(Exception):
+    """The steps of a pass that failed, raised after the pass did everything it still could (status, events);
+    retried with back-off, and no later than ``requeue_after`` (a deadline still has to fire)."""
+
+    def __init__(self, errors: list[Exception], requeue_after: float | None = None) -> None:
+        super().__init__("; ".join(str(e) for e in errors))
+        self.errors, self.requeue_after = errors, requeue_after
+
+
 class Reconciler(Protocol):
     name: str
 
@@ -92,6 +101,11 @@ class Controller:
             self.queue.add_rate_limited(key)  # someone wrote first: read again and retry soon
         except NotFound:
             self.queue.forget(key)  # deleted while we worked; its deletion event brings us back if needed
+        except ReconcileError as err:
+            _log.warning("%s: reconcile %s/%s failed: %s", self.name, *key, err)
+            self.queue.add_rate_limited(key)
+            if err.requeue_after is not None:
+                self.queue.add_after(key, err.requeue_after)
         except Exception:
             _log.exception("%s: reconcile %s/%s failed", self.name, *key)
             self.queue.add_rate_limited(key)
@@ -138,15 +152,19 @@ class Manager:
         self._controllers: list[Controller] = []
         self._runnables: list[Runnable] = []
         self._started = False
+        self._lock = threading.Lock()  # reconcilers' cache reads create informers from worker threads
 
     def informer(self, rt: ResourceType, options: ListOptions | None = None) -> Informer:
-        options = options or ListOptions()
-        key = (rt, options)
-        if key not in self._informers:
-            self._informers[key] = Informer(self.store, rt, options)
-            if self._started:
-                self._informers[key].start()
-        return self._informers[key]
+        """The shared informer of ``rt`` under ``options``, created on first use (and started at once when
+        the manager runs already, as controller-runtime's cache does for a kind first read in a reconcile)."""
+        key = (rt, options or ListOptions())
+        with self._lock:
+            informer = self._informers.get(key)
+            if informer is None:
+                informer = self._informers[key] = Informer(self.store, rt, key[1])
+                if self._started:
+                    informer.start()
+        return informer
 
     def add(self, controller: Controller) -> Controller:
         self._controllers.append(controller)
@@ -160,10 +178,12 @@ class Manager:
         return list(self._controllers)
 
     def start_informers(self, timeout: float = 30.0) -> None:
-        self._started = True
-        for informer in list(self._informers.values()):
+        with self._lock:
+            self._started = True
+            informers = list(self._informers.values())
+        for informer in informers:
             informer.start()
-        for informer in list(self._informers.values()):
+        for informer in informers:
             if not informer.wait_synced(timeout):
                 raise TimeoutError(f"informer for {informer.rt.plural} did not sync within {timeout}s")
 
@@ -185,7 +205,7 @@ class Manager:
 
     def stop(self) -> None:
         self.stop_workers()
-        for informer in self._informers.values():
+        for informer in list(self._informers.values()):
             informer.stop()
 
     def idle(self) -> bool:
@@ -196,6 +216,7 @@ __all__ = [
     "Controller",
     "Manager",
     "Mapper",
+    "ReconcileError",
     "Reconciler",
     "Result",
     "Runnable",

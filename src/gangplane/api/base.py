@@ -18,6 +18,9 @@ from typing import Any, Self
 from pydantic import BaseModel, ConfigDict
 from pydantic.alias_generators import to_camel
 
+Object = dict[str, Any]
+"""A Kubernetes object as its JSON dict: the one alias every layer uses (store, runtime readers, shells)."""
+
 _COMMON = {"alias_generator": to_camel, "populate_by_name": True, "serialize_by_alias": True}
 
 

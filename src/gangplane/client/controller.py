@@ -134,23 +134,16 @@ class Controller:
         self._threads.clear()
 
 
-class Runnable(Protocol):
-    def start(self) -> None: ...
-
-    def stop(self) -> None: ...
-
-
 class Manager:
-    """Shared informers (one per type and filter) plus controllers and other runnables, started together.
+    """Shared informers (one per type and filter) plus controllers, started together.
 
-    With a leader elector, informers run on every replica but controllers and runnables start only while
-    this replica leads (and stop when it loses the lease)."""
+    With a leader elector, informers run on every replica but controllers start only while this replica leads
+    (and stop when it loses the lease)."""
 
     def __init__(self, store: Store, clock: Clock) -> None:
         self.store, self.clock = store, clock
         self._informers: dict[tuple[ResourceType, ListOptions], Informer] = {}
         self._controllers: list[Controller] = []
-        self._runnables: list[Runnable] = []
         self._started = False
         self._lock = threading.Lock()  # reconcilers' cache reads create informers from worker threads
 
@@ -170,13 +163,6 @@ class Manager:
         self._controllers.append(controller)
         return controller
 
-    def add_runnable(self, runnable: Runnable) -> None:
-        self._runnables.append(runnable)
-
-    @property
-    def controllers(self) -> list[Controller]:
-        return list(self._controllers)
-
     def start_informers(self, timeout: float = 30.0) -> None:
         with self._lock:
             self._started = True
@@ -190,16 +176,12 @@ class Manager:
     def start_workers(self) -> None:
         for controller in self._controllers:
             controller.start()
-        for runnable in self._runnables:
-            runnable.start()
 
     def start(self, timeout: float = 30.0) -> None:
         self.start_informers(timeout)
         self.start_workers()
 
     def stop_workers(self) -> None:
-        for runnable in reversed(self._runnables):
-            runnable.stop()
         for controller in self._controllers:
             controller.stop()
 
@@ -219,7 +201,6 @@ __all__ = [
     "ReconcileError",
     "Reconciler",
     "Result",
-    "Runnable",
     "controller_owner",
     "own_key",
 ]

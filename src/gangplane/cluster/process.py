@@ -26,7 +26,6 @@ from gangplane.server.lifecycle import (
     DEFAULT_HOST,
     DEFAULT_PORT,
     default_state_dir,
-    load_admission,
     make_server,
     open_store,
     prepare,
@@ -53,11 +52,10 @@ def run(
     host: str,
     port: int,
     config: ClusterConfig,
-    admission_ref: str | None = None,
     slurm: SlurmCli | None = None,
 ) -> None:
     paths = prepare(state_dir)
-    store = open_store(paths, load_admission(admission_ref) if admission_ref else None)
+    store = open_store(paths)
     cluster = LocalCluster(store, WallClock(), config, paths.logs, slurm=slurm)
     _exit_cleanly_on_sigterm()
     try:
@@ -93,7 +91,6 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--host", default=DEFAULT_HOST)
     parser.add_argument("--port", type=int, default=DEFAULT_PORT)
     parser.add_argument("--config", type=Path, default=None, help="cluster config (nodes); docs/nodes.md")
-    parser.add_argument("--admission", default=None, help="module:attribute of an Admission callable")
     parser.add_argument(
         "--slurm-conf",
         type=Path,
@@ -110,4 +107,4 @@ def main(argv: list[str] | None = None) -> None:
         config = cluster_config(args.config, slurm)
     except (SlurmError, SlurmNodeNameError) as err:
         parser.exit(2, f"error: cannot take the nodes from Slurm ({args.slurm_conf}): {err}\n")
-    run(args.state_dir or default_state_dir(), args.host, args.port, config, args.admission, slurm)
+    run(args.state_dir or default_state_dir(), args.host, args.port, config, slurm)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import base64
 import contextlib
-import importlib
 import os
 import secrets
 import signal
@@ -34,7 +33,7 @@ from gangplane.server import tls
 from gangplane.server.admission import TrainerAdmission
 from gangplane.server.app import create_app
 from gangplane.server.resources import default_registry
-from gangplane.store.base import Admission, Store
+from gangplane.store.base import Store
 from gangplane.store.sqlite import SqliteStore
 
 DEFAULT_HOST = "127.0.0.1"
@@ -159,15 +158,6 @@ def ensure_default_namespace(store: Store) -> None:
             store.create(ns.storage, {"kind": "Namespace", "metadata": {"name": "default"}})
 
 
-def load_admission(ref: str) -> Admission:
-    """``module:attribute`` naming an ``Admission`` callable, for the layer above to inject one."""
-    module, _, attr = ref.partition(":")
-    if not module or not attr:
-        raise ValueError(f"admission must be given as module:attribute, not {ref!r}")
-    hook: Admission = getattr(importlib.import_module(module), attr)
-    return hook
-
-
 def make_server(
     state_dir: Path,
     store: Store,
@@ -198,25 +188,18 @@ def make_server(
     return uvicorn.Server(config)
 
 
-def open_store(paths: Paths, admission: Admission | None = None) -> SqliteStore:
-    """The durable store of a state directory, with Trainer's admission unless ``admission`` replaces it."""
-    trainer = TrainerAdmission(default_registry()) if admission is None else None
-    store = SqliteStore(paths.store, admission=admission or trainer)
-    if trainer is not None:
-        trainer.bind(store)
+def open_store(paths: Paths) -> SqliteStore:
+    """The durable store of a state directory, with Trainer's admission."""
+    trainer = TrainerAdmission(default_registry())
+    store = SqliteStore(paths.store, admission=trainer)
+    trainer.bind(store)
     return store
 
 
-def serve(
-    state_dir: Path,
-    host: str = DEFAULT_HOST,
-    port: int = DEFAULT_PORT,
-    *,
-    admission: Admission | None = None,
-) -> None:
+def serve(state_dir: Path, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT) -> None:
     """Run the API server alone over the SQLite store of ``state_dir`` until SIGINT/SIGTERM."""
     paths = prepare(state_dir)
-    store = open_store(paths, admission)
+    store = open_store(paths)
     try:
         make_server(paths.root, store, host, port).run()
     finally:
@@ -290,9 +273,7 @@ def status(state_dir: Path) -> ServerStatus:
 CLUSTER_MODULE = "gangplane.cluster"
 
 
-def _spawn(
-    paths: Paths, host: str, port: int, admission_ref: str | None, module: str, extra: list[str]
-) -> int:
+def _spawn(paths: Paths, host: str, port: int, module: str, extra: list[str]) -> int:
     argv = [
         sys.executable,
         "-m",
@@ -304,8 +285,6 @@ def _spawn(
         "--port",
         str(port),
     ]
-    if admission_ref:
-        argv += ["--admission", admission_ref]
     argv += extra
     actions = [
         (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
@@ -327,7 +306,6 @@ def start_background(
     host: str = DEFAULT_HOST,
     port: int = DEFAULT_PORT,
     *,
-    admission_ref: str | None = None,
     timeout: float = 30.0,
     module: str = CLUSTER_MODULE,
     extra_args: list[str] | None = None,
@@ -339,7 +317,7 @@ def start_background(
     paths = prepare(state_dir)
     ensure_token(paths)
     ensure_certificate(paths, host)
-    pid = _spawn(paths, host, port, admission_ref, module, extra_args or [])
+    pid = _spawn(paths, host, port, module, extra_args or [])
     write_private(paths.pid, f"{pid}\n")
     url, deadline = server_url(host, port), time.monotonic() + timeout
     while not ready(url, paths.cert, timeout=0.5):
@@ -376,7 +354,6 @@ __all__ = [
     "ensure_default_namespace",
     "ensure_token",
     "kubeconfig",
-    "load_admission",
     "make_server",
     "open_store",
     "prepare",

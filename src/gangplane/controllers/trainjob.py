@@ -71,7 +71,7 @@ class TrainJobReconciler:
         """``positions``: where pending Kueue Workloads stand in their queues (the embedded Kueue knows);
         ``reads``: where reads come from (default: the store itself; the manager passes its caches)."""
         self.store, self.clock, self.framework, self.positions = store, clock, framework, positions
-        self.reads = reads or LiveReads(store)
+        self.reads = reads if reads is not None else LiveReads(store)
         self.reader = StoreReader(self.reads)
         self.events = EventRecorder(store, clock, "trainjob-controller")
 

@@ -46,6 +46,15 @@ SHARED_DIR = _find_shared()
 """``shared/`` (``$GANGPLANE_SHARED``, else next to or inside the checkout); ``None`` when absent."""
 
 
+def load_yaml(text: str) -> Any:
+    """One YAML document, parsed by libyaml (the pure-Python loader takes seconds over the CRDs)."""
+    return yaml.load(text, Loader=_LOADER)
+
+
+def load_yaml_all(text: str) -> list[Any]:
+    return list(yaml.load_all(text, Loader=_LOADER))
+
+
 def validate_against_crd(obj: dict[str, Any]) -> list[str]:
     """Readable errors (``$.spec.x[0].y: message``), sorted by path; empty when ``obj`` is valid."""
     located = _locate(obj)

@@ -12,7 +12,14 @@ from typing import Any
 import pytest
 import yaml
 
-from crdschema import SHARED_DIR, errors_for_schema, normalize_int_or_string, validate_against_crd
+from crdschema import (
+    SHARED_DIR,
+    errors_for_schema,
+    load_yaml,
+    load_yaml_all,
+    normalize_int_or_string,
+    validate_against_crd,
+)
 from gangplane.api.core import PodTemplateSpec, Taint, Toleration
 from gangplane.api.meta import Condition, ObjectMeta
 from gangplane.api.scheduling import MODELS, coscheduling, kai, kueue, kueue_workload, slurm, volcano
@@ -492,7 +499,7 @@ spec:
 
 
 def load(text: str) -> dict[str, Any]:
-    document = yaml.safe_load(text)
+    document = load_yaml(text)
     assert isinstance(document, dict)
     return document
 
@@ -812,7 +819,7 @@ def upstream_runtimes() -> list[Any]:
     found = []
     root = SHARED_DIR / "upstream" / "runtimes"
     for path in sorted(root.rglob("*.yaml")):
-        for index, document in enumerate(yaml.safe_load_all(path.read_text())):
+        for index, document in enumerate(load_yaml_all(path.read_text())):
             if document:
                 found.append(pytest.param(document, id=f"{path.relative_to(root)}#{index}"))
     return found

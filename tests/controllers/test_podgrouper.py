@@ -13,6 +13,7 @@ from harness import Cluster, conditions
 from builders import RuntimeBuilder, TrainJobBuilder
 from gangplane.api import trainer as t
 from gangplane.api.scheduling import kai
+from gangplane.client.cache import LiveReads, StoreReader
 from gangplane.client.controller import Manager
 from gangplane.clock import WallClock
 from gangplane.controllers.manager import build_controllers
@@ -25,7 +26,6 @@ from gangplane.controllers.podgrouper import (
     leaf_of,
     pod_stamp,
 )
-from gangplane.controllers.shell import StoreReader
 from gangplane.runtime.core import new_objects
 from gangplane.runtime.points import AppliedBy
 from gangplane.store import catalog
@@ -93,7 +93,7 @@ def test_a_kai_trainjobs_jobset_gets_exactly_one_pod_group_owned_by_it() -> None
 
 def test_the_created_pod_group_is_the_one_the_runtime_plugin_renders() -> None:
     cluster = started(kai_job("train", nodes=3))
-    reader = StoreReader(cluster.store)
+    reader = StoreReader(LiveReads(cluster.store))
     typed = t.TrainJob.model_validate(cluster.get(catalog.TRAINJOBS, "train"))
     runtime = t.ClusterTrainingRuntime.model_validate(kai_runtime())
     built = new_objects(cluster.trainjobs.framework, typed, runtime, reader)
@@ -167,7 +167,7 @@ def plain_jobset(**annotations: str) -> dict[str, Any]:
 
 
 def test_a_plain_jobset_is_grouped_from_its_own_metadata() -> None:
-    group = desired_pod_group(plain_jobset(), None, StoreReader(MemoryStore()))
+    group = desired_pod_group(plain_jobset(), None, StoreReader(LiveReads(MemoryStore())))
     assert group is not None
     assert group["metadata"]["name"] == "pg-plain-u-1"
     assert group["spec"]["queue"] == "team-a" and group["spec"]["minSubGroup"] == 1
@@ -179,7 +179,7 @@ def test_a_plain_jobset_is_grouped_from_its_own_metadata() -> None:
 
 
 def test_an_invalid_batch_min_member_gets_no_pod_group() -> None:
-    reader = StoreReader(MemoryStore())
+    reader = StoreReader(LiveReads(MemoryStore()))
     assert desired_pod_group(plain_jobset(**{kai.BATCH_MIN_MEMBER_ANNOTATION: "0"}), None, reader) is None
     store = MemoryStore()
     store.create(catalog.JOBSETS, plain_jobset(**{kai.BATCH_MIN_MEMBER_ANNOTATION: "x"}))

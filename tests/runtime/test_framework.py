@@ -15,20 +15,9 @@ from gangplane.runtime.framework import Framework
 from gangplane.runtime.info import RuntimeInfo
 from gangplane.runtime.plugins import default_registry
 from gangplane.runtime.reader import Reader, StaticReader
-from gangplane.runtime.registry import Registry
+from gangplane.runtime.registry import PluginContractError, Registry, plugin
 
 HANDLE = points.Handle(ManualClock())
-POINTS = (
-    points.DefaultPlugin,
-    points.ValidatePlugin,
-    points.EnforceMLPolicyPlugin,
-    points.EnforcePodGroupPolicyPlugin,
-    points.EnforcePodSpecPlugin,
-    points.PreBuildPlugin,
-    points.BuildPlugin,
-    points.StatusPlugin,
-    points.WatchPlugin,
-)
 
 
 def test_default_registry_order_is_fixed() -> None:
@@ -40,14 +29,15 @@ def test_default_registry_order_is_fixed() -> None:
 
 def test_every_plugin_implements_an_extension_point_and_names_match() -> None:
     framework = Framework(default_registry(), HANDLE)
-    for plugin in framework.plugins:
-        assert any(isinstance(plugin, point) for point in POINTS), plugin.name
+    for instance, entry in zip(framework.plugins, default_registry().entries(), strict=True):
+        assert entry.phases and instance.name == entry.name
+        assert all(isinstance(instance, phase.protocol) for phase in entry.phases), instance.name
 
 
 def test_duplicate_names_are_rejected() -> None:
     registry = default_registry()
     with pytest.raises(ValueError, match="already registered"):
-        registry.merge(Registry([("Torch", lambda h: None)]))
+        registry.merge(Registry([plugin("Torch", lambda h: None).at()]))
 
 
 def test_misnamed_plugin_is_rejected() -> None:
@@ -56,8 +46,8 @@ def test_misnamed_plugin_is_rejected() -> None:
 
         def __init__(self, handle: points.Handle) -> None: ...
 
-    with pytest.raises(ValueError, match="calls itself"):
-        Framework(Registry([("Mine", Liar)]), HANDLE)
+    with pytest.raises(PluginContractError, match="calls itself"):
+        Registry([plugin("Mine", Liar).at()])
 
 
 class Recorder:
@@ -97,7 +87,10 @@ class Second(Recorder):
 
 def test_phases_run_in_order_and_plugins_in_registry_order() -> None:
     Recorder.calls.clear()
-    framework = Framework(Registry([("Second", Second), ("First", First)]), HANDLE)
+    phases = (points.ENFORCE_ML_POLICY, points.ENFORCE_POD_GROUP_POLICY, points.ENFORCE_POD_SPEC,
+              points.PRE_BUILD, points.BUILD)  # fmt: skip
+    entries = [plugin("Second", Second).at(*phases), plugin("First", First).at(*phases)]
+    framework = Framework(Registry(entries), HANDLE)
     job = TrainJob.model_validate(trainjob())
     rt = ClusterTrainingRuntime.model_validate(runtime(torch_node()))
     new_objects(framework, job, rt, StaticReader())
@@ -107,7 +100,7 @@ def test_phases_run_in_order_and_plugins_in_registry_order() -> None:
 
 def test_at_most_one_status_plugin() -> None:
     registry = default_registry()
-    status_factory = dict(registry.items())["TrainJobStatus"]
+    status_factory = registry["TrainJobStatus"].factory
 
     class Another:
         name: ClassVar[str] = "AnotherStatus"
@@ -116,4 +109,4 @@ def test_at_most_one_status_plugin() -> None:
         def __init__(self, handle: points.Handle) -> None: ...
 
     with pytest.raises(ValueError, match="one status plugin"):
-        Framework(registry.merge(Registry([("AnotherStatus", Another)])), HANDLE)
+        Framework(registry.merge(Registry([plugin("AnotherStatus", Another).at(points.STATUS)])), HANDLE)

@@ -91,7 +91,7 @@ def test_a_busy_port_is_refused_with_a_hint(state_dir: Path) -> None:
 def test_a_server_that_dies_at_start_reports_its_log(state_dir: Path) -> None:
     with pytest.raises(RuntimeError, match=r"did not become ready|exited (at once|while starting)"):
         lifecycle.start_background(
-            state_dir, port=_free_port(), admission_ref="no.such.module:hook", timeout=20
+            state_dir, port=_free_port(), module="gangplane.no_such_module", timeout=20
         )
     assert not lifecycle.status(state_dir).running
 

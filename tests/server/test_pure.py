@@ -8,9 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
-from crdschema import SHARED_DIR
+from crdschema import SHARED_DIR, load_yaml
 from gangplane.errors import ApiError
 from gangplane.server import discovery, logs, openapi, query, tls
 from gangplane.server.lifecycle import kubeconfig
@@ -25,7 +24,7 @@ REGISTRY = default_registry()
 def _crds() -> list[dict[str, Any]]:
     if CRDS is None or not CRDS.is_dir():
         pytest.skip("upstream CRDs (shared/crds) not found")
-    return [yaml.safe_load(p.read_text()) for p in sorted(CRDS.glob("*.yaml"))]
+    return [load_yaml(p.read_text()) for p in sorted(CRDS.glob("*.yaml"))]
 
 
 def test_every_upstream_crd_is_served_with_its_scope_short_names_and_status() -> None:

@@ -109,7 +109,16 @@ def _jobs_and_cluster(
 
 
 def _write(comparison: Comparison, out: Path, console: Console, gantt_hours: float | None) -> None:
-    from gangplane.simulator.plots import plot_all  # matplotlib only when plots are wanted
+    try:
+        from gangplane.simulator.plots import plot_all  # matplotlib only when plots are wanted
+    except ModuleNotFoundError as err:
+        if not (err.name or "").startswith("matplotlib"):
+            raise
+        console.print(
+            "error: the plots need matplotlib, an optional extra: pip install 'gangplane[plots]'",
+            markup=False,
+        )
+        raise typer.Exit(1) from None
 
     out.mkdir(parents=True, exist_ok=True)
     for outcome in comparison.outcomes:

@@ -33,6 +33,15 @@ class Result:
     requeue_after: float | None = None
 
 
+class ReconcileError(Exception):
+    """The steps of a pass that failed, raised after the pass did everything it still could (status, events);
+    retried with back-off, and no later than ``requeue_after`` (a deadline still has to fire)."""
+
+    def __init__(self, errors: list[Exception], requeue_after: float | None = None) -> None:
+        super().__init__("; ".join(str(e) for e in errors))
+        self.errors, self.requeue_after = errors, requeue_after
+
+
 class Reconciler(Protocol):
     name: str
 
@@ -92,6 +101,11 @@ class Controller:
             self.queue.add_rate_limited(key)  # someone wrote first: read again and retry soon
         except NotFound:
             self.queue.forget(key)  # deleted while we worked; its deletion event brings us back if needed
+        except ReconcileError as err:
+            _log.warning("%s: reconcile %s/%s failed: %s", self.name, *key, err)
+            self.queue.add_rate_limited(key)
+            if err.requeue_after is not None:
+                self.queue.add_after(key, err.requeue_after)
         except Exception:
             _log.exception("%s: reconcile %s/%s failed", self.name, *key)
             self.queue.add_rate_limited(key)
@@ -120,72 +134,60 @@ class Controller:
         self._threads.clear()
 
 
-class Runnable(Protocol):
-    def start(self) -> None: ...
-
-    def stop(self) -> None: ...
-
-
 class Manager:
-    """Shared informers (one per type and filter) plus controllers and other runnables, started together.
+    """Shared informers (one per type and filter) plus controllers, started together.
 
-    With a leader elector, informers run on every replica but controllers and runnables start only while
-    this replica leads (and stop when it loses the lease)."""
+    With a leader elector, informers run on every replica but controllers start only while this replica leads
+    (and stop when it loses the lease)."""
 
     def __init__(self, store: Store, clock: Clock) -> None:
         self.store, self.clock = store, clock
         self._informers: dict[tuple[ResourceType, ListOptions], Informer] = {}
         self._controllers: list[Controller] = []
-        self._runnables: list[Runnable] = []
         self._started = False
+        self._lock = threading.Lock()  # reconcilers' cache reads create informers from worker threads
 
     def informer(self, rt: ResourceType, options: ListOptions | None = None) -> Informer:
-        options = options or ListOptions()
-        key = (rt, options)
-        if key not in self._informers:
-            self._informers[key] = Informer(self.store, rt, options)
-            if self._started:
-                self._informers[key].start()
-        return self._informers[key]
+        """The shared informer of ``rt`` under ``options``, created on first use (and started at once when
+        the manager runs already, as controller-runtime's cache does for a kind first read in a reconcile)."""
+        key = (rt, options or ListOptions())
+        with self._lock:
+            informer = self._informers.get(key)
+            if informer is None:
+                informer = self._informers[key] = Informer(self.store, rt, key[1])
+                if self._started:
+                    informer.start()
+        return informer
 
     def add(self, controller: Controller) -> Controller:
         self._controllers.append(controller)
         return controller
 
-    def add_runnable(self, runnable: Runnable) -> None:
-        self._runnables.append(runnable)
-
-    @property
-    def controllers(self) -> list[Controller]:
-        return list(self._controllers)
-
     def start_informers(self, timeout: float = 30.0) -> None:
-        self._started = True
-        for informer in list(self._informers.values()):
+        with self._lock:
+            self._started = True
+            informers = list(self._informers.values())
+        for informer in informers:
             informer.start()
-        for informer in list(self._informers.values()):
+        for informer in informers:
             if not informer.wait_synced(timeout):
                 raise TimeoutError(f"informer for {informer.rt.plural} did not sync within {timeout}s")
 
     def start_workers(self) -> None:
         for controller in self._controllers:
             controller.start()
-        for runnable in self._runnables:
-            runnable.start()
 
     def start(self, timeout: float = 30.0) -> None:
         self.start_informers(timeout)
         self.start_workers()
 
     def stop_workers(self) -> None:
-        for runnable in reversed(self._runnables):
-            runnable.stop()
         for controller in self._controllers:
             controller.stop()
 
     def stop(self) -> None:
         self.stop_workers()
-        for informer in self._informers.values():
+        for informer in list(self._informers.values()):
             informer.stop()
 
     def idle(self) -> bool:
@@ -196,9 +198,9 @@ __all__ = [
     "Controller",
     "Manager",
     "Mapper",
+    "ReconcileError",
     "Reconciler",
     "Result",
-    "Runnable",
     "controller_owner",
     "own_key",
 ]

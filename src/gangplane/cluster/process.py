@@ -27,7 +27,6 @@ from gangplane.server.lifecycle import (
     DEFAULT_HOST,
     DEFAULT_PORT,
     default_state_dir,
-    load_admission,
     lock,
     make_server,
     open_store,
@@ -55,12 +54,11 @@ def run(
     host: str,
     port: int,
     config: ClusterConfig,
-    admission_ref: str | None = None,
     slurm: SlurmCli | None = None,
 ) -> None:
     paths = prepare(state_dir)
     held = lock(paths)  # before the store opens: one server per state directory
-    store = open_store(paths, load_admission(admission_ref) if admission_ref else None)
+    store = open_store(paths)
     cluster = LocalCluster(store, WallClock(), config, paths.logs, slurm=slurm)
     _exit_cleanly_on_sigterm()
     try:
@@ -97,7 +95,6 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--host", default=DEFAULT_HOST)
     parser.add_argument("--port", type=int, default=DEFAULT_PORT)
     parser.add_argument("--config", type=Path, default=None, help="cluster config (nodes); docs/nodes.md")
-    parser.add_argument("--admission", default=None, help="module:attribute of an Admission callable")
     parser.add_argument(
         "--slurm-conf",
         type=Path,
@@ -114,4 +111,4 @@ def main(argv: list[str] | None = None) -> None:
         config = cluster_config(args.config, slurm)
     except (SlurmError, SlurmNodeNameError) as err:
         parser.exit(2, f"error: cannot take the nodes from Slurm ({args.slurm_conf}): {err}\n")
-    run(args.state_dir or default_state_dir(), args.host, args.port, config, args.admission, slurm)
+    run(args.state_dir or default_state_dir(), args.host, args.port, config, slurm)

@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable
 
 from gangplane.api import trainer as t
 from gangplane.api.jobset import JOBSET_NAME_LABEL
+from gangplane.client.cache import CacheReads
 from gangplane.client.controller import Controller, Manager, controller_owner, own_key
 from gangplane.client.informer import Informer, Key
 from gangplane.controllers.job import JobReconciler
@@ -97,15 +98,13 @@ def build_trainjob_controller(
     ``served`` filters the plugin, PodGroup and Workload watches to the kinds the API server has (upstream
     skips a plugin watch whose CRD is not installed); an informer on a missing kind would never sync.
     ``pod_selector`` narrows the pod informer (default: JobSet pods only); ``""`` shares the unfiltered
-    one other controllers use. ``positions`` tells waiting Kueue Workloads' places in their queues."""
+    one other controllers use. ``positions`` tells waiting Kueue Workloads' places in their queues.
+    The reconciler reads from the manager's informer caches (``client/cache.py``), never from the server."""
     framework = Framework(registry or default_registry(), Handle(manager.clock))
-    controller = manager.add(
-        Controller(
-            TrainJobReconciler(manager.store, manager.clock, framework, positions),
-            manager.clock,
-            workers=workers,
-        )
-    )
+    pods = ListOptions(label_selector=pod_selector)
+    reads = CacheReads(manager, options={catalog.PODS: pods}, served=served)
+    reconciler = TrainJobReconciler(manager.store, manager.clock, framework, positions, reads=reads)
+    controller = manager.add(Controller(reconciler, manager.clock, workers=workers))
     trainjobs = manager.informer(catalog.TRAINJOBS)
     trainjobs.add_index(RUNTIME_INDEX, runtime_ref_key)
     controller.watch(trainjobs, own_key)
@@ -116,7 +115,7 @@ def build_trainjob_controller(
             controller.watch(manager.informer(rt), to_owner)
     if all(s.kind != "JobSet" for s in framework.watches()):
         controller.watch(manager.informer(catalog.JOBSETS), to_owner)
-    watch_pods(controller, manager.informer(catalog.PODS, ListOptions(label_selector=pod_selector)))
+    watch_pods(controller, manager.informer(catalog.PODS, pods))
     for rt, mapper in ((catalog.KAI_PODGROUPS, jobset_owner), (catalog.WORKLOADS, to_owner)):
         if served(rt):
             controller.watch(manager.informer(rt), mapper)

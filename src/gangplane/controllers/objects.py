@@ -83,9 +83,3 @@ def is_subset(wanted: Any, live: Any) -> bool:
             and all(is_subset(w, v) for w, v in zip(wanted, live, strict=True))
         )
     return bool(wanted == live)
-
-
-def as_int(value: Any, default: int) -> int:
-    return (
-        int(value) if isinstance(value, int | float | str) and str(value).lstrip("-").isdigit() else default
-    )

@@ -29,12 +29,13 @@ from gangplane.api import trainer as t
 from gangplane.api.jobset import JOB_INDEX_LABEL, JOBSET_NAME_LABEL, REPLICATED_JOB_NAME_LABEL, JobSet
 from gangplane.api.meta import ObjectMeta
 from gangplane.api.scheduling import kai
+from gangplane.client.cache import LiveReads, StoreReader
 from gangplane.client.controller import Controller, Manager, Result, own_key
 from gangplane.client.informer import Informer, Key
 from gangplane.clock import Clock
 from gangplane.controllers.manager import jobset_owner, jobset_pod_key
 from gangplane.controllers.objects import deleting, is_subset, labels_of, meta, name_of, namespace_of, uid_of
-from gangplane.controllers.shell import StoreReader, get_or_none, list_labelled
+from gangplane.controllers.shell import get_or_none, list_labelled
 from gangplane.runtime.info import PodSet, RuntimeInfo
 from gangplane.runtime.plugins.kai import pod_group_for
 from gangplane.runtime.reader import Reader
@@ -125,7 +126,7 @@ class PodGrouperReconciler:
 
     def __init__(self, store: Store, clock: Clock, scheduler_name: str = kai.SCHEDULER_NAME) -> None:
         self.store, self.clock, self.scheduler_name = store, clock, scheduler_name
-        self.reader = StoreReader(store)
+        self.reader = StoreReader(LiveReads(store))
 
     def reconcile(self, key: Key) -> Result:
         jobset = get_or_none(self.store, catalog.JOBSETS, *key)

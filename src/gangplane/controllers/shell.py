@@ -1,12 +1,11 @@
 """Store calls the reconcile shells share: reads that return ``None`` for a missing object, idempotent
-creates and deletes, events, and a runtime ``Reader`` over the store."""
+creates and deletes, and events. (The runtime ``Reader`` over a store is ``client.cache.StoreReader``.)"""
 
 from __future__ import annotations
 
 import contextlib
 import logging
 
-from gangplane.api import serde
 from gangplane.clock import Clock, rfc3339
 from gangplane.controllers.objects import name_of, namespace_of, uid_of
 from gangplane.errors import AlreadyExists, ApiError, NotFound
@@ -77,22 +76,3 @@ class EventRecorder:
             create_if_absent(self.store, catalog.EVENTS, event)
         except ApiError as err:
             _log.warning("event %s for %s not recorded: %s", reason, name_of(obj), err)
-
-
-class StoreReader:
-    """A ``runtime.reader.Reader`` over a store: any served version of a group finds the stored object."""
-
-    def __init__(self, store: Store) -> None:
-        self.store = store
-        self._types = {(rt.group, rt.kind): rt for rt in catalog.RESOURCE_TYPES}
-
-    def _type(self, api_version: str, kind: str) -> ResourceType | None:
-        return self._types.get((serde.group_of(api_version), kind))
-
-    def get(self, api_version: str, kind: str, namespace: str, name: str) -> Object | None:
-        rt = self._type(api_version, kind)
-        return None if rt is None else get_or_none(self.store, rt, namespace, name)
-
-    def list(self, api_version: str, kind: str, namespace: str | None = None) -> list[Object]:
-        rt = self._type(api_version, kind)
-        return [] if rt is None else self.store.list(rt, ListOptions(namespace=namespace)).items

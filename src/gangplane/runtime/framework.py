@@ -1,39 +1,45 @@
-"""The framework: instantiates plugins in registry order and runs each phase over the plugins that implement it.
+"""The framework: instantiates plugins in registry order and runs each phase over the plugins registered at it.
 
-Plugins are bucketed by the Protocol they implement (``isinstance`` on runtime-checkable Protocols), the Python
-analogue of upstream's type assertions in ``framework.New``. At most one status plugin may be registered.
+Plugins are bucketed by the phases their registry entry declares (``runtime/registry.py``), the explicit form
+of upstream's type assertions in ``framework.New``; the registry has checked each class against those phases'
+Protocols, and a plugin built by a function rather than a class is checked here, on its instance. At most one
+status plugin may be registered.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import inspect
+from typing import Any, cast
 
 from gangplane.api.trainer import TrainJob, TrainJobStatus
 from gangplane.runtime import points as p
 from gangplane.runtime.info import RuntimeInfo
 from gangplane.runtime.reader import Reader
-from gangplane.runtime.registry import Registry
+from gangplane.runtime.registry import Entry, Registry, check_contract
 
 
 class Framework:
     def __init__(self, registry: Registry, handle: p.Handle) -> None:
-        self.plugins: list[Any] = [factory(handle) for _, factory in registry.items()]
-        for name, plugin in zip(registry.names(), self.plugins, strict=True):
-            if getattr(plugin, "name", None) != name:
-                raise ValueError(
-                    f"plugin registered as {name!r} calls itself {getattr(plugin, 'name', None)!r}"
-                )
-        self._default = [x for x in self.plugins if isinstance(x, p.DefaultPlugin)]
-        self._validate = [x for x in self.plugins if isinstance(x, p.ValidatePlugin)]
-        self._ml_policy = [x for x in self.plugins if isinstance(x, p.EnforceMLPolicyPlugin)]
-        self._pod_group_policy = [x for x in self.plugins if isinstance(x, p.EnforcePodGroupPolicyPlugin)]
-        self._pod_spec = [x for x in self.plugins if isinstance(x, p.EnforcePodSpecPlugin)]
-        self._pre_build = [x for x in self.plugins if isinstance(x, p.PreBuildPlugin)]
-        self._build = [x for x in self.plugins if isinstance(x, p.BuildPlugin)]
-        self._status = [x for x in self.plugins if isinstance(x, p.StatusPlugin)]
-        self._watch = [x for x in self.plugins if isinstance(x, p.WatchPlugin)]
+        entries = registry.entries()
+        self.plugins: list[Any] = [entry.factory(handle) for entry in entries]
+        for entry, plugin in zip(entries, self.plugins, strict=True):
+            if not inspect.isclass(entry.factory):
+                check_contract(type(plugin), entry)
+        self._default = self._at(entries, p.DEFAULT)
+        self._validate = self._at(entries, p.VALIDATE)
+        self._ml_policy = self._at(entries, p.ENFORCE_ML_POLICY)
+        self._pod_group_policy = self._at(entries, p.ENFORCE_POD_GROUP_POLICY)
+        self._pod_spec = self._at(entries, p.ENFORCE_POD_SPEC)
+        self._pre_build = self._at(entries, p.PRE_BUILD)
+        self._build = self._at(entries, p.BUILD)
+        self._status = self._at(entries, p.STATUS)
+        self._watch = self._at(entries, p.WATCH)
         if len(self._status) > 1:
             raise ValueError("at most one status plugin may be registered")
+
+    def _at(self, entries: list[Entry], phase: p.Phase[p.P]) -> list[p.P]:
+        """The plugins registered at ``phase``, in registry order (typed by the registry's check)."""
+        return [cast(p.P, x) for e, x in zip(entries, self.plugins, strict=True) if e.implements(phase)]
 
     def run_default(self, info: RuntimeInfo, job: TrainJob) -> None:
         for plugin in self._default:

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import ClassVar, Protocol, runtime_checkable
+from typing import Any, ClassVar, Generic, Protocol, TypeVar, runtime_checkable
 
 from gangplane.api.base import ApiModel
 from gangplane.api.trainer import TrainJob, TrainJobStatus
@@ -132,3 +132,32 @@ class StatusPlugin(Plugin, Protocol):
 @runtime_checkable
 class WatchPlugin(Plugin, Protocol):
     def watches(self) -> list[WatchSource]: ...
+
+
+P = TypeVar("P", contravariant=True)
+
+
+@dataclass(frozen=True)
+class Phase(Generic[P]):
+    """An extension point: the method the framework calls and the Protocol that types it. ``Phase[X]`` is
+    contravariant, so registering a plugin class ``C`` at ``Phase[BuildPlugin]`` type-checks only when ``C``
+    satisfies ``BuildPlugin`` (method name, arity and types): see ``runtime/registry.py`` ``plugin``."""
+
+    method: str
+    protocol: type
+
+
+DEFAULT = Phase[DefaultPlugin]("default", DefaultPlugin)
+VALIDATE = Phase[ValidatePlugin]("validate", ValidatePlugin)
+ENFORCE_ML_POLICY = Phase[EnforceMLPolicyPlugin]("enforce_ml_policy", EnforceMLPolicyPlugin)
+ENFORCE_POD_GROUP_POLICY = Phase[EnforcePodGroupPolicyPlugin](
+    "enforce_pod_group_policy", EnforcePodGroupPolicyPlugin
+)
+ENFORCE_POD_SPEC = Phase[EnforcePodSpecPlugin]("enforce_pod_spec", EnforcePodSpecPlugin)
+PRE_BUILD = Phase[PreBuildPlugin]("pre_build", PreBuildPlugin)
+BUILD = Phase[BuildPlugin]("build", BuildPlugin)
+STATUS = Phase[StatusPlugin]("status", StatusPlugin)
+WATCH = Phase[WatchPlugin]("watches", WatchPlugin)
+PHASES: tuple[Phase[Any], ...] = (
+    DEFAULT, VALIDATE, ENFORCE_ML_POLICY, ENFORCE_POD_GROUP_POLICY, ENFORCE_POD_SPEC, PRE_BUILD, BUILD, STATUS, WATCH
+)  # fmt: skip

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Iterable
-from typing import Any, Protocol
+from typing import Protocol
 
-Object = dict[str, Any]
+from gangplane.api.base import Object as Object  # re-exported: the one alias
 
 
 class Reader(Protocol):

@@ -18,7 +18,7 @@ import numpy as np
 from gangplane.api.scheduling import coscheduling as cs
 from gangplane.clock import parse_rfc3339, rfc3339
 from gangplane.schedulers.base import PendingReason, Status
-from gangplane.schedulers.core.objects import TERMINAL_PHASES, pod_key
+from gangplane.schedulers.core.objects import TERMINAL_PHASES
 from gangplane.schedulers.core.resources import PODS, amounts
 from gangplane.schedulers.core.snapshot import Snapshot
 
@@ -195,10 +195,6 @@ def pod_group_status(pod_group: Obj, members: Sequence[Obj], now: float) -> dict
 
 def active_members(members: Sequence[Obj]) -> list[Obj]:
     return [p for p in members if (p.get("status") or {}).get("phase") not in TERMINAL_PHASES]
-
-
-def member_keys(members: Sequence[Obj]) -> tuple[str, ...]:
-    return tuple(pod_key(p) for p in members)
 
 
 __all__ = [

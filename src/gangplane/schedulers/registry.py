@@ -8,11 +8,12 @@ instance from its factory.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 from gangplane.api.scheduling.coscheduling import SCHEDULER_NAME as COSCHEDULING_SCHEDULER_NAME
 from gangplane.api.scheduling.kai import SCHEDULER_NAME as KAI_SCHEDULER_NAME
 from gangplane.api.scheduling.volcano import SCHEDULER_NAME as VOLCANO_SCHEDULER_NAME
+from gangplane.registry import NamedRegistry
 from gangplane.schedulers.base import Scheduler
 from gangplane.schedulers.core.objects import DEFAULT_SCHEDULER
 from gangplane.schedulers.default import DefaultScheduler
@@ -22,31 +23,10 @@ from gangplane.schedulers.volcano import VolcanoScheduler
 SchedulerFactory = Callable[[], Scheduler]
 
 
-class SchedulerRegistry:
+class SchedulerRegistry(NamedRegistry[SchedulerFactory]):
     """``schedulerName`` -> factory, in registration order; duplicate names are rejected."""
 
-    def __init__(self, entries: list[tuple[str, SchedulerFactory]] | None = None) -> None:
-        self._entries: dict[str, SchedulerFactory] = {}
-        for name, factory in entries or []:
-            self.register(name, factory)
-
-    def register(self, name: str, factory: SchedulerFactory) -> None:
-        if name in self._entries:
-            raise ValueError(f"a scheduler named {name!r} is already registered")
-        self._entries[name] = factory
-
-    def merge(self, other: SchedulerRegistry) -> SchedulerRegistry:
-        """A new registry: this one's schedulers, then the other's."""
-        return SchedulerRegistry([*self.items(), *other.items()])
-
-    def items(self) -> Iterator[tuple[str, SchedulerFactory]]:
-        return iter(list(self._entries.items()))
-
-    def names(self) -> list[str]:
-        return list(self._entries)
-
-    def __contains__(self, name: object) -> bool:
-        return name in self._entries
+    kind = "scheduler"
 
     def build(self, names: list[str] | None = None) -> dict[str, Scheduler]:
         """Fresh instances keyed by ``schedulerName`` (all, or ``names`` in registry order)."""

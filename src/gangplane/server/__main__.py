@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from gangplane.server.lifecycle import DEFAULT_HOST, DEFAULT_PORT, default_state_dir, load_admission, serve
+from gangplane.server.lifecycle import DEFAULT_HOST, DEFAULT_PORT, default_state_dir, serve
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -13,10 +13,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--state-dir", type=Path, default=None, help="$GANGPLANE_HOME or ~/.gangplane")
     parser.add_argument("--host", default=DEFAULT_HOST)
     parser.add_argument("--port", type=int, default=DEFAULT_PORT)
-    parser.add_argument("--admission", default=None, help="module:attribute of an Admission callable")
     args = parser.parse_args(argv)
-    admission = load_admission(args.admission) if args.admission else None
-    serve(args.state_dir or default_state_dir(), args.host, args.port, admission=admission)
+    serve(args.state_dir or default_state_dir(), args.host, args.port)
 
 
 if __name__ == "__main__":

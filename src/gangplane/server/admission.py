@@ -11,38 +11,15 @@ from typing import Any
 
 from gangplane.api import serde, trainjob_limits
 from gangplane.api import trainer as t
+from gangplane.client.cache import LiveReads, StoreReader
 from gangplane.clock import Clock, WallClock
-from gangplane.errors import Invalid, NotFound
+from gangplane.errors import Invalid
 from gangplane.runtime.admission import Admission
 from gangplane.runtime.framework import Framework
 from gangplane.runtime.plugins import default_registry
 from gangplane.runtime.points import Handle
 from gangplane.server.resources import Registry
-from gangplane.store.base import ListOptions, Object, Operation, ResourceType, Store, warn
-
-
-class StoreReader:
-    """``runtime.reader.Reader`` over a store: any version of a served group finds the stored object."""
-
-    def __init__(self, store: Store, resources: Registry) -> None:
-        self.store = store
-        self._types = {(s.storage.group, s.storage.kind): s.storage for s in resources.served}
-
-    def _type(self, api_version: str, kind: str) -> ResourceType | None:
-        return self._types.get((serde.group_of(api_version), kind))
-
-    def get(self, api_version: str, kind: str, namespace: str, name: str) -> Object | None:
-        rt = self._type(api_version, kind)
-        if rt is None:
-            return None
-        try:
-            return self.store.get(rt, namespace if rt.namespaced else "", name)
-        except NotFound:
-            return None
-
-    def list(self, api_version: str, kind: str, namespace: str | None = None) -> list[Object]:
-        rt = self._type(api_version, kind)
-        return [] if rt is None else self.store.list(rt, ListOptions(namespace=namespace)).items
+from gangplane.store.base import Object, Operation, ResourceType, Store, warn
 
 
 def _spec_unchanged(new: Object, old: Object | None) -> bool:
@@ -59,7 +36,7 @@ class TrainerAdmission:
         self.reader: StoreReader | None = None
 
     def bind(self, store: Store) -> None:
-        self.reader = StoreReader(store, self.resources)
+        self.reader = StoreReader(LiveReads(store), (s.storage for s in self.resources.served))
 
     def __call__(self, rt: ResourceType, op: Operation, new: Object, old: Object | None) -> Object:
         if op == Operation.DELETE or serde.model_for(rt.api_version, rt.kind) is None:

@@ -8,7 +8,6 @@ pod logs. Nothing here reads or writes outside it.
 from __future__ import annotations
 
 import contextlib
-import importlib
 import os
 import signal
 import ssl
@@ -43,7 +42,7 @@ from gangplane.server.statedir import (
     write_kubeconfig,
     write_private,
 )
-from gangplane.store.base import Admission, Store
+from gangplane.store.base import Store
 from gangplane.store.sqlite import SqliteStore
 
 DEFAULT_HOST = "127.0.0.1"
@@ -58,15 +57,6 @@ def ensure_default_namespace(store: Store) -> None:
     except NotFound:
         with contextlib.suppress(AlreadyExists):
             store.create(ns.storage, {"kind": "Namespace", "metadata": {"name": "default"}})
-
-
-def load_admission(ref: str) -> Admission:
-    """``module:attribute`` naming an ``Admission`` callable, for the layer above to inject one."""
-    module, _, attr = ref.partition(":")
-    if not module or not attr:
-        raise ValueError(f"admission must be given as module:attribute, not {ref!r}")
-    hook: Admission = getattr(importlib.import_module(module), attr)
-    return hook
 
 
 def make_server(
@@ -99,26 +89,19 @@ def make_server(
     return uvicorn.Server(config)
 
 
-def open_store(paths: Paths, admission: Admission | None = None) -> SqliteStore:
-    """The durable store of a state directory, with Trainer's admission unless ``admission`` replaces it."""
-    trainer = TrainerAdmission(default_registry()) if admission is None else None
-    store = SqliteStore(paths.store, admission=admission or trainer)
-    if trainer is not None:
-        trainer.bind(store)
+def open_store(paths: Paths) -> SqliteStore:
+    """The durable store of a state directory, with Trainer's admission."""
+    trainer = TrainerAdmission(default_registry())
+    store = SqliteStore(paths.store, admission=trainer)
+    trainer.bind(store)
     return store
 
 
-def serve(
-    state_dir: Path,
-    host: str = DEFAULT_HOST,
-    port: int = DEFAULT_PORT,
-    *,
-    admission: Admission | None = None,
-) -> None:
+def serve(state_dir: Path, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT) -> None:
     """Run the API server alone over the SQLite store of ``state_dir`` until SIGINT/SIGTERM."""
     paths = prepare(state_dir)
     held = lock(paths)
-    store = open_store(paths, admission)
+    store = open_store(paths)
     try:
         make_server(paths.root, store, host, port).run()
     finally:
@@ -189,9 +172,7 @@ def status(state_dir: Path) -> ServerStatus:
 CLUSTER_MODULE = "gangplane.cluster"
 
 
-def _spawn(
-    paths: Paths, host: str, port: int, admission_ref: str | None, module: str, extra: list[str]
-) -> tuple[int, list[str]]:
+def _spawn(paths: Paths, host: str, port: int, module: str, extra: list[str]) -> tuple[int, list[str]]:
     argv = [
         sys.executable,
         "-m",
@@ -203,8 +184,6 @@ def _spawn(
         "--port",
         str(port),
     ]
-    if admission_ref:
-        argv += ["--admission", admission_ref]
     argv += extra
     actions = [
         (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
@@ -226,7 +205,6 @@ def start_background(
     host: str = DEFAULT_HOST,
     port: int = DEFAULT_PORT,
     *,
-    admission_ref: str | None = None,
     timeout: float = 30.0,
     module: str = CLUSTER_MODULE,
     extra_args: list[str] | None = None,
@@ -248,7 +226,7 @@ def start_background(
     _check_can_start(paths, host, port)
     ensure_token(paths)
     ensure_certificate(paths, host)
-    pid, argv = _spawn(paths, host, port, admission_ref, module, args)
+    pid, argv = _spawn(paths, host, port, module, args)
     try:
         write_private(paths.pid, statedir.ProcessRecord.of(pid, args, argv).dumps())
     except psutil.Error:
@@ -323,7 +301,6 @@ __all__ = [
     "ensure_default_namespace",
     "ensure_token",
     "kubeconfig",
-    "load_admission",
     "lock",
     "make_server",
     "open_store",

@@ -9,6 +9,7 @@ from __future__ import annotations
 import pickle
 from typing import Any
 
+from gangplane.api.base import clone as clone  # re-exported for the store's modules
 from gangplane.api.builtin_kinds import name_rule
 from gangplane.errors import CauseType, Conflict, FieldError, Invalid
 from gangplane.store.base import Object, ResourceType
@@ -24,15 +25,6 @@ SYSTEM_METADATA = (
     "deletionGracePeriodSeconds",
     "generation",
 )
-
-
-def clone(value: Any) -> Any:
-    """A deep copy of JSON data; several times faster than ``copy.deepcopy``."""
-    if isinstance(value, dict):
-        return {k: clone(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [clone(v) for v in value]
-    return value
 
 
 def copy_object(obj: Object) -> Object:

@@ -2,10 +2,8 @@
 
 - JSON merge patch (RFC 7386): maps merge recursively, ``null`` deletes, everything else replaces.
 - JSON patch (RFC 6902): add, remove, replace, move, copy, test over JSON pointers (RFC 6901).
-- Strategic merge patch: merge patch plus Kubernetes list semantics for the core kinds gangplane models —
-  lists in ``MERGE_KEYS`` merge item by item on their key, ``$patch: delete`` removes an item or field,
-  ``$patch: replace`` replaces a map or list, ``$setElementOrder`` and ``$retainKeys`` are accepted and
-  ignored. Lists not listed there are replaced whole (atomic), as are ``tolerations``.
+- Strategic merge patch: ``api.merge.strategic_merge``, the one implementation the runtime's patches use too
+  (list keys, ``$patch`` directives, bad directives rejected).
 
 Every malformed patch raises ``errors.Invalid`` rather than half-applying.
 """
@@ -18,32 +16,15 @@ from typing import Any
 
 import yaml
 
-from gangplane.errors import CauseType, FieldError, Invalid
+from gangplane.api.merge import MERGE_KEYS as MERGE_KEYS  # re-exported for apply.py
+from gangplane.api.merge import bad_patch
+from gangplane.api.merge import strategic_merge as strategic_merge_patch
 from gangplane.store.objects import clone
 
 MERGE_PATCH = "application/merge-patch+json"
 JSON_PATCH = "application/json-patch+json"
 STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"
 APPLY_PATCH = "application/apply-patch+yaml"
-
-MERGE_KEYS: Mapping[str, str] = {
-    "containers": "name",
-    "initContainers": "name",
-    "ephemeralContainers": "name",
-    "env": "name",
-    "ports": "containerPort",
-    "volumes": "name",
-    "volumeMounts": "mountPath",
-    "volumeDevices": "devicePath",
-    "conditions": "type",
-    "ownerReferences": "uid",
-    "imagePullSecrets": "name",
-    "hostAliases": "ip",
-}
-
-
-def _bad(detail: str, value: Any = None) -> Invalid:
-    return Invalid("Patch", "", [FieldError("patch", CauseType.INVALID, detail, value)])
 
 
 def merge_patch(target: Any, patch: Any) -> Any:
@@ -63,7 +44,7 @@ def _pointer(path: str) -> list[str]:
     if path == "":
         return []
     if not path.startswith("/"):
-        raise _bad(f"invalid JSON pointer {path!r}")
+        raise bad_patch(f"invalid JSON pointer {path!r}")
     return [p.replace("~1", "/").replace("~0", "~") for p in path[1:].split("/")]
 
 
@@ -71,10 +52,10 @@ def _index(node: list[Any], token: str, *, adding: bool) -> int:
     if adding and token == "-":
         return len(node)
     if not token.isdigit() or (len(token) > 1 and token.startswith("0")):
-        raise _bad(f"invalid array index {token!r}")
+        raise bad_patch(f"invalid array index {token!r}")
     i = int(token)
     if i > len(node) or (i == len(node) and not adding):
-        raise _bad(f"array index {i} out of range")
+        raise bad_patch(f"array index {i} out of range")
     return i
 
 
@@ -86,7 +67,7 @@ def _resolve(doc: Any, tokens: list[str]) -> Any:
         elif isinstance(node, list):
             node = node[_index(node, token, adding=False)]
         else:
-            raise _bad(f"path /{'/'.join(tokens)} does not exist")
+            raise bad_patch(f"path /{'/'.join(tokens)} does not exist")
     return node
 
 
@@ -99,26 +80,26 @@ def _add(doc: Any, tokens: list[str], value: Any) -> Any:
     elif isinstance(parent, list):
         parent.insert(_index(parent, tokens[-1], adding=True), clone(value))
     else:
-        raise _bad("add target's parent is not a container")
+        raise bad_patch("add target's parent is not a container")
     return doc
 
 
 def _remove(doc: Any, tokens: list[str]) -> Any:
     if not tokens:
-        raise _bad("cannot remove the whole document")
+        raise bad_patch("cannot remove the whole document")
     parent = _resolve(doc, tokens[:-1])
     if isinstance(parent, dict) and tokens[-1] in parent:
         del parent[tokens[-1]]
     elif isinstance(parent, list):
         del parent[_index(parent, tokens[-1], adding=False)]
     else:
-        raise _bad(f"path /{'/'.join(tokens)} does not exist")
+        raise bad_patch(f"path /{'/'.join(tokens)} does not exist")
     return doc
 
 
 def _op_arg(op: Mapping[str, Any], name: str) -> Any:
     if name not in op:
-        raise _bad(f"operation {op.get('op')!r} needs {name!r}", dict(op))
+        raise bad_patch(f"operation {op.get('op')!r} needs {name!r}", dict(op))
     return op[name]
 
 
@@ -137,70 +118,19 @@ def _apply_op(doc: Any, op: Mapping[str, Any]) -> Any:
         return _add(_remove(doc, source) if kind == "move" else doc, path, value)
     if kind == "test":
         if _resolve(doc, path) != _op_arg(op, "value"):
-            raise _bad(f"test failed at {op['path']}")
+            raise bad_patch(f"test failed at {op['path']}")
         return doc
-    raise _bad(f"unknown operation {kind!r}")
+    raise bad_patch(f"unknown operation {kind!r}")
 
 
 def json_patch(target: Any, patch: Any) -> Any:
     """RFC 6902: all operations or none."""
     if not isinstance(patch, list) or not all(isinstance(op, dict) for op in patch):
-        raise _bad("a JSON patch is a list of operation objects")
+        raise bad_patch("a JSON patch is a list of operation objects")
     doc = clone(target)
     for op in patch:
         doc = _apply_op(doc, op)
     return doc
-
-
-def _directive(value: Any) -> Any:
-    return value.get("$patch") if isinstance(value, dict) else None
-
-
-def _merge_keyed_list(live: Any, patch: list[Any], key: str) -> list[Any]:
-    if any(_directive(item) == "replace" for item in patch):
-        return [clone(i) for i in patch if _directive(i) != "replace"]
-    out = [clone(i) for i in live] if isinstance(live, list) else []
-    for item in patch:
-        if not isinstance(item, dict) or key not in item:
-            raise _bad(f"list item has no merge key {key!r}", item)
-        at = next(
-            (i for i, cur in enumerate(out) if isinstance(cur, dict) and cur.get(key) == item[key]), None
-        )
-        if _directive(item) == "delete":
-            out = [cur for j, cur in enumerate(out) if j != at]
-        elif at is None:
-            out.append(strategic_merge_patch({}, item))
-        else:
-            out[at] = strategic_merge_patch(out[at], item)
-    return out
-
-
-def _strategic_value(field: str, live: Any, value: Any) -> Any:
-    if isinstance(value, dict):
-        return strategic_merge_patch(live, value)
-    if isinstance(value, list) and field in MERGE_KEYS:
-        return _merge_keyed_list(live, value, MERGE_KEYS[field])
-    return clone(value)
-
-
-def strategic_merge_patch(target: Any, patch: Any) -> Any:
-    """Kubernetes strategic merge patch over the core list keys in ``MERGE_KEYS``."""
-    if not isinstance(patch, dict):
-        return clone(patch)
-    directive = patch.get("$patch")
-    if directive == "replace":
-        return {k: clone(v) for k, v in patch.items() if k != "$patch"}
-    if directive == "delete":
-        return None
-    out = clone(target) if isinstance(target, dict) else {}
-    for field, value in patch.items():
-        if field.startswith("$"):
-            continue
-        if value is None or _directive(value) == "delete":
-            out.pop(field, None)
-        else:
-            out[field] = _strategic_value(field, out.get(field), value)
-    return out
 
 
 _BY_TYPE: Mapping[str, Callable[[Any, Any], Any]] = {
@@ -222,14 +152,14 @@ def decode(patch: Any, patch_type: str) -> Any:
     try:
         return yaml.load(patch, Loader=yaml.CSafeLoader) if is_apply(patch_type) else json.loads(patch)
     except (ValueError, yaml.YAMLError) as exc:
-        raise _bad(f"cannot decode {patch_type} body") from exc
+        raise bad_patch(f"cannot decode {patch_type} body") from exc
 
 
 def patcher(patch: Any, patch_type: str) -> Callable[[Any], Any]:
     """A function applying ``patch`` (decoded once) to a target; apply patches are handled by ``apply.py``."""
     fn = _BY_TYPE.get(patch_type)
     if fn is None:
-        raise _bad(f"unsupported patch type {patch_type!r}")
+        raise bad_patch(f"unsupported patch type {patch_type!r}")
     body = decode(patch, patch_type)
     return lambda target: fn(target, body)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import copy
+import dataclasses
 from collections.abc import Callable
 from typing import Any
 
@@ -19,9 +20,7 @@ from gangplane.errors import CauseType, FieldError
 from gangplane.runtime.core import Built, default_and_validate, new_objects
 from gangplane.runtime.framework import Framework
 from gangplane.runtime.plugins import default_registry
-from gangplane.runtime.plugins.jax import JAXPlugin
 from gangplane.runtime.plugins.mpi import MPIPlugin
-from gangplane.runtime.plugins.xgboost import XGBoostPlugin
 from gangplane.runtime.points import Handle, WatchSource
 from gangplane.runtime.reader import StaticReader
 from gangplane.runtime.registry import PluginFactory, Registry
@@ -41,11 +40,9 @@ FIXED_KEY = ec.derive_private_key(0x5EED, ec.SECP521R1())
 
 
 def registry(mpi: PluginFactory = MPIPlugin) -> Registry:
-    """The default plugins plus the framework plugins, ``mpi`` replacing MPI wherever it is registered."""
-    ours: dict[str, PluginFactory] = {"MPI": mpi, "JAX": JAXPlugin, "XGBoost": XGBoostPlugin}
-    base = default_registry()
-    entries = [(name, ours.pop(name, factory)) for name, factory in base.items()]
-    return Registry(entries).merge(Registry(list(ours.items())))
+    """The default plugins, ``mpi`` replacing MPI's factory."""
+    entries = default_registry().entries()
+    return Registry([dataclasses.replace(e, factory=mpi) if e.name == "MPI" else e for e in entries])
 
 
 def upstream(file: str = "deepspeed_distributed.yaml") -> dict[str, Any]:

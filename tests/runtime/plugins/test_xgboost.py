@@ -14,12 +14,8 @@ from gangplane.errors import CauseType
 from gangplane.runtime.core import Built, default_and_validate, new_objects
 from gangplane.runtime.framework import Framework
 from gangplane.runtime.plugins import default_registry
-from gangplane.runtime.plugins.jax import JAXPlugin
-from gangplane.runtime.plugins.mpi import MPIPlugin
-from gangplane.runtime.plugins.xgboost import XGBoostPlugin
 from gangplane.runtime.points import Handle
 from gangplane.runtime.reader import StaticReader
-from gangplane.runtime.registry import Registry
 
 if SHARED_DIR is None:
     pytest.skip("shared/ with the upstream runtimes is not available", allow_module_level=True)
@@ -28,10 +24,7 @@ INDEX = {"fieldRef": {"fieldPath": "metadata.annotations['batch.kubernetes.io/jo
 
 
 def framework() -> Framework:
-    """The default plugins plus the framework plugins not yet registered there."""
-    base = default_registry()
-    ours = [(p.name, p) for p in (MPIPlugin, JAXPlugin, XGBoostPlugin) if p.name not in base.names()]
-    return Framework(base.merge(Registry(ours)), Handle(ManualClock()))
+    return Framework(default_registry(), Handle(ManualClock()))
 
 
 def upstream(file: str = "xgboost_distributed.yaml") -> dict[str, Any]:

@@ -12,7 +12,8 @@ from typing import Any
 
 from gangplane.api.scheduling.coscheduling import POD_GROUP_LABEL
 from gangplane.api.scheduling.slurm import SCHEDULER_NAME, SLURM_NODE_NAME_LABEL
-from gangplane.schedulers.slurm.cli import SlurmCli, SlurmJob, SlurmNode, SubprocessRunner
+from gangplane.schedulers.slurm.cli import SlurmJob, SlurmNode
+from gangplane.schedulers.slurm.commands import SlurmCli, SubprocessRunner
 from gangplane.schedulers.slurm.model import (
     BridgeView,
     ConditionView,

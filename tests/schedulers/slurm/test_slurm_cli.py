@@ -11,7 +11,6 @@ import pytest
 from gangplane.schedulers.slurm.cli import (
     CommandResult,
     JobSpec,
-    SlurmCli,
     SlurmError,
     SubmitRejected,
     gpu_count,
@@ -23,6 +22,7 @@ from gangplane.schedulers.slurm.cli import (
     parse_squeue_json,
     sbatch_argv,
 )
+from gangplane.schedulers.slurm.commands import SlurmCli
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

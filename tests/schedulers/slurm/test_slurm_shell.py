@@ -19,12 +19,12 @@ from gangplane.schedulers.slurm import (
 from gangplane.schedulers.slurm.cli import (
     CommandResult,
     JobSpec,
-    SlurmCli,
     SlurmError,
     SlurmJob,
     SlurmNode,
     SubmitRejected,
 )
+from gangplane.schedulers.slurm.commands import SlurmCli
 from gangplane.schedulers.slurm.model import CONDITION_TYPE, POD_FINALIZER, RELEASE_AFTER, Reason
 from gangplane.store.catalog import COSCHEDULING_PODGROUPS, NODES, PODS
 from gangplane.store.memory import MemoryStore

@@ -19,26 +19,40 @@ from gangplane.runtime.plugins.status import TrainJobStatusPlugin
 from gangplane.runtime.plugins.torch import TorchPlugin
 from gangplane.runtime.plugins.volcano import VolcanoPlugin
 from gangplane.runtime.plugins.xgboost import XGBoostPlugin
-from gangplane.runtime.registry import Registry
+from gangplane.runtime.points import (
+    BUILD,
+    DEFAULT,
+    ENFORCE_ML_POLICY,
+    ENFORCE_POD_GROUP_POLICY,
+    PRE_BUILD,
+    STATUS,
+    VALIDATE,
+    WATCH,
+)
+from gangplane.runtime.registry import Entry, Registry, plugin
+
+# Each plugin at the extension points it implements: mypy checks every class against every phase's Protocol,
+# and building the registry below checks the same again, so a wrong plugin fails at import of this module.
+ENTRIES: tuple[Entry, ...] = (
+    plugin(TorchPlugin.name, TorchPlugin).at(VALIDATE, ENFORCE_ML_POLICY),
+    plugin(MPIPlugin.name, MPIPlugin).at(WATCH, VALIDATE, ENFORCE_ML_POLICY, BUILD),
+    plugin(JAXPlugin.name, JAXPlugin).at(VALIDATE, ENFORCE_ML_POLICY),
+    plugin(XGBoostPlugin.name, XGBoostPlugin).at(VALIDATE, ENFORCE_ML_POLICY),
+    plugin(PlainMLPlugin.name, PlainMLPlugin).at(ENFORCE_ML_POLICY),
+    plugin(CoschedulingPlugin.name, CoschedulingPlugin).at(WATCH, ENFORCE_POD_GROUP_POLICY, BUILD),
+    plugin(VolcanoPlugin.name, VolcanoPlugin).at(WATCH, VALIDATE, ENFORCE_POD_GROUP_POLICY, BUILD),
+    plugin(KAIPlugin.name, KAIPlugin).at(VALIDATE, ENFORCE_POD_GROUP_POLICY, BUILD),
+    plugin(SlurmBridgePlugin.name, SlurmBridgePlugin).at(VALIDATE, ENFORCE_POD_GROUP_POLICY),
+    plugin(KueuePlugin.name, KueuePlugin).at(DEFAULT, VALIDATE, BUILD),
+    plugin(JobSetPlugin.name, JobSetPlugin).at(WATCH, VALIDATE, PRE_BUILD, BUILD),
+    plugin(TrainJobStatusPlugin.name, TrainJobStatusPlugin).at(STATUS),
+)
+_CHECKED = Registry(list(ENTRIES))  # fail fast: a plugin that breaks its contract stops the import
 
 
 def default_registry() -> Registry:
-    return Registry(
-        [
-            (TorchPlugin.name, TorchPlugin),
-            (MPIPlugin.name, MPIPlugin),
-            (JAXPlugin.name, JAXPlugin),
-            (XGBoostPlugin.name, XGBoostPlugin),
-            (PlainMLPlugin.name, PlainMLPlugin),
-            (CoschedulingPlugin.name, CoschedulingPlugin),
-            (VolcanoPlugin.name, VolcanoPlugin),
-            (KAIPlugin.name, KAIPlugin),
-            (SlurmBridgePlugin.name, SlurmBridgePlugin),
-            (KueuePlugin.name, KueuePlugin),
-            (JobSetPlugin.name, JobSetPlugin),
-            (TrainJobStatusPlugin.name, TrainJobStatusPlugin),
-        ]
-    )
+    """The in-tree plugins, in their fixed order (a fresh registry; callers may merge their own)."""
+    return _CHECKED.merge(Registry())
 
 
-__all__ = ["default_registry"]
+__all__ = ["ENTRIES", "default_registry"]

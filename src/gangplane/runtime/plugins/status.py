@@ -11,7 +11,7 @@ from typing import ClassVar
 
 from gangplane.api import trainer as t
 from gangplane.api.jobset import API_VERSION, JobSet
-from gangplane.api.meta import Condition, find_condition, set_condition
+from gangplane.api.meta import find_condition, set_condition
 from gangplane.runtime.points import Handle
 from gangplane.runtime.reader import Reader
 
@@ -42,13 +42,3 @@ class TrainJobStatusPlugin:
             for rjob in (jobset.status.replicated_jobs_status if jobset.status else None) or []
         ]
         return status
-
-
-def terminal(job: t.TrainJob) -> Condition | None:
-    """The ``Complete`` or ``Failed`` condition that ends the job, if any."""
-    conditions = job.status.conditions if job.status else None
-    for kind in (t.ConditionType.COMPLETE, t.ConditionType.FAILED):
-        found = find_condition(conditions, kind)
-        if found is not None and found.status == "True":
-            return found
-    return None

@@ -6,11 +6,9 @@ extracted here so that the snapshot and the fit functions never touch a dict aga
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
-
-import numpy as np
 
 from gangplane.clock import parse_rfc3339
 from gangplane.schedulers.core.resources import ResourceIndex, Vector, amounts
@@ -233,14 +231,5 @@ def pod_info(
     )
 
 
-def request_names(pods: Sequence[Mapping[str, Any]]) -> set[str]:
-    """Every resource name any of these pod dicts requests (to build a covering ``ResourceIndex``)."""
-    return {name for pod in pods for name in effective_requests(pod.get("spec") or {})}
-
-
 def is_terminal(obj: Mapping[str, Any]) -> bool:
     return (obj.get("status") or {}).get("phase") in TERMINAL_PHASES
-
-
-def zero_requests(index: ResourceIndex) -> Vector:
-    return np.zeros(len(index), dtype=np.int64)

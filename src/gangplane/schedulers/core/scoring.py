@@ -48,16 +48,6 @@ def utilisation_after(snapshot: Snapshot, requests: Vector, rows: Rows | None = 
     return mean
 
 
-def utilisation_of(allocatable: Matrix, used: Matrix) -> Scores:
-    """Row-wise mean of ``used / allocatable`` capped at 1 (a zero allocatable counts as full)."""
-    if allocatable.shape[1] == 0:
-        return np.zeros(allocatable.shape[0], dtype=np.float64)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        fraction = np.where(allocatable > 0, used / np.maximum(allocatable, 1), 1.0)
-    mean: Scores = np.minimum(fraction, 1.0).mean(axis=1)
-    return mean
-
-
 def most_allocated(snapshot: Snapshot, requests: Vector, rows: Rows | None = None) -> Scores:
     return MAX_SCORE * utilisation_after(snapshot, requests, rows)
 

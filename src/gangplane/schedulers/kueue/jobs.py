@@ -11,10 +11,10 @@ from __future__ import annotations
 import contextlib
 from typing import Any
 
-from gangplane.api import serde
 from gangplane.api import trainer as t
 from gangplane.api.core import Toleration
 from gangplane.api.scheduling import kueue_workload as kw
+from gangplane.client.cache import LiveReads, StoreReader
 from gangplane.clock import Clock
 from gangplane.errors import NotFound
 from gangplane.runtime.admission import resolve_runtime
@@ -26,40 +26,16 @@ from gangplane.runtime.points import AppliedBy, Handle
 from gangplane.schedulers.kueue.flavors import PodSetAssignment, node_selector
 from gangplane.schedulers.kueue.model import FlavorSpec
 from gangplane.store import MERGE_PATCH, catalog
-from gangplane.store.base import ListOptions, Object, ResourceType, Store
+from gangplane.store.base import Store
 
 _TERMINAL = ("Complete", "Failed")
-
-
-class StoreReader:
-    """A runtime ``Reader`` over the store (any served version of a group finds the stored object)."""
-
-    def __init__(self, store: Store) -> None:
-        self.store = store
-        self._types = {(rt.group, rt.kind): rt for rt in catalog.RESOURCE_TYPES}
-
-    def _type(self, api_version: str, kind: str) -> ResourceType | None:
-        return self._types.get((serde.group_of(api_version), kind))
-
-    def get(self, api_version: str, kind: str, namespace: str, name: str) -> Object | None:
-        rt = self._type(api_version, kind)
-        if rt is None:
-            return None
-        try:
-            return self.store.get(rt, namespace if rt.namespaced else "", name)
-        except NotFound:
-            return None
-
-    def list(self, api_version: str, kind: str, namespace: str | None = None) -> list[Object]:
-        rt = self._type(api_version, kind)
-        return [] if rt is None else self.store.list(rt, ListOptions(namespace=namespace)).items
 
 
 def build_workload(store: Store, clock: Clock, job: t.TrainJob) -> kw.Workload | None:
     """The Workload Kueue derives from ``job`` via its live runtime; None when the job is not Kueue-managed."""
     if not is_managed(job):
         return None
-    reader = StoreReader(store)
+    reader = StoreReader(LiveReads(store))
     runtime = resolve_runtime(job, reader)
     framework = Framework(default_registry(), Handle(clock))
     built = new_objects(framework, job.model_copy(deep=True), runtime, reader)

@@ -19,7 +19,6 @@ from gangplane.schedulers.kueue.model import (
     FlavorMode,
     FlavorResource,
     PreemptionVariant,
-    Usage,
 )
 from gangplane.schedulers.kueue.quota import QuotaNode, QuotaTree, available, fits_in_quota, is_within_nominal
 from gangplane.schedulers.kueue.workloads import WorkloadState
@@ -257,11 +256,3 @@ def oracle_for(
         return FlavorMode.PREEMPT if own else FlavorMode.RECLAIM
 
     return simulate
-
-
-def total_usage(targets: Iterable[Target]) -> Usage:
-    total: Usage = {}
-    for target in targets:
-        for fr, amount in target.workload.usage.items():
-            total[fr] = total.get(fr, 0) + amount
-    return total

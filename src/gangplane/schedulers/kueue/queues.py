@@ -238,6 +238,3 @@ class QueueManager:
     def next_wakeup(self) -> float | None:
         times = [*self._requeue_due.values(), *(s.requeue_at for s in self.backoff.values() if s.requeue_at)]
         return min(times, default=None)
-
-    def has_active(self) -> bool:
-        return any(q.classes for q in self.queues.values())

@@ -69,10 +69,6 @@ class WorkloadState:
     def drop_condition(self, type_: str) -> None:
         self.conditions.pop(type_, None)
 
-    def condition_is_true(self, type_: str) -> bool:
-        found = self.conditions.get(type_)
-        return found is not None and found.status == "True"
-
 
 def mark_pending(state: WorkloadState, reason: str, message: str, now: float) -> None:
     state.pending_reason, state.pending_message = reason, message

@@ -1,6 +1,6 @@
 """Slurm Bridge for the embedded cluster: coscheduling PodGroups scheduled by a real Slurm.
 
-- ``cli``: typed wrapper around sbatch / squeue / scontrol / sinfo / scancel (injectable runner);
+- ``cli``: what sbatch / squeue / scontrol / sinfo take and print (pure); ``commands``: runs them (I/O);
 - ``spec``, ``bridge``: the pure core (job sizing, fit check, decisions);
 - ``views``: store dicts as the core's views; ``shell``: the ``slurm-bridge-scheduler`` loop.
 A local Slurm for tests and CI: scripts/slurm/ (docs/slurm.md).
@@ -11,13 +11,12 @@ from gangplane.schedulers.slurm.cli import (
     CommandResult,
     JobSpec,
     Runner,
-    SlurmCli,
     SlurmError,
     SlurmJob,
     SlurmNode,
     SubmitRejected,
-    SubprocessRunner,
 )
+from gangplane.schedulers.slurm.commands import SlurmCli, SubprocessRunner
 from gangplane.schedulers.slurm.model import (
     CONDITION_TYPE,
     JOB_COMMENT_PREFIX,

@@ -1,8 +1,9 @@
-"""A typed wrapper around Slurm's own commands, in their machine formats.
+"""What Slurm's own commands take and print, in their machine formats: job specs, argv builders and parsers.
 
-Every command goes through an injectable ``Runner`` (argv in, ``CommandResult`` out), so the parsers below are
-pure and tested on outputs recorded from a real cluster (tests/schedulers/slurm/fixtures). What is used, and
-why (reference slurm.md §C8, measured on Slurm 22.05):
+Pure: the commands themselves run in ``commands.py`` (``SlurmCli`` over an injectable ``Runner``, argv in,
+``CommandResult`` out), so the cores may import these types without importing a subprocess. Tested on
+outputs recorded from a real cluster (tests/schedulers/slurm/fixtures). What is used, and why (reference
+slurm.md §C8, measured on Slurm 22.05):
 
 - ``sbatch --parsable`` submits a *hold job*: a batch script that only sleeps, so the allocation lives until
   ``scancel`` or its time limit. Slurm < 25.05 has no external jobs (slurm-bridge's mechanism); a hold job
@@ -20,16 +21,12 @@ the parsers accept both shapes. This module must not decide anything: bridge.py 
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
-from typing import Any, Protocol, TypeVar
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 from gangplane.errors import GangplaneError
-
-T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,23 +41,6 @@ class Runner(Protocol):
     """Runs one command to completion. Must not raise for a non-zero exit (that is in the result)."""
 
     def __call__(self, argv: Sequence[str]) -> CommandResult: ...
-
-
-class SubprocessRunner:
-    """Runs Slurm's binaries; ``slurm_conf`` selects the cluster (``SLURM_CONF``), as scripts/slurm writes it."""
-
-    def __init__(self, slurm_conf: str | None = None, *, timeout: float = 30.0) -> None:
-        self.env = {**os.environ, **({"SLURM_CONF": slurm_conf} if slurm_conf else {})}
-        self.timeout = timeout
-
-    def __call__(self, argv: Sequence[str]) -> CommandResult:
-        try:
-            done = subprocess.run(
-                list(argv), capture_output=True, text=True, env=self.env, timeout=self.timeout, check=False
-            )
-        except (OSError, subprocess.TimeoutExpired) as err:
-            return CommandResult(tuple(argv), 127, "", str(err))
-        return CommandResult(tuple(argv), done.returncode, done.stdout, done.stderr)
 
 
 class SlurmError(GangplaneError):
@@ -282,80 +262,14 @@ def parse_sinfo_json(text: str) -> list[SlurmNode]:
     return sorted((node_from_json(raw) for raw in doc.get("nodes") or ()), key=lambda n: n.name)
 
 
-_ALREADY_ENDED = ("Invalid job id", "already completing or completed")
-
-
-class SlurmCli:
-    """Slurm's commands as typed calls. Raises ``SlurmError`` when a command fails or prints garbage."""
-
-    def __init__(self, runner: Runner | None = None) -> None:
-        self.runner: Runner = runner or SubprocessRunner()
-        self._hostnames: dict[str, tuple[str, ...]] = {}
-
-    def _run(self, argv: Sequence[str]) -> CommandResult:
-        result = self.runner(argv)
-        if result.returncode != 0:
-            raise SlurmError(result)
-        return result
-
-    def submit(self, spec: JobSpec) -> int:
-        result = self.runner(sbatch_argv(spec))
-        if result.returncode != 0:
-            raise SubmitRejected(result)
-        return parse_job_id(result.stdout)
-
-    def cancel(self, job_id: int) -> None:
-        """``scancel``; cancelling a job that already ended (or is ending) is not an error."""
-        result = self.runner(["scancel", str(job_id)])
-        if result.returncode != 0 and not any(text in result.stderr for text in _ALREADY_ENDED):
-            raise SlurmError(result)
-
-    def jobs(self) -> list[SlurmJob]:
-        """All jobs Slurm still lists, with ``nodes`` expanded."""
-        result = self._run(["squeue", "--json"])
-        return [self._expanded(job) for job in self._parsed(parse_squeue_json, result)]
-
-    def job(self, job_id: int) -> SlurmJob | None:
-        """One job via ``scontrol show job -o``; None once Slurm has forgotten it."""
-        result = self.runner(["scontrol", "show", "job", "-o", str(job_id)])
-        if result.returncode != 0:
-            if "Invalid job id" in result.stderr:
-                return None
-            raise SlurmError(result)
-        return self._expanded(job_from_scontrol(parse_scontrol_job(result.stdout)))
-
-    def nodes(self) -> list[SlurmNode]:
-        return self._parsed(parse_sinfo_json, self._run(["sinfo", "--json"]))
-
-    def hostnames(self, hostlist: str) -> tuple[str, ...]:
-        if not hostlist:
-            return ()
-        if hostlist not in self._hostnames:
-            result = self._run(["scontrol", "show", "hostnames", hostlist])
-            self._hostnames[hostlist] = tuple(result.stdout.split())
-        return self._hostnames[hostlist]
-
-    def _expanded(self, job: SlurmJob) -> SlurmJob:
-        return replace(job, nodes=self.hostnames(job.nodelist)) if job.nodelist else job
-
-    @staticmethod
-    def _parsed(parse: Callable[[str], T], result: CommandResult) -> T:
-        try:
-            return parse(result.stdout)
-        except ValueError as err:
-            raise SlurmError(CommandResult(result.argv, result.returncode, "", str(err))) from err
-
-
 __all__ = [
     "CommandResult",
     "JobSpec",
     "Runner",
-    "SlurmCli",
     "SlurmError",
     "SlurmJob",
     "SlurmNode",
     "SubmitRejected",
-    "SubprocessRunner",
     "gpu_count",
     "job_from_json",
     "job_from_scontrol",

@@ -31,7 +31,8 @@ from gangplane.client import Controller, Informer, Manager, Result
 from gangplane.clock import Clock, rfc3339
 from gangplane.errors import Conflict, NotFound
 from gangplane.schedulers.slurm.bridge import decide
-from gangplane.schedulers.slurm.cli import SlurmCli, SlurmError, SlurmNode, SubmitRejected
+from gangplane.schedulers.slurm.cli import SlurmError, SlurmNode, SubmitRejected
+from gangplane.schedulers.slurm.commands import SlurmCli
 from gangplane.schedulers.slurm.model import (
     CONDITION_TYPE,
     DISRUPTION_TARGET,

@@ -14,7 +14,7 @@ from gangplane.controllers.job_policy import plan
 from gangplane.controllers.objects import controlled_by, deleting, spec_of, uid_of
 from gangplane.controllers.shell import delete_if_present, get_or_none, list_labelled
 from gangplane.store import catalog
-from gangplane.store.base import Store
+from gangplane.store.base import Propagation, Store
 
 # Jobs with another ``spec.managedBy`` (e.g. Kueue's MultiKueue) belong to another controller (KEP-4368).
 JOB_CONTROLLER = "kubernetes.io/job-controller"
@@ -38,6 +38,11 @@ class JobReconciler:
             if controlled_by(pod, uid)
         ]
         decided = plan(job, pods, self.clock.now())
+        if (
+            decided.delete_job
+        ):  # ttlSecondsAfterFinished: the TTL-after-finished controller deletes in foreground
+            delete_if_present(self.store, catalog.JOBS, job, Propagation.FOREGROUND)
+            return Result()
         for pod in decided.delete_pods:
             delete_if_present(self.store, catalog.PODS, pod)
         for pod in decided.create_pods:

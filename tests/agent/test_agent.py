@@ -19,7 +19,8 @@ from gangplane.agent.process import group_members
 from gangplane.api.jobset import JOBSET_NAME_LABEL
 from gangplane.clock import WallClock
 from gangplane.errors import NotFound
-from gangplane.store.catalog import CONFIGMAPS, LEASES, NODES, PODS
+from gangplane.store.base import ListOptions
+from gangplane.store.catalog import CONFIGMAPS, EVENTS, LEASES, NODES, PODS
 from gangplane.store.memory import MemoryStore
 
 PoolFactory = Callable[..., AgentPool]
@@ -99,7 +100,13 @@ def test_on_failure_restarts_the_container(
     (status,) = done["status"]["containerStatuses"]
     assert status["restartCount"] == 1
     assert status["lastState"]["terminated"]["exitCode"] == 1
-    assert log(tmp_path, "retry", "main") == "first\nsecond\n"
+    assert log(tmp_path, "retry", "main") == "second\n"
+    assert log(tmp_path, "retry", "main.previous") == "first\n"  # kubectl logs --previous
+    # kubelet events, identical ones counted on one Event (client-go's correlator)
+    events = {e["reason"]: e for e in store.list(EVENTS, ListOptions(namespace="default")).items}
+    assert events["Started"]["count"] == 2 and events["Started"]["message"] == "Started container main"
+    assert events["Created"]["involvedObject"]["fieldPath"] == "spec.containers{main}"
+    assert events["Created"]["source"]["component"] == "kubelet"
 
 
 def test_init_container_runs_before_the_main_container(

@@ -33,8 +33,16 @@ from gangplane.agent.leftovers import kill_groups, leftover_groups
 from gangplane.agent.names import PortAllocator, job_identity
 from gangplane.agent.nodes import GPU_RESOURCE, NodeSpec
 from gangplane.agent.pod_status import pod_status
-from gangplane.agent.process import ContainerProcess, StartError, base_environment, start, stop
+from gangplane.agent.process import (
+    ContainerProcess,
+    StartError,
+    base_environment,
+    rotate_log,
+    start,
+    stop,
+)
 from gangplane.client import Controller, Informer, Result
+from gangplane.client.events import EventRecorder
 from gangplane.client.informer import Key
 from gangplane.clock import Clock
 from gangplane.errors import NotFound
@@ -60,6 +68,7 @@ class _Pod:
     procs: dict[str, ContainerProcess] = field(default_factory=dict)
     latest: Object | None = None  # the pod as our last write returned it
     released: bool = False
+    backoff_reported: dict[str, int] = field(default_factory=dict)  # container -> restart count reported
 
 
 class NodeAgent:
@@ -97,6 +106,7 @@ class NodeAgent:
         self.controller = Controller(self, clock)
         self.controller.watch(self.informer)
         self._heartbeat = Heartbeat(store, clock, node.name, heartbeat_seconds)
+        self.events = EventRecorder(store, clock, "kubelet", host=node.name)
 
     # -- lifecycle ------------------------------------------------------------------------------------------
     def start(self, timeout: float = 30.0) -> None:
@@ -191,8 +201,9 @@ class NodeAgent:
         grace = _grace(pod)
         for name in plan.stop:
             if name in state.procs and not state.procs[name].stopping:
-                self._stop_async(state, name, grace)
+                self._stop_async(state, name, grace, pod)
         retry = any([self._start(key, pod, state, name) for name in plan.start])
+        self._report_backoff(pod, state, now)
         self._write_status(pod, state)
         if ps.pod_phase(state.spec, state.run) in ps.TERMINAL and not state.procs:
             self._release(state)
@@ -206,25 +217,50 @@ class NodeAgent:
         port_map = self.ports.port_map(job.key, state.uid) if job else (lambda port: port)
         gpus = container_gpus(pod, state.gpus).get(name, ())
         now = self.clock.now()
+        restarted = state.run.containers[name].terminated is not None
         try:
             launch = build_launch(pod, container, self._ctx, port_map, gpus)
+            rotate_log(launch.log_path, keep_previous=restarted)
             proc = start(launch, self.clock, lambda _: self.controller.enqueue(key))
         except ConfigError as err:
             state.run = ps.cannot_create(state.run, name, "CreateContainerConfigError", str(err))
+            self._container_event(pod, name, "Warning", "Failed", f"Error: {err}")
             return True
         except StartError as err:
             state.run = ps.start_failed(state.run, name, now, str(err))
+            self._container_event(pod, name, "Warning", "Failed", f"Error: {err}")
             return False
         state.procs[name] = proc
         state.run = ps.started(state.run, name, proc.started_at, proc.pid)
+        self._container_event(pod, name, "Normal", "Created", f"Created container: {name}")
+        self._container_event(pod, name, "Normal", "Started", f"Started container {name}")
         return False
+
+    def _report_backoff(self, pod: Object, state: _Pod, now: float) -> None:
+        """kubelet's ``BackOff`` event, once per restart a container waits out (repeats are counted)."""
+        for name, record in state.run.containers.items():
+            at = ps.restart_at(state.spec, state.run, record)
+            if at is None or at <= now or record.backoff <= 0:
+                continue
+            if state.backoff_reported.get(name) == record.restart_count:
+                continue
+            state.backoff_reported[name] = record.restart_count
+            target = f"{pod['metadata'].get('name')}_{pod['metadata'].get('namespace')}({_uid(pod)})"
+            message = f"Back-off restarting failed container {name} in pod {target}"
+            self._container_event(pod, name, "Warning", "BackOff", message)
+
+    def _container_event(self, pod: Object, name: str, type_: str, reason: str, message: str) -> None:
+        spec = pod.get("spec") or {}
+        inits = {str(c.get("name")) for c in spec.get("initContainers") or []}
+        where = f"spec.initContainers{{{name}}}" if name in inits else f"spec.containers{{{name}}}"
+        self.events.event({**pod, "apiVersion": "v1", "kind": "Pod"}, type_, reason, message, where)
 
     def _terminate(self, key: Key, pod: Object, state: _Pod) -> Result:
         """Deletion: stop everything; when nothing runs any more, report and let the pod go."""
         state.run = ps.terminate(state.run)
         for name, proc in state.procs.items():
             if not proc.stopping:
-                self._stop_async(state, name, _grace(pod))
+                self._stop_async(state, name, _grace(pod), pod)
         if state.procs:
             return Result()  # each exit enqueues the key again
         self._write_status(pod, state)
@@ -251,9 +287,13 @@ class NodeAgent:
         self._reapers = [t for t in self._reapers if t.is_alive()] + [reaper]
 
     # -- I/O helpers ----------------------------------------------------------------------------------------
-    def _stop_async(self, state: _Pod, name: str, grace: float) -> threading.Thread:
+    def _stop_async(
+        self, state: _Pod, name: str, grace: float, pod: Object | None = None
+    ) -> threading.Thread:
         proc = state.procs[name]
         proc.stopping = True
+        if pod is not None:
+            self._container_event(pod, name, "Normal", "Killing", f"Stopping container {name}")
         thread = threading.Thread(target=stop, args=(proc, grace), name=f"stop-{proc.pid}", daemon=True)
         thread.start()
         return thread

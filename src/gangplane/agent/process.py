@@ -3,7 +3,8 @@
 Images are not pulled or run: the container's argv runs in the agent's own environment, with the directory
 of the agent's Python (its virtual environment's ``bin``) first on ``PATH``, so ``python``, ``torchrun`` and
 other entry points resolve to what gangplane runs with. The container's variables are layered over the
-agent's environment. stdout and stderr go, interleaved, to the pod log file (appended across restarts).
+agent's environment. stdout and stderr go, interleaved, to the container's log file; on a restart the ended
+instance's log becomes the previous log (``kubectl logs --previous``).
 
 The process leads its own session and process group, standing in for the container's PID namespace: when
 the main process exits, whatever it left in the group is killed, as the kernel does when a PID namespace's
@@ -42,6 +43,23 @@ def base_environment(inherited: Mapping[str, str] | None = None) -> dict[str, st
     env["PATH"] = os.pathsep.join([first, *(p for p in path if p != first)])
     env.setdefault("PYTHONUNBUFFERED", "1")
     return env
+
+
+def previous_log(path: Path) -> Path:
+    """Where the last terminated instance's log is kept (``kubectl logs --previous``)."""
+    return path.with_name(path.stem + ".previous.log")
+
+
+def rotate_log(path: Path, *, keep_previous: bool) -> None:
+    """Before an instance starts: a restart keeps the ended instance's log as the previous one (the kubelet
+    keeps one terminated instance); a first start clears logs a former pod of the same name left."""
+    previous = previous_log(path)
+    if keep_previous and path.exists():
+        path.replace(previous)
+        return
+    if not keep_previous:
+        for stale in (path, previous):
+            stale.unlink(missing_ok=True)
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,19 +1,16 @@
 """Store calls the reconcile shells share: reads that return ``None`` for a missing object, idempotent
-creates and deletes, events, and a runtime ``Reader`` over the store."""
+creates and deletes, the event recorder (``client/events.py``), and a runtime ``Reader`` over the store."""
 
 from __future__ import annotations
 
 import contextlib
-import logging
 
 from gangplane.api import serde
-from gangplane.clock import Clock, rfc3339
+from gangplane.client.events import EventRecorder
 from gangplane.controllers.objects import name_of, namespace_of, uid_of
-from gangplane.errors import AlreadyExists, ApiError, NotFound
+from gangplane.errors import AlreadyExists, NotFound
 from gangplane.store import catalog
 from gangplane.store.base import ListOptions, Object, Propagation, ResourceType, Store
-
-_log = logging.getLogger(__name__)
 
 
 def get_or_none(store: Store, rt: ResourceType, namespace: str, name: str) -> Object | None:
@@ -45,40 +42,6 @@ def delete_if_present(
         )
 
 
-class EventRecorder:
-    """Writes core/v1 Events about an object (``record.EventRecorder``); a failed write is only logged."""
-
-    def __init__(self, store: Store, clock: Clock, component: str) -> None:
-        self.store, self.clock, self.component = store, clock, component
-
-    def event(self, obj: Object, type_: str, reason: str, message: str) -> None:
-        now = self.clock.now()
-        stamp = rfc3339(now)
-        event = {
-            "apiVersion": "v1",
-            "kind": "Event",
-            "metadata": {"name": f"{name_of(obj)}.{int(now * 1e9):x}", "namespace": namespace_of(obj)},
-            "involvedObject": {
-                "apiVersion": obj.get("apiVersion", ""),
-                "kind": obj.get("kind", ""),
-                "name": name_of(obj),
-                "namespace": namespace_of(obj),
-                "uid": uid_of(obj),
-            },
-            "type": type_,
-            "reason": reason,
-            "message": message[:950],
-            "source": {"component": self.component},
-            "firstTimestamp": stamp,
-            "lastTimestamp": stamp,
-            "count": 1,
-        }
-        try:
-            create_if_absent(self.store, catalog.EVENTS, event)
-        except ApiError as err:
-            _log.warning("event %s for %s not recorded: %s", reason, name_of(obj), err)
-
-
 class StoreReader:
     """A ``runtime.reader.Reader`` over a store: any served version of a group finds the stored object."""
 
@@ -96,3 +59,13 @@ class StoreReader:
     def list(self, api_version: str, kind: str, namespace: str | None = None) -> list[Object]:
         rt = self._type(api_version, kind)
         return [] if rt is None else self.store.list(rt, ListOptions(namespace=namespace)).items
+
+
+__all__ = [
+    "EventRecorder",
+    "StoreReader",
+    "create_if_absent",
+    "delete_if_present",
+    "get_or_none",
+    "list_labelled",
+]

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import shutil
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -26,9 +27,17 @@ from pathlib import Path
 from typing import Any
 
 from gangplane.agent import pod_state as ps
+from gangplane.agent import sandbox
 from gangplane.agent.env import ConfigError
 from gangplane.agent.heartbeat import Heartbeat, register
-from gangplane.agent.launch import DevicePool, LaunchContext, build_launch, container_gpus, pod_gpus
+from gangplane.agent.launch import (
+    DevicePool,
+    LaunchContext,
+    PodPlace,
+    build_launch,
+    container_gpus,
+    pod_gpus,
+)
 from gangplane.agent.leftovers import kill_groups, leftover_groups
 from gangplane.agent.names import PortAllocator, job_identity
 from gangplane.agent.nodes import GPU_RESOURCE, NodeSpec
@@ -41,6 +50,7 @@ from gangplane.agent.process import (
     start,
     stop,
 )
+from gangplane.agent.volumes import pod_volumes
 from gangplane.client import Controller, Informer, Result
 from gangplane.client.events import EventRecorder
 from gangplane.client.informer import Key
@@ -86,17 +96,22 @@ class NodeAgent:
         base_env: Mapping[str, str] | None = None,
         heartbeat_seconds: float = 10.0,
         stop_grace_seconds: float = 5.0,
+        isolation: str | None = None,
     ) -> None:
         self.store, self.clock, self.node, self.ports = store, clock, node, ports
         self.name = f"node-agent-{node.name}"
         self._devices = DevicePool(node.gpu_devices)
+        state = logs_dir.parent  # the control plane's state directory
+        self._pods_root, self._claims_root = state / "pods", state / "claims"
         self._ctx = LaunchContext(
             logs_dir=logs_dir,
-            workdir=workdir or Path.cwd(),
+            workdir=workdir,
             base_env=base_environment(base_env),
             allocatable=node.capacity,
             read=self._read,
             real_gpus=bool(node.gpu_devices),
+            isolation=isolation or sandbox.mode(),
+            state_root=state,
         )
         self._stop_grace = stop_grace_seconds
         self._pods: dict[Key, _Pod] = {}
@@ -219,7 +234,7 @@ class NodeAgent:
         now = self.clock.now()
         restarted = state.run.containers[name].terminated is not None
         try:
-            launch = build_launch(pod, container, self._ctx, port_map, gpus)
+            launch = build_launch(pod, container, self._ctx, port_map, gpus, self._place(pod))
             rotate_log(launch.log_path, keep_previous=restarted)
             proc = start(launch, self.clock, lambda _: self.controller.enqueue(key))
         except ConfigError as err:
@@ -235,6 +250,14 @@ class NodeAgent:
         self._container_event(pod, name, "Normal", "Created", f"Created container: {name}")
         self._container_event(pod, name, "Normal", "Started", f"Started container {name}")
         return False
+
+    def _place(self, pod: Object) -> PodPlace:
+        """The pod's sandbox directory, with its volumes (re)written: a ConfigMap or Secret change reaches
+        the files by the next container start."""
+        folder = sandbox.pod_dir(self._pods_root, pod)
+        folder.mkdir(parents=True, exist_ok=True)
+        volumes = pod_volumes(pod, folder, self._claims_root, self._read, self.node.capacity)
+        return PodPlace(folder, volumes)
 
     def _report_backoff(self, pod: Object, state: _Pod, now: float) -> None:
         """kubelet's ``BackOff`` event, once per restart a container waits out (repeats are counted)."""
@@ -267,6 +290,7 @@ class NodeAgent:
         self._release(state)
         with self._lock:
             self._pods.pop(key, None)
+        shutil.rmtree(sandbox.pod_dir(self._pods_root, pod), ignore_errors=True)  # emptyDir goes with the pod
         self._drop_finalizer(state, _newer(pod, state.latest))
         return Result()
 
@@ -281,6 +305,8 @@ class NodeAgent:
             for thread in stoppers:
                 thread.join()
             self._release(state)
+            if state.latest is not None:
+                shutil.rmtree(sandbox.pod_dir(self._pods_root, state.latest), ignore_errors=True)
 
         reaper = threading.Thread(target=reap, name=f"reap-{key[1]}", daemon=True)
         reaper.start()

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gangplane.agent.pod_state import Termination, termination
+from gangplane.agent.sandbox import marked_processes
 from gangplane.clock import Clock
 
 _GROUP_GONE_TIMEOUT = 5.0  # seconds to wait for SIGKILLed group members to vanish
@@ -70,6 +71,7 @@ class Launch:
     env: Mapping[str, str]
     cwd: Path
     log_path: Path
+    marker: str = ""  # sandbox.MARKER_ENV's value: finds the container's processes that left its group
 
 
 class StartError(Exception):
@@ -82,6 +84,7 @@ class ContainerProcess:
 
     popen: subprocess.Popen[bytes]
     started_at: float
+    marker: str = ""
     ended: Termination | None = None
     stopping: bool = False
     _done: threading.Event = field(default_factory=threading.Event)
@@ -117,7 +120,7 @@ def start(launch: Launch, clock: Clock, on_exit: Callable[[ContainerProcess], No
             )
         except OSError as err:
             raise StartError(f"failed to start {launch.argv[0]!r}: {err.strerror or err}") from err
-    proc = ContainerProcess(popen, clock.now())
+    proc = ContainerProcess(popen, clock.now(), launch.marker)
     waiter = threading.Thread(
         target=_watch, args=(proc, clock, on_exit), name=f"pid-{popen.pid}", daemon=True
     )
@@ -133,7 +136,9 @@ def _watch(proc: ContainerProcess, clock: Clock, on_exit: Callable[[ContainerPro
     kill_group(pid, signal.SIGKILL)
     code = proc.popen.wait()
     finished = clock.now()
+    kill_marked(proc.marker, signal.SIGKILL)  # what escaped the group (setsid) ends with the container too
     wait_group_gone(pid, _GROUP_GONE_TIMEOUT)
+    wait_marked_gone(proc.marker, _GROUP_GONE_TIMEOUT)
     signum = -code if code < 0 else None
     exit_code = 128 + signum if signum is not None else code
     proc.ended = termination(exit_code, finished, proc.started_at, signum)
@@ -162,6 +167,24 @@ def wait_group_gone(pgid: int, timeout: float) -> bool:
     return True
 
 
+def kill_marked(marker: str, signum: signal.Signals) -> None:
+    """Signal every process carrying the container's marker (``sandbox.marked_processes``)."""
+    if not marker:
+        return
+    for pid in marked_processes(marker):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signum)
+
+
+def wait_marked_gone(marker: str, timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while marker and marked_processes(marker):
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.02)
+    return True
+
+
 def group_members(pgid: int) -> list[int]:
     """Live (non-zombie) processes of the process group ``pgid``."""
     import psutil
@@ -182,6 +205,7 @@ def stop(proc: ContainerProcess, grace: float) -> None:
     proc.stopping = True
     if proc.alive():
         kill_group(proc.pid, signal.SIGTERM)
+        kill_marked(proc.marker, signal.SIGTERM)
         if not proc.wait(grace):
             kill_group(proc.pid, signal.SIGKILL)
     proc.wait()

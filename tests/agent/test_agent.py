@@ -44,7 +44,14 @@ def test_pool_registers_ready_nodes_and_leases(store: MemoryStore, make_pool: Po
     make_pool()
     nodes = store.list(NODES).items
     assert [n["metadata"]["name"] for n in nodes] == ["node-0", "node-1"]
-    assert all(n["status"]["conditions"][0]["status"] == "True" for n in nodes)
+    ready = [next(c for c in n["status"]["conditions"] if c["type"] == "Ready") for n in nodes]
+    assert all(c["status"] == "True" and c["reason"] == "KubeletReady" for c in ready)
+    # every nodeInfo field a kubelet reports, with this host's values (kubeProxyVersion is deprecated)
+    info = nodes[0]["status"]["nodeInfo"]
+    assert len(info) == 10 and all(v for k, v in info.items() if k != "kubeProxyVersion")
+    assert {c["type"] for c in nodes[0]["status"]["conditions"]} == {
+        "MemoryPressure", "DiskPressure", "PIDPressure", "Ready"}  # fmt: skip
+    assert nodes[0]["status"]["daemonEndpoints"] == {"kubeletEndpoint": {"Port": 0}}
     assert {lease["spec"]["holderIdentity"] for lease in store.list(LEASES).items} == {"node-0", "node-1"}
 
 

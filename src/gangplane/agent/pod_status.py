@@ -23,7 +23,7 @@ from gangplane.agent.pod_state import (
     pod_phase,
     will_restart,
 )
-from gangplane.api.quantity import parse
+from gangplane.api.pod_defaults import qos_class
 from gangplane.clock import rfc3339
 
 OWNED_CONDITIONS = ("Initialized", "ContainersReady", "Ready")
@@ -184,29 +184,3 @@ def go_duration(seconds: float) -> str:
     whole = int(seconds)
     minutes, rest = divmod(whole, 60)
     return f"{minutes}m{rest}s" if minutes else f"{rest}s"
-
-
-# --- QoS --------------------------------------------------------------------------------------------------
-
-
-def qos_class(pod: Mapping[str, Any]) -> str:
-    """``Guaranteed`` when every container limits cpu and memory with requests equal to limits,
-    ``BestEffort`` when none asks for either, else ``Burstable`` (``pkg/apis/core/helper/qos``)."""
-    spec = pod.get("spec") or {}
-    containers = [*(spec.get("initContainers") or []), *(spec.get("containers") or [])]
-    pairs = [_requests_limits(c) for c in containers]
-    if not any(requests or limits for requests, limits in pairs):
-        return "BestEffort"
-    guaranteed = all(
-        all(r in limits and parse(requests.get(r, limits[r])) == parse(limits[r]) for r in ("cpu", "memory"))
-        for requests, limits in pairs
-    )
-    return "Guaranteed" if guaranteed else "Burstable"
-
-
-def _requests_limits(container: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-    resources = container.get("resources") or {}
-    pick = ("cpu", "memory")
-    requests = {k: v for k, v in (resources.get("requests") or {}).items() if k in pick}
-    limits = {k: v for k, v in (resources.get("limits") or {}).items() if k in pick}
-    return requests, limits

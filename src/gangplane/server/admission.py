@@ -11,6 +11,7 @@ from typing import Any
 
 from gangplane.api import serde
 from gangplane.api import trainer as t
+from gangplane.api.pod_defaults import admit_pod
 from gangplane.clock import Clock, WallClock
 from gangplane.errors import NotFound
 from gangplane.runtime.admission import Admission
@@ -62,6 +63,8 @@ class TrainerAdmission:
         self.reader = StoreReader(store, self.resources)
 
     def __call__(self, rt: ResourceType, op: Operation, new: Object, old: Object | None) -> Object:
+        if op == Operation.CREATE and (rt.group, rt.kind) == ("", "Pod"):
+            return admit_pod(new, self.reader)  # api/pod_defaults.py: kube-apiserver's pod defaults
         if op == Operation.DELETE or serde.model_for(rt.api_version, rt.kind) is None:
             return new
         if rt.group == t.GROUP and rt.kind == t.TRAINJOB_KIND and _spec_unchanged(new, old):

@@ -7,6 +7,7 @@ deserialisation error."""
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -94,7 +95,19 @@ def test_official_client_lists_and_watches_without_errors(api: client.ApiClient)
     )
 
 
-def test_crash_loop_fails_the_job_with_backoff_limit_exceeded(api: client.ApiClient) -> None:
+def kubectl_describe(home: Path, name: str) -> str | None:
+    kubectl = shutil.which("kubectl")
+    if kubectl is None:
+        return None
+    env = {**os.environ, "KUBECONFIG": str(home / "kubeconfig")}
+    done = subprocess.run(
+        [kubectl, "describe", "pod", name], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_crash_loop_fails_the_job_with_backoff_limit_exceeded(api: client.ApiClient, home: Path) -> None:
     core, batch = client.CoreV1Api(api), client.BatchV1Api(api)
     crash = {
         "name": "main",
@@ -116,6 +129,10 @@ def test_crash_loop_fails_the_job_with_backoff_limit_exceeded(api: client.ApiCli
     assert (last.exit_code, last.reason) == (3, "Error") and last.started_at and last.finished_at
     name = pod.metadata.name
     assert core.read_namespaced_pod_log(name, NS, previous=True) == "boom\n"
+    described = kubectl_describe(home, name)  # unmodified kubectl shows the last state and kubelet events
+    if described is not None:
+        assert "Last State:     Terminated" in described and "Exit Code:    3" in described, described
+        assert "Started" in described.split("Events:")[-1], described
 
     def failed() -> Any:
         job = batch.read_namespaced_job("crashy", NS)

@@ -192,3 +192,15 @@ def test_a_setsid_child_dies_with_its_pod(api: client.ApiClient, home: Path) -> 
             return True
 
     wait_for(gone, timeout=30, what="the setsid child to end")
+
+
+def test_a_claim_is_shared_by_an_initializer_and_a_trainer(api: client.ApiClient) -> None:
+    claim = [{"name": "data", "persistentVolumeClaim": {"claimName": "dataset"}}]
+    mount = [{"name": "data", "mountPath": "/workspace/dataset"}]
+    write = "import sys; open(sys.argv[1] + '/part-0', 'w').write('prepared')"
+    read = "import sys; print(open(sys.argv[1] + '/part-0').read())"
+    for name, code in (("initializer", write), ("trainer", read)):
+        create_pod(api, name, [{"name": "main", "image": "python", "volumeMounts": mount,
+                                "command": ["python", "-c", code, "/workspace/dataset"]}], volumes=claim)  # fmt: skip
+        assert finished_pod(api, name).status.phase == "Succeeded"
+    assert client.CoreV1Api(api).read_namespaced_pod_log("trainer", NS) == "prepared\n"

@@ -30,6 +30,7 @@ from gangplane.agent import pod_state as ps
 from gangplane.agent import sandbox
 from gangplane.agent.env import ConfigError
 from gangplane.agent.heartbeat import Heartbeat, register
+from gangplane.agent.kubelet_events import backoff_message, backoffs_to_report, container_event
 from gangplane.agent.launch import (
     DevicePool,
     LaunchContext,
@@ -42,8 +43,11 @@ from gangplane.agent.leftovers import kill_groups, leftover_groups
 from gangplane.agent.names import PortAllocator, job_identity
 from gangplane.agent.nodes import GPU_RESOURCE, NodeSpec
 from gangplane.agent.pod_status import pod_status
+from gangplane.agent.prober import Prober, Target, gates_readiness, restart_message
+from gangplane.agent.probes import probes_of
 from gangplane.agent.process import (
     ContainerProcess,
+    Launch,
     StartError,
     base_environment,
     rotate_log,
@@ -122,6 +126,7 @@ class NodeAgent:
         self.controller.watch(self.informer)
         self._heartbeat = Heartbeat(store, clock, node.name, heartbeat_seconds)
         self.events = EventRecorder(store, clock, "kubelet", host=node.name)
+        self._prober = Prober(clock, self.events, self.controller.enqueue)
 
     # -- lifecycle ------------------------------------------------------------------------------------------
     def start(self, timeout: float = 30.0) -> None:
@@ -131,9 +136,11 @@ class NodeAgent:
         if not self.informer.wait_synced(timeout):
             raise TimeoutError(f"{self.name}: pod informer did not sync within {timeout}s")
         self.controller.start()
+        self._prober.start()
 
     def stop(self) -> None:
         """Stop reconciling, then stop every process group of this node (grace ``stop_grace_seconds``)."""
+        self._prober.stop()
         self.controller.stop()
         self.informer.stop()
         self._heartbeat.stop()
@@ -208,12 +215,14 @@ class NodeAgent:
             if proc.ended is not None:
                 state.run = ps.exited(state.run, name, proc.ended)
                 del state.procs[name]
+                self._prober.forget(state.uid, name)
 
     def _sync(self, key: Key, pod: Object, state: _Pod) -> Result:
         now = self.clock.now()
         state.run = ps.expire(state.spec, state.run, now)
-        plan = ps.plan(state.spec, state.run, now)
         grace = _grace(pod)
+        self._apply_probes(pod, state, grace)
+        plan = ps.plan(state.spec, state.run, now)
         for name in plan.stop:
             if name in state.procs and not state.procs[name].stopping:
                 self._stop_async(state, name, grace, pod)
@@ -247,9 +256,42 @@ class NodeAgent:
             return False
         state.procs[name] = proc
         state.run = ps.started(state.run, name, proc.started_at, proc.pid)
+        self._watch_probes(key, pod, state, container, launch, proc)
         self._container_event(pod, name, "Normal", "Created", f"Created container: {name}")
         self._container_event(pod, name, "Normal", "Started", f"Started container {name}")
         return False
+
+    def _watch_probes(
+        self,
+        key: Key,
+        pod: Object,
+        state: _Pod,
+        container: dict[str, Any],
+        launch: Launch,
+        proc: ContainerProcess,
+    ) -> None:
+        found = probes_of(container)
+        if not found:
+            return
+        name, in_namespace = str(container["name"]), self._ctx.isolation == sandbox.NAMESPACE
+        target = Target(
+            key, pod, container, found, proc.started_at, launch.env, launch.cwd, proc.pid, in_namespace
+        )
+        self._prober.watch(state.uid, name, target)
+        if gates_readiness(found):
+            state.run = ps.set_probe_ready(state.run, name, False)
+
+    def _apply_probes(self, pod: Object, state: _Pod, grace: float) -> None:
+        """The probes' verdicts: readiness into the status; a failed liveness/startup probe restarts."""
+        for name, proc in state.procs.items():
+            verdicts = self._prober.verdicts(state.uid, name)
+            if verdicts is None or proc.stopping:
+                continue
+            state.run = ps.set_probe_ready(state.run, name, verdicts.ready)
+            if verdicts.restart:
+                self._container_event(pod, name, "Normal", "Killing", restart_message(name, verdicts.restart))
+                self._prober.forget(state.uid, name)
+                self._stop_async(state, name, grace)
 
     def _place(self, pod: Object) -> PodPlace:
         """The pod's sandbox directory, with its volumes (re)written: a ConfigMap or Secret change reaches
@@ -261,22 +303,12 @@ class NodeAgent:
 
     def _report_backoff(self, pod: Object, state: _Pod, now: float) -> None:
         """kubelet's ``BackOff`` event, once per restart a container waits out (repeats are counted)."""
-        for name, record in state.run.containers.items():
-            at = ps.restart_at(state.spec, state.run, record)
-            if at is None or at <= now or record.backoff <= 0:
-                continue
-            if state.backoff_reported.get(name) == record.restart_count:
-                continue
-            state.backoff_reported[name] = record.restart_count
-            target = f"{pod['metadata'].get('name')}_{pod['metadata'].get('namespace')}({_uid(pod)})"
-            message = f"Back-off restarting failed container {name} in pod {target}"
-            self._container_event(pod, name, "Warning", "BackOff", message)
+        for name, count in backoffs_to_report(state.spec, state.run, state.backoff_reported, now):
+            state.backoff_reported[name] = count
+            self._container_event(pod, name, "Warning", "BackOff", backoff_message(pod, name))
 
     def _container_event(self, pod: Object, name: str, type_: str, reason: str, message: str) -> None:
-        spec = pod.get("spec") or {}
-        inits = {str(c.get("name")) for c in spec.get("initContainers") or []}
-        where = f"spec.initContainers{{{name}}}" if name in inits else f"spec.containers{{{name}}}"
-        self.events.event({**pod, "apiVersion": "v1", "kind": "Pod"}, type_, reason, message, where)
+        container_event(self.events, pod, name, type_, reason, message)
 
     def _terminate(self, key: Key, pod: Object, state: _Pod) -> Result:
         """Deletion: stop everything; when nothing runs any more, report and let the pod go."""

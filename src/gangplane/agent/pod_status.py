@@ -3,7 +3,7 @@
 Shapes follow the kubelet's ``generateAPIPodStatus`` (``kubelet_pods.go``): phase, the ``Initialized`` /
 ``ContainersReady`` / ``Ready`` conditions (``PodScheduled`` and conditions other writers own are kept),
 ``initContainerStatuses`` / ``containerStatuses`` with ``state`` and ``lastState``, ``startTime``, the pod and
-host IPs, and ``qosClass``. Without probes a running container counts as ready.
+host IPs, and ``qosClass``. A running container is ready unless its readiness or startup probe says otherwise.
 """
 
 from __future__ import annotations
@@ -101,7 +101,7 @@ def _init_complete(spec: Spec, record: ContainerRecord) -> bool:
 
 
 def _ready(spec: Spec, run: PodRun, phase: Phase, now: str) -> list[dict[str, Any]]:
-    unready = [n for n in (*sorted(spec.sidecars), *spec.regular) if not run.containers[n].running]
+    unready = [n for n in (*sorted(spec.sidecars), *spec.regular) if not _up(run.containers[n])]
     if not unready and phase not in TERMINAL:
         return [_condition(t, True, "", "", now) for t in ("ContainersReady", "Ready")]
     reason = "PodCompleted" if phase in TERMINAL else "ContainersNotReady"
@@ -133,7 +133,12 @@ def _container(pod: Mapping[str, Any], spec: Spec, run: PodRun, name: str) -> di
 def _ready_container(spec: Spec, record: ContainerRecord) -> bool:
     if record.name in spec.init and record.name not in spec.sidecars:
         return record.succeeded
-    return record.running
+    return _up(record)
+
+
+def _up(record: ContainerRecord) -> bool:
+    """Running and, where probes decide it, ready."""
+    return record.running and record.probe_ready
 
 
 def _states(

@@ -18,16 +18,18 @@ The decisions are the pure ``pod_state`` / ``pod_status`` functions; this module
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
 import shutil
 import threading
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gangplane.agent import cgroups, sandbox
 from gangplane.agent import pod_state as ps
-from gangplane.agent import sandbox
 from gangplane.agent.env import ConfigError
 from gangplane.agent.heartbeat import Heartbeat, register
 from gangplane.agent.kubelet_events import backoff_message, backoffs_to_report, container_event
@@ -37,6 +39,7 @@ from gangplane.agent.launch import (
     PodPlace,
     build_launch,
     container_gpus,
+    memory_limit,
     pod_gpus,
 )
 from gangplane.agent.leftovers import kill_groups, leftover_groups
@@ -244,6 +247,7 @@ class NodeAgent:
         restarted = state.run.containers[name].terminated is not None
         try:
             launch = build_launch(pod, container, self._ctx, port_map, gpus, self._place(pod))
+            launch = _limited(container, state.uid, launch)
             rotate_log(launch.log_path, keep_previous=restarted)
             proc = start(launch, self.clock, lambda _: self.controller.enqueue(key))
         except ConfigError as err:
@@ -415,6 +419,16 @@ def _container(pod: Object, name: str) -> dict[str, Any]:
     return next(
         c for c in [*(spec.get("initContainers") or []), *(spec.get("containers") or [])] if c["name"] == name
     )
+
+
+def _limited(container: Mapping[str, Any], uid: str, launch: Launch) -> Launch:
+    """A container with a memory limit runs in its own memory cgroup where the machine allows one."""
+    limit = memory_limit(container)
+    found = cgroups.detect() if limit else None
+    if found is None or limit is None:
+        return launch
+    cgroup = found.create(f"{uid}_{container['name']}_{time.time_ns()}", limit)
+    return dataclasses.replace(launch, cgroup=cgroup)
 
 
 def _grace(pod: Object) -> float:

@@ -128,6 +128,12 @@ def log_path(logs_dir: Path, pod: Mapping[str, Any], container: str) -> Path:
     return logs_dir.joinpath(*parts[:2], f"{container}.log")
 
 
+def memory_limit(container: Mapping[str, Any]) -> int | None:
+    """``resources.limits.memory`` in bytes (None: unlimited)."""
+    value = ((container.get("resources") or {}).get("limits") or {}).get("memory")
+    return None if value is None else int(parse(str(value)))
+
+
 def gpu_request(container: Mapping[str, Any]) -> int:
     """``nvidia.com/gpu`` from limits, else requests (extended resources must have them equal)."""
     resources = container.get("resources") or {}

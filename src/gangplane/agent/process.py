@@ -14,6 +14,7 @@ init exits. ``stop`` sends SIGTERM to the whole group, waits out the grace perio
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import signal
 import subprocess
@@ -24,6 +25,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from gangplane.agent import cgroups
 from gangplane.agent.pod_state import Termination, termination
 from gangplane.agent.sandbox import marked_processes
 from gangplane.clock import Clock
@@ -72,6 +74,7 @@ class Launch:
     cwd: Path
     log_path: Path
     marker: str = ""  # sandbox.MARKER_ENV's value: finds the container's processes that left its group
+    cgroup: Path | None = None  # the container's memory cgroup (``cgroups.py``), where limits are enforced
 
 
 class StartError(Exception):
@@ -85,6 +88,7 @@ class ContainerProcess:
     popen: subprocess.Popen[bytes]
     started_at: float
     marker: str = ""
+    cgroup: Path | None = None
     ended: Termination | None = None
     stopping: bool = False
     _done: threading.Event = field(default_factory=threading.Event)
@@ -107,10 +111,11 @@ def start(launch: Launch, clock: Clock, on_exit: Callable[[ContainerProcess], No
     if not launch.cwd.is_dir():
         raise StartError(f"working directory {str(launch.cwd)!r} does not exist")
     launch.log_path.parent.mkdir(parents=True, exist_ok=True)
+    argv = cgroups.enter_argv(launch.cgroup, list(launch.argv)) if launch.cgroup else list(launch.argv)
     with launch.log_path.open("ab") as log:
         try:
             popen = subprocess.Popen(
-                list(launch.argv),
+                argv,
                 env=dict(launch.env),
                 cwd=launch.cwd,
                 stdin=subprocess.DEVNULL,
@@ -119,8 +124,10 @@ def start(launch: Launch, clock: Clock, on_exit: Callable[[ContainerProcess], No
                 start_new_session=True,
             )
         except OSError as err:
+            if launch.cgroup:
+                cgroups.remove(launch.cgroup)
             raise StartError(f"failed to start {launch.argv[0]!r}: {err.strerror or err}") from err
-    proc = ContainerProcess(popen, clock.now(), launch.marker)
+    proc = ContainerProcess(popen, clock.now(), launch.marker, launch.cgroup)
     waiter = threading.Thread(
         target=_watch, args=(proc, clock, on_exit), name=f"pid-{popen.pid}", daemon=True
     )
@@ -136,12 +143,20 @@ def _watch(proc: ContainerProcess, clock: Clock, on_exit: Callable[[ContainerPro
     kill_group(pid, signal.SIGKILL)
     code = proc.popen.wait()
     finished = clock.now()
+    oom = proc.cgroup is not None and cgroups.oom_killed(proc.cgroup)
     kill_marked(proc.marker, signal.SIGKILL)  # what escaped the group (setsid) ends with the container too
+    if proc.cgroup is not None:
+        cgroups.kill_all(proc.cgroup)
     wait_group_gone(pid, _GROUP_GONE_TIMEOUT)
     wait_marked_gone(proc.marker, _GROUP_GONE_TIMEOUT)
     signum = -code if code < 0 else None
     exit_code = 128 + signum if signum is not None else code
-    proc.ended = termination(exit_code, finished, proc.started_at, signum)
+    ended = termination(exit_code, finished, proc.started_at, signum)
+    if oom and exit_code == 128 + signal.SIGKILL:
+        ended = dataclasses.replace(ended, reason="OOMKilled")
+    if proc.cgroup is not None:
+        cgroups.remove(proc.cgroup)
+    proc.ended = ended
     proc._done.set()
     on_exit(proc)
 

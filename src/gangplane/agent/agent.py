@@ -18,18 +18,16 @@ The decisions are the pure ``pod_state`` / ``pod_status`` functions; this module
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import logging
 import shutil
 import threading
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gangplane.agent import cgroups, sandbox
 from gangplane.agent import pod_state as ps
+from gangplane.agent import sandbox
 from gangplane.agent.env import ConfigError
 from gangplane.agent.heartbeat import Heartbeat, register
 from gangplane.agent.kubelet_events import backoff_message, backoffs_to_report, container_event
@@ -39,12 +37,19 @@ from gangplane.agent.launch import (
     PodPlace,
     build_launch,
     container_gpus,
-    memory_limit,
     pod_gpus,
 )
 from gangplane.agent.leftovers import kill_groups, leftover_groups
 from gangplane.agent.names import PortAllocator, job_identity
 from gangplane.agent.nodes import GPU_RESOURCE, NodeSpec
+from gangplane.agent.pod_access import (
+    container_of,
+    grace_of,
+    newer,
+    result_after,
+    uid_of,
+    with_memory_cgroup,
+)
 from gangplane.agent.pod_status import pod_status
 from gangplane.agent.prober import Prober, Target, gates_readiness, restart_message
 from gangplane.agent.probes import probes_of
@@ -70,7 +75,6 @@ from gangplane.store.patch import MERGE_PATCH
 _log = logging.getLogger(__name__)
 
 FINALIZER = "gangplane.io/node-agent"
-DEFAULT_GRACE_SECONDS = 30
 CONFIG_RETRY_SECONDS = 2.0
 
 
@@ -165,7 +169,7 @@ class NodeAgent:
         pod = self.informer.get(*key)
         with self._lock:
             state = self._pods.get(key)
-        if state is not None and (pod is None or _uid(pod) != state.uid):
+        if state is not None and (pod is None or uid_of(pod) != state.uid):
             self._abandon(key, state)
             state = None
         if pod is None:
@@ -174,7 +178,7 @@ class NodeAgent:
             state = self._admit(key, pod)
             if state is None:
                 return Result()
-        pod = _newer(pod, state.latest)
+        pod = newer(pod, state.latest)
         self._absorb_exits(state)
         if pod["metadata"].get("deletionTimestamp"):
             return self._terminate(key, pod, state)
@@ -193,7 +197,7 @@ class NodeAgent:
             run = ps.recover_run(spec, status, now)
         else:
             run = ps.new_run(spec, now)
-        state = _Pod(_uid(pod), spec, run, latest=pod)
+        state = _Pod(uid_of(pod), spec, run, latest=pod)
         self._assign_devices(pod, state)
         with self._lock:
             self._pods[key] = state
@@ -223,7 +227,7 @@ class NodeAgent:
     def _sync(self, key: Key, pod: Object, state: _Pod) -> Result:
         now = self.clock.now()
         state.run = ps.expire(state.spec, state.run, now)
-        grace = _grace(pod)
+        grace = grace_of(pod)
         self._apply_probes(pod, state, grace)
         plan = ps.plan(state.spec, state.run, now)
         for name in plan.stop:
@@ -234,12 +238,12 @@ class NodeAgent:
         self._write_status(pod, state)
         if ps.pod_phase(state.spec, state.run) in ps.TERMINAL and not state.procs:
             self._release(state)
-            self._drop_finalizer(state, _newer(pod, state.latest))
-        return _result(now, plan.wake_at, CONFIG_RETRY_SECONDS if retry else None)
+            self._drop_finalizer(state, newer(pod, state.latest))
+        return result_after(now, plan.wake_at, CONFIG_RETRY_SECONDS if retry else None)
 
     def _start(self, key: Key, pod: Object, state: _Pod, name: str) -> bool:
         """Start one container; True when its configuration is not resolvable yet (try again later)."""
-        container = _container(pod, name)
+        container = container_of(pod, name)
         job = job_identity(pod)
         port_map = self.ports.port_map(job.key, state.uid) if job else (lambda port: port)
         gpus = container_gpus(pod, state.gpus).get(name, ())
@@ -247,7 +251,7 @@ class NodeAgent:
         restarted = state.run.containers[name].terminated is not None
         try:
             launch = build_launch(pod, container, self._ctx, port_map, gpus, self._place(pod))
-            launch = _limited(container, state.uid, launch)
+            launch = with_memory_cgroup(container, state.uid, launch)
             rotate_log(launch.log_path, keep_previous=restarted)
             proc = start(launch, self.clock, lambda _: self.controller.enqueue(key))
         except ConfigError as err:
@@ -319,7 +323,7 @@ class NodeAgent:
         state.run = ps.terminate(state.run)
         for name, proc in state.procs.items():
             if not proc.stopping:
-                self._stop_async(state, name, _grace(pod), pod)
+                self._stop_async(state, name, grace_of(pod), pod)
         if state.procs:
             return Result()  # each exit enqueues the key again
         self._write_status(pod, state)
@@ -327,7 +331,7 @@ class NodeAgent:
         with self._lock:
             self._pods.pop(key, None)
         shutil.rmtree(sandbox.pod_dir(self._pods_root, pod), ignore_errors=True)  # emptyDir goes with the pod
-        self._drop_finalizer(state, _newer(pod, state.latest))
+        self._drop_finalizer(state, newer(pod, state.latest))
         return Result()
 
     def _abandon(self, key: Key, state: _Pod) -> None:
@@ -400,45 +404,6 @@ class NodeAgent:
             return self.store.get(rt, namespace, name)
         except NotFound:
             return None
-
-
-def _uid(pod: Object) -> str:
-    return str(pod["metadata"].get("uid") or "")
-
-
-def _newer(cached: Object, written: Object | None) -> Object:
-    """The informer's copy, unless our own last write is more recent than what it has seen."""
-    if written is None or _uid(written) != _uid(cached):
-        return cached
-    rv = (int(o["metadata"].get("resourceVersion") or 0) for o in (cached, written))
-    return written if next(rv) < next(rv) else cached
-
-
-def _container(pod: Object, name: str) -> dict[str, Any]:
-    spec = pod.get("spec") or {}
-    return next(
-        c for c in [*(spec.get("initContainers") or []), *(spec.get("containers") or [])] if c["name"] == name
-    )
-
-
-def _limited(container: Mapping[str, Any], uid: str, launch: Launch) -> Launch:
-    """A container with a memory limit runs in its own memory cgroup where the machine allows one."""
-    limit = memory_limit(container)
-    found = cgroups.detect() if limit else None
-    if found is None or limit is None:
-        return launch
-    cgroup = found.create(f"{uid}_{container['name']}_{time.time_ns()}", limit)
-    return dataclasses.replace(launch, cgroup=cgroup)
-
-
-def _grace(pod: Object) -> float:
-    value = (pod.get("spec") or {}).get("terminationGracePeriodSeconds")
-    return float(DEFAULT_GRACE_SECONDS if value is None else value)
-
-
-def _result(now: float, wake_at: float | None, retry: float | None) -> Result:
-    delays = [d for d in (None if wake_at is None else max(0.0, wake_at - now), retry) if d is not None]
-    return Result(requeue_after=min(delays) if delays else None)
 
 
 __all__ = ["FINALIZER", "NodeAgent"]

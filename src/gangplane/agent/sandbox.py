@@ -98,7 +98,7 @@ def namespaced(argv: Sequence[str], mounts: Iterable[Mount], hide: Iterable[Path
     lines = ["set -e"]
     for path in hide:
         lines.append(f"mount --bind /dev/null {shlex.quote(str(path))}")
-    for m in mounts:
+    for m in sorted(mounts, key=lambda m: len(m.target.rstrip("/"))):  # a parent before what nests in it
         src, dst = shlex.quote(str(m.source)), shlex.quote(m.target)
         make = f"mkdir -p {dst}" if m.source.is_dir() else f"mkdir -p $(dirname {dst}) && touch {dst}"
         lines.append(f"{make} && mount --bind {src} {dst}")

@@ -108,6 +108,19 @@ class EventCorrelator:
         return message, (*similar_key, message)
 
 
+_stamp_lock = threading.Lock()
+_last_stamp = 0
+
+
+def _unique_nanos(now: float) -> int:
+    """client-go names an Event ``<object>.<unix nanos in hex>``; nanos are kept strictly increasing in this
+    process, so two events in one instant (a manual clock, a coarse one) never share a name."""
+    global _last_stamp
+    with _stamp_lock:
+        _last_stamp = max(int(now * 1e9), _last_stamp + 1)
+        return _last_stamp
+
+
 def involved(obj: Object, field_path: str = "") -> dict[str, Any]:
     meta = obj.get("metadata") or {}
     ref = {
@@ -138,7 +151,7 @@ class EventRecorder:
         similar = (self.component, self.host, ref["kind"], ref["namespace"], ref["name"], ref["uid"],
                    field_path, type_, reason)  # fmt: skip
         message = message[:MAX_MESSAGE]
-        name = f"{ref['name']}.{int(now * 1e9):x}"
+        name = f"{ref['name']}.{_unique_nanos(now):x}"
         decision = self.correlator.correlate(similar, message, name, now)
         try:
             if not decision.create and not self._count(ref["namespace"], decision, now):

@@ -176,6 +176,9 @@ def _terminate(p: _Pass, type_: str, interim: str, reason_message: tuple[str, st
     p.condition(type_, "True", reason_message)
     if type_ == "Complete":
         p.status["completionTime"] = p.stamp
+    ttl = spec_of(p.job).get("ttlSecondsAfterFinished")
+    if ttl is not None:
+        p.result.requeue_after = float(ttl)  # the TTL-after-finished controller looks again then
 
 
 def _failure(p: _Pass, failed: int, failed_indexes: set[int], done: set[int]) -> tuple[str, str] | None:

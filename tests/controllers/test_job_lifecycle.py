@@ -274,3 +274,30 @@ def test_ttl_after_finished(
             {"type": cond, "status": "True", "lastTransitionTime": rfc3339(NOW - ago)}]}  # fmt: skip
     decided = p.plan(owner, [], NOW)
     assert (decided.delete_job, decided.requeue_after if cond else None) == want
+
+
+# job_controller_test.go TestSyncJobWithJobPodReplacementPolicy-style cases: (policy, pod failure policy,
+# indexed) -> replacements created while the only pod is still terminating
+REPLACEMENT = {
+    "TerminatingOrFailed replaces a terminating pod at once": ("TerminatingOrFailed", None, False, 1),
+    "Failed waits for the terminating pod to fail": ("Failed", None, False, 0),
+    "Failed is the default with a pod failure policy": (None, {"rules": []}, False, 0),
+    "Failed waits per index for an Indexed Job": ("Failed", None, True, 0),
+    "TerminatingOrFailed replaces the index at once": ("TerminatingOrFailed", None, True, 1),
+}
+
+
+@pytest.mark.parametrize(
+    ("policy", "pfp", "is_indexed", "created"), REPLACEMENT.values(), ids=REPLACEMENT.keys()
+)
+def test_pod_replacement_policy(policy: str | None, pfp: Any, is_indexed: bool, created: int) -> None:
+    spec: dict[str, Any] = {"completionMode": "Indexed" if is_indexed else "NonIndexed"}
+    if policy:
+        spec["podReplacementPolicy"] = policy
+    if pfp is not None:
+        spec["podFailurePolicy"] = pfp
+    owner = job(**spec)
+    terminating = pod(owner, 0 if is_indexed else None, "Running")
+    terminating["metadata"]["deletionTimestamp"] = rfc3339(NOW)
+    decided = p.plan(owner, [terminating], NOW)
+    assert len(decided.create_pods) == created and decided.status["terminating"] == 1

@@ -17,7 +17,8 @@ A compact port of ``pkg/controller/job/job_controller.go`` ``syncJob``/``manageJ
 - ``backoffLimitPerIndex``: an index fails past its own limit or on a ``FailIndex`` rule; the Job fails with
   ``MaxFailedIndexesExceeded`` or, once every index is done, ``FailedIndexes``; ``successPolicy`` completes
   an Indexed Job early with ``SuccessPolicy``; ``ttlSecondsAfterFinished`` deletes a finished Job (the
-  TTL-after-finished controller).
+  TTL-after-finished controller); ``podReplacementPolicy`` ``Failed`` (the default with a pod failure policy)
+  waits for terminating pods to end before replacing them, and ``status.terminating`` counts them.
 
 Differences, on purpose: failure counting does not use the ``job-tracking`` finalizer, so ``failed`` is the
 larger of the recorded count and the failed pods still present (the embedded cluster keeps them until the
@@ -67,6 +68,7 @@ class _Pods:
     active: list[Object] = field(default_factory=list)
     succeeded: list[Object] = field(default_factory=list)
     failed: list[Object] = field(default_factory=list)
+    terminating: list[Object] = field(default_factory=list)  # being deleted, not yet terminal
 
 
 def _partition(pods: list[Object]) -> _Pods:
@@ -79,9 +81,19 @@ def _partition(pods: list[Object]) -> _Pods:
             out.succeeded.append(pod)
         elif phase == "Failed":
             out.failed.append(pod)
-        elif not deleting(pod):
+        elif deleting(pod):
+            out.terminating.append(pod)
+        else:
             out.active.append(pod)
     return out
+
+
+def only_replace_failed(job: Object) -> bool:
+    """``podReplacementPolicy``: ``Failed`` (the default with a pod failure policy) waits for a terminating
+    pod to end before replacing it; ``TerminatingOrFailed`` replaces it at once."""
+    spec = spec_of(job)
+    default = "Failed" if spec.get("podFailurePolicy") else "TerminatingOrFailed"
+    return bool(spec.get("podReplacementPolicy", default) == "Failed")
 
 
 def finished(job: Object) -> bool:
@@ -279,7 +291,12 @@ def _manage_indexed(p: _Pass, done: set[int], failures: jb.IndexFailures) -> int
             p.result.delete_pods.append(pod)
         else:
             kept[index] = pod
-    missing = [i for i in range(completions) if i not in done and i not in kept and i not in failures.failed]
+    waiting = {jp.pod_index(pod) for pod in p.pods.terminating} if only_replace_failed(p.job) else set()
+    missing = [
+        i
+        for i in range(completions)
+        if i not in done and i not in kept and i not in failures.failed | waiting
+    ]
     room = max(parallelism - len(kept), 0)
     created = 0
     for index in missing[:room]:
@@ -299,8 +316,10 @@ def _manage_non_indexed(p: _Pass, succeeded: int) -> int:
     active = p.pods.active
     if len(active) > wanted:
         p.result.delete_pods.extend(active[wanted:])
-    p.result.create_pods.extend(jp.build_pod(p.job, None) for _ in range(wanted - len(active)))
-    return max(wanted, 0)
+    waiting = len(p.pods.terminating) if only_replace_failed(p.job) else 0
+    created = max(wanted - len(active) - waiting, 0)
+    p.result.create_pods.extend(jp.build_pod(p.job, None) for _ in range(created))
+    return min(len(active), max(wanted, 0)) + created
 
 
 def _manage(p: _Pass, done: set[int], succeeded: int, failures: jb.IndexFailures) -> int:
@@ -323,6 +342,7 @@ def _counts(
         else:
             p.status.pop(key, None)
     p.status["ready"] = ready
+    p.status["terminating"] = len(p.pods.terminating)
     if done:
         p.status["completedIndexes"] = format_indexes(done)
     if p.per_index:

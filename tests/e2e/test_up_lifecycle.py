@@ -22,6 +22,7 @@ kubernetes = pytest.importorskip("kubernetes")
 from kubernetes import client, config, watch  # noqa: E402
 
 from gangplane.agent import sandbox  # noqa: E402
+from gangplane.clock import rfc3339  # noqa: E402
 
 pytestmark = pytest.mark.slow
 NS = "default"
@@ -204,3 +205,32 @@ def test_a_claim_is_shared_by_an_initializer_and_a_trainer(api: client.ApiClient
                                 "command": ["python", "-c", code, "/workspace/dataset"]}], volumes=claim)  # fmt: skip
         assert finished_pod(api, name).status.phase == "Succeeded"
     assert client.CoreV1Api(api).read_namespaced_pod_log("trainer", NS) == "prepared\n"
+
+
+def test_pod_failure_policy_ignores_a_disruption(api: client.ApiClient, home: Path) -> None:
+    """What the eviction API does (``DisruptionTarget``, then the delete) is ignored by the Job's
+    ``podFailurePolicy``: the pod is replaced without counting towards ``backoffLimit: 0``."""
+    core, batch = client.CoreV1Api(api), client.BatchV1Api(api)
+    marker = home.parent / "evicted-once"
+    code = (f"import os, time; m = {str(marker)!r}; done = os.path.exists(m); open(m, 'a').close(); "
+            "time.sleep(0 if done else 120)")  # fmt: skip
+    main = {"name": "main", "image": "python", "command": ["python", "-c", code]}
+    policy = {"rules": [{"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget"}]}]}
+    template = {"spec": {"restartPolicy": "Never", "terminationGracePeriodSeconds": 1, "containers": [main]}}
+    spec = {"backoffLimit": 0, "podFailurePolicy": policy, "template": template}
+    batch.create_namespaced_job(NS, {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "evictable"},
+                                     "spec": spec})  # fmt: skip
+    selector = "batch.kubernetes.io/job-name=evictable"
+    first = wait_for(lambda: marker.exists() and core.list_namespaced_pod(NS, label_selector=selector).items[0],
+                     what="the first pod to run")  # fmt: skip
+    disrupted = {"type": "DisruptionTarget", "status": "True", "reason": "EvictionByEvictionAPI",
+                 "message": "Eviction API: evicting", "lastTransitionTime": rfc3339(time.time())}  # fmt: skip
+    core.patch_namespaced_pod_status(first.metadata.name, NS, {"status": {"conditions": [disrupted]}})
+    core.delete_namespaced_pod(first.metadata.name, NS)
+
+    def complete() -> Any:
+        job = batch.read_namespaced_job("evictable", NS)
+        return any(c.type == "Complete" for c in job.status.conditions or []) and job
+
+    job = wait_for(complete, timeout=60, what="the Job to complete after the ignored disruption")
+    assert not job.status.failed and job.status.succeeded == 1

@@ -53,10 +53,11 @@ def test_volumes_env_and_working_directory(
         "open('scratch.txt', 'w').write('mine'); print(os.getcwd()); "
         f"print(repr(open({str(tmp_path / 'token')!r}).read()))"
     )
-    container = python("main", code, args=[mount, "/var/run/sec"],
+    container = python("main", code, args=[mount, str(Path(mount).parent / "sec")],
                        env=[{"name": "TOKEN", "valueFrom": {"secretKeyRef": {"name": "sec", "key": "key"}}}],
                        volumeMounts=[{"name": "mpi", "mountPath": mount},
-                                     {"name": "sec", "mountPath": "/var/run/sec", "readOnly": True}])  # fmt: skip
+                                     {"name": "sec", "mountPath": str(Path(mount).parent / "sec"),
+                                      "readOnly": True}])  # fmt: skip
     volumes = [{"name": "mpi", "configMap": {"name": "cfg", "items": [{"key": "hostfile", "path": "hostfile"}]}},
                {"name": "sec", "secret": {"secretName": "sec"}}]  # fmt: skip
     store.create(PODS, pod("vols", container, restartPolicy="Never", volumes=volumes))
@@ -180,3 +181,34 @@ def test_claims_outlive_pods_and_unsupported_volumes_are_errors(tmp_path: Path) 
     assert path == tmp_path / "claims" / "ns" / "shared" and path.is_dir()
     with pytest.raises(ConfigError, match="nfs volumes are not supported"):
         v.volume_path(POD, {"name": "n", "nfs": {}}, tmp_path / "sb", tmp_path / "claims", reader({}), {})
+
+
+def test_unchanged_payload_is_not_rewritten(tmp_path: Path) -> None:
+    folder = tmp_path / "vol"
+    v.write_atomically(folder, {"a": (b"1", 0o644)})
+    first = os.readlink(folder / "..data")
+    v.write_atomically(folder, {"a": (b"1", 0o644)})
+    assert os.readlink(folder / "..data") == first
+
+
+def test_a_running_pod_sees_its_config_map_change(
+    store: MemoryStore, make_pool: PoolFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from gangplane.agent import agent as agent_module
+
+    monkeypatch.setattr(agent_module, "VOLUME_SYNC_SECONDS", 0.2)
+    config_objects(store)
+    make_pool()
+    seen = tmp_path / "seen"
+    code = ("import sys, time\n"
+            "while True:\n"
+            f"    open({str(seen)!r}, 'w').write(open(sys.argv[1] + '/other').read()); time.sleep(0.1)")  # fmt: skip
+    container = python(
+        "main", code, args=["/etc/cfg"], volumeMounts=[{"name": "cfg", "mountPath": "/etc/cfg"}]
+    )
+    store.create(PODS, pod("watcher", container, volumes=[{"name": "cfg", "configMap": {"name": "cfg"}}]))
+    wait_for(lambda: seen.exists() and seen.read_text() == "x", what="the first content")
+    cm = store.get(CONFIGMAPS, "default", "cfg")
+    store.update(CONFIGMAPS, {**cm, "data": {**cm["data"], "other": "y"}})
+    wait_for(lambda: seen.read_text() == "y", timeout=15, what="the updated content")
+    shutil.rmtree(f"/tmp/gp-test-{os.getpid()}-watch", ignore_errors=True)

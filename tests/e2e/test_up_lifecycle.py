@@ -6,6 +6,7 @@ deserialisation error."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import socket
@@ -26,6 +27,7 @@ from gangplane.clock import rfc3339  # noqa: E402
 
 pytestmark = pytest.mark.slow
 NS = "default"
+MOUNT_POINTS = ("/etc/gp-e2e/settings", "/etc/gp-e2e", "/workspace/dataset", "/workspace")
 CLUSTER = "nodeGroups:\n  - {name: cpu, count: 2, namePrefix: node-, capacity: {cpu: '4', memory: 8Gi}}\n"
 
 
@@ -55,11 +57,17 @@ def home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
                               text=True, timeout=120)  # fmt: skip
         assert done.returncode == 0, done.stdout + done.stderr
 
+    # In namespace mode a missing mount point is created on the host (an empty directory): remove those
+    # this module made, and only those.
+    made = [d for d in MOUNT_POINTS if not Path(d).exists()]
     gp("up", "--config", str(root / "cluster.yaml"), "--port", str(_free_port()))
     try:
         yield root / "home"
     finally:
         gp("down")
+        for directory in made:
+            with contextlib.suppress(OSError):
+                Path(directory).rmdir()
 
 
 @pytest.fixture(scope="module")

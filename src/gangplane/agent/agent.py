@@ -62,7 +62,7 @@ from gangplane.agent.process import (
     start,
     stop,
 )
-from gangplane.agent.volumes import pod_volumes
+from gangplane.agent.volumes import has_projections, pod_volumes
 from gangplane.client import Controller, Informer, Result
 from gangplane.client.events import EventRecorder
 from gangplane.client.informer import Key
@@ -76,6 +76,7 @@ _log = logging.getLogger(__name__)
 
 FINALIZER = "gangplane.io/node-agent"
 CONFIG_RETRY_SECONDS = 2.0
+VOLUME_SYNC_SECONDS = 60.0  # the kubelet's default syncFrequency
 
 
 @dataclass(slots=True)
@@ -234,12 +235,24 @@ class NodeAgent:
             if name in state.procs and not state.procs[name].stopping:
                 self._stop_async(state, name, grace, pod)
         retry = any([self._start(key, pod, state, name) for name in plan.start])
+        refresh = self._refresh_volumes(pod, state) if not plan.start else None
         self._report_backoff(pod, state, now)
         self._write_status(pod, state)
         if ps.pod_phase(state.spec, state.run) in ps.TERMINAL and not state.procs:
             self._release(state)
             self._drop_finalizer(state, newer(pod, state.latest))
-        return result_after(now, plan.wake_at, CONFIG_RETRY_SECONDS if retry else None)
+        retry_at = CONFIG_RETRY_SECONDS if retry else refresh
+        return result_after(now, plan.wake_at, retry_at)
+
+    def _refresh_volumes(self, pod: Object, state: _Pod) -> float | None:
+        """While containers run, ConfigMap/Secret/downward API volumes follow their sources, rewritten (only
+        when changed) every ``VOLUME_SYNC_SECONDS`` as the kubelet's periodic sync does; a source that
+        vanished leaves the files as they were."""
+        if not state.procs or not has_projections(pod):
+            return None
+        with contextlib.suppress(ConfigError, OSError):
+            self._place(pod)
+        return VOLUME_SYNC_SECONDS
 
     def _start(self, key: Key, pod: Object, state: _Pod, name: str) -> bool:
         """Start one container; True when its configuration is not resolvable yet (try again later)."""

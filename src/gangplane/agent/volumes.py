@@ -8,7 +8,8 @@
 | ``persistentVolumeClaim`` | ``<state>/claims/<namespace>/<claimName>``: one directory per claim that outlives pods |
 
 Projected files are written as the kubelet's ``AtomicWriter`` does (a timestamped directory swapped in
-through the ``..data`` symlink) and refreshed each time a container of the pod starts. File modes follow
+through the ``..data`` symlink), refreshed each time a container of the pod starts and every minute while
+it runs (only when the content changed). File modes follow
 ``defaultMode``/``items[].mode``; a Secret's files default to 0600 (Kubernetes uses 0644; the stricter mode
 keeps other local users out, since the sandbox is on the host). A missing ConfigMap or Secret (not
 ``optional``) or key raises ``ConfigError``, so the container waits as the kubelet's does.
@@ -20,6 +21,7 @@ import base64
 import binascii
 import os
 import shutil
+import stat
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -128,6 +130,8 @@ def write_atomically(folder: Path, files: Files) -> None:
     """The kubelet's ``AtomicWriter``: files go into a fresh ``..<timestamp>`` directory that the ``..data``
     symlink is swapped to in one rename; each top-level name links through ``..data``."""
     folder.mkdir(parents=True, exist_ok=True)
+    if current_files(folder) == files:
+        return  # unchanged: the kubelet's writer leaves the payload alone too
     stamp = folder / f"..{time.strftime('%Y_%m_%d_%H_%M_%S')}.{time.monotonic_ns()}"
     stamp.mkdir()
     for rel, (content, mode) in files.items():
@@ -150,6 +154,23 @@ def write_atomically(folder: Path, files: Files) -> None:
             entry.unlink()
     if old and old != stamp.name:
         shutil.rmtree(folder / old, ignore_errors=True)
+
+
+def current_files(folder: Path) -> Files | None:
+    """The payload ``..data`` points at now (None when nothing was written yet)."""
+    data = folder / "..data"
+    if not data.is_dir():
+        return None
+    out: Files = {}
+    for path in data.rglob("*"):
+        if path.is_file():
+            out[str(path.relative_to(data))] = (path.read_bytes(), stat.S_IMODE(path.stat().st_mode))
+    return out
+
+
+def has_projections(pod: Mapping[str, Any]) -> bool:
+    volumes = (pod.get("spec") or {}).get("volumes") or []
+    return any(kind in v for v in volumes for kind in _PROJECTIONS)
 
 
 def volume_path(

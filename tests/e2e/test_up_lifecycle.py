@@ -99,9 +99,9 @@ def test_official_client_lists_and_watches_without_errors(api: client.ApiClient)
     assert added["object"].status.qos_class == "BestEffort" and added["object"].spec.restart_policy == "Never"
     batch.list_namespaced_job(NS)
     list(watch.Watch().stream(batch.list_namespaced_job, NS, timeout_seconds=1))
-    client.CustomObjectsApi(api).list_namespaced_custom_object(
-        "trainer.kubeflow.org", "v1alpha1", NS, "trainjobs"
-    )
+    custom, trainjobs = client.CustomObjectsApi(api), ("trainer.kubeflow.org", "v1alpha1", NS, "trainjobs")
+    custom.list_namespaced_custom_object(*trainjobs)
+    list(watch.Watch().stream(custom.list_namespaced_custom_object, *trainjobs, timeout_seconds=1))
 
 
 def kubectl_describe(home: Path, name: str) -> str | None:

@@ -324,3 +324,15 @@ def test_ranks_of_a_jobset_reach_each_other_through_the_rewritten_master(
             wait_phase(store, f"job-node-0-{rank}", "Succeeded", "Failed")["status"]["phase"] == "Succeeded"
         )
     assert log(tmp_path, "job-node-0-0", "node") == "hello from rank 1\n"
+
+
+def test_fallback_to_logs_on_error_makes_the_log_tail_the_termination_message(
+    store: MemoryStore, make_pool: PoolFactory
+) -> None:
+    make_pool()
+    code = "import sys; print('\\n'.join(f'line {i}' for i in range(100))); sys.exit(2)"
+    container = python("main", code, terminationMessagePolicy="FallbackToLogsOnError")
+    store.create(PODS, pod("tail", container, restartPolicy="Never"))
+    done = wait_phase(store, "tail", "Failed")
+    message = done["status"]["containerStatuses"][0]["state"]["terminated"]["message"]
+    assert message.splitlines() == [f"line {i}" for i in range(20, 100)]  # kubelet keeps the last 80 lines

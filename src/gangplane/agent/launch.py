@@ -80,6 +80,7 @@ def build_launch(
         cwd=Path(working) if working else default,
         log_path=log_path(ctx.logs_dir, pod, name),
         marker=marker,
+        fallback_to_logs=container.get("terminationMessagePolicy") == "FallbackToLogsOnError",
     )
     return _placed(launch, container, ctx, place, default) if place is not None else launch
 

@@ -75,6 +75,7 @@ class Launch:
     log_path: Path
     marker: str = ""  # sandbox.MARKER_ENV's value: finds the container's processes that left its group
     cgroup: Path | None = None  # the container's memory cgroup (``cgroups.py``), where limits are enforced
+    fallback_to_logs: bool = False  # ``terminationMessagePolicy: FallbackToLogsOnError``
 
 
 class StartError(Exception):
@@ -89,6 +90,7 @@ class ContainerProcess:
     started_at: float
     marker: str = ""
     cgroup: Path | None = None
+    log_on_error: Path | None = None  # the log whose tail becomes the message of a failed exit
     ended: Termination | None = None
     stopping: bool = False
     _done: threading.Event = field(default_factory=threading.Event)
@@ -127,7 +129,8 @@ def start(launch: Launch, clock: Clock, on_exit: Callable[[ContainerProcess], No
             if launch.cgroup:
                 cgroups.remove(launch.cgroup)
             raise StartError(f"failed to start {launch.argv[0]!r}: {err.strerror or err}") from err
-    proc = ContainerProcess(popen, clock.now(), launch.marker, launch.cgroup)
+    on_error = launch.log_path if launch.fallback_to_logs else None
+    proc = ContainerProcess(popen, clock.now(), launch.marker, launch.cgroup, on_error)
     waiter = threading.Thread(
         target=_watch, args=(proc, clock, on_exit), name=f"pid-{popen.pid}", daemon=True
     )
@@ -156,9 +159,27 @@ def _watch(proc: ContainerProcess, clock: Clock, on_exit: Callable[[ContainerPro
         ended = dataclasses.replace(ended, reason="OOMKilled")
     if proc.cgroup is not None:
         cgroups.remove(proc.cgroup)
+    if exit_code != 0 and proc.log_on_error is not None:
+        ended = dataclasses.replace(ended, message=log_tail(proc.log_on_error))
     proc.ended = ended
     proc._done.set()
     on_exit(proc)
+
+
+# kubelet's ``MaxContainerTerminationMessageLogLines`` / ``MaxContainerTerminationMessageLogLength``
+TERMINATION_LOG_LINES, TERMINATION_LOG_BYTES = 80, 2048
+
+
+def log_tail(path: Path) -> str:
+    """The end of a failed container's log as its termination message (``FallbackToLogsOnError``)."""
+    try:
+        with path.open("rb") as f:
+            f.seek(max(0, f.seek(0, os.SEEK_END) - 64 * 1024))
+            data = f.read()
+    except OSError:
+        return ""
+    lines = b"".join(data.splitlines(keepends=True)[-TERMINATION_LOG_LINES:])
+    return lines[-TERMINATION_LOG_BYTES:].decode(errors="replace")
 
 
 def kill_group(pgid: int, signum: signal.Signals) -> bool:

@@ -66,8 +66,9 @@ def remove(path: Path) -> None:
 
 
 def enter_argv(path: Path, argv: list[str]) -> list[str]:
-    """``argv`` started inside the cgroup: the shell moves itself in, then execs in place (same pid)."""
-    script = f'echo $$ > "{path / "cgroup.procs"}" && exec "$@"'
+    """``argv`` started inside the cgroup: the shell moves itself in, then execs in place (same pid). A
+    refused move (no delegation) leaves the limit unenforced rather than failing the container."""
+    script = f'echo $$ 2>/dev/null > "{path / "cgroup.procs"}"; exec "$@"'
     return ["/bin/sh", "-c", script, "gangplane-cgroup", *argv]
 
 

@@ -30,7 +30,8 @@ def make_pool(store: MemoryStore, tmp_path: Path) -> Iterator[Callable[..., Agen
     def make(config: ClusterConfig | None = None, **kwargs: Any) -> AgentPool:
         config = config or ClusterConfig(node_groups=[NodeGroup(name="node", count=2, capacity={"cpu": "2"})])
         kwargs.setdefault("stop_grace_seconds", 1.0)
-        pool = AgentPool(store, WallClock(), config, tmp_path / "logs", workdir=tmp_path, **kwargs)
+        kwargs.setdefault("workdir", tmp_path)
+        pool = AgentPool(store, WallClock(), config, tmp_path / "logs", **kwargs)
         pool.start()
         pools.append(pool)
         return pool

@@ -19,7 +19,8 @@ from gangplane.agent.process import group_members
 from gangplane.api.jobset import JOBSET_NAME_LABEL
 from gangplane.clock import WallClock
 from gangplane.errors import NotFound
-from gangplane.store.catalog import CONFIGMAPS, LEASES, NODES, PODS
+from gangplane.store.base import ListOptions
+from gangplane.store.catalog import CONFIGMAPS, EVENTS, LEASES, NODES, PODS
 from gangplane.store.memory import MemoryStore
 
 PoolFactory = Callable[..., AgentPool]
@@ -43,7 +44,14 @@ def test_pool_registers_ready_nodes_and_leases(store: MemoryStore, make_pool: Po
     make_pool()
     nodes = store.list(NODES).items
     assert [n["metadata"]["name"] for n in nodes] == ["node-0", "node-1"]
-    assert all(n["status"]["conditions"][0]["status"] == "True" for n in nodes)
+    ready = [next(c for c in n["status"]["conditions"] if c["type"] == "Ready") for n in nodes]
+    assert all(c["status"] == "True" and c["reason"] == "KubeletReady" for c in ready)
+    # every nodeInfo field a kubelet reports, with this host's values (kubeProxyVersion is deprecated)
+    info = nodes[0]["status"]["nodeInfo"]
+    assert len(info) == 10 and all(v for k, v in info.items() if k != "kubeProxyVersion")
+    assert {c["type"] for c in nodes[0]["status"]["conditions"]} == {
+        "MemoryPressure", "DiskPressure", "PIDPressure", "Ready"}  # fmt: skip
+    assert nodes[0]["status"]["daemonEndpoints"] == {"kubeletEndpoint": {"Port": 0}}
     assert {lease["spec"]["holderIdentity"] for lease in store.list(LEASES).items} == {"node-0", "node-1"}
 
 
@@ -99,7 +107,13 @@ def test_on_failure_restarts_the_container(
     (status,) = done["status"]["containerStatuses"]
     assert status["restartCount"] == 1
     assert status["lastState"]["terminated"]["exitCode"] == 1
-    assert log(tmp_path, "retry", "main") == "first\nsecond\n"
+    assert log(tmp_path, "retry", "main") == "second\n"
+    assert log(tmp_path, "retry", "main.previous") == "first\n"  # kubectl logs --previous
+    # kubelet events, identical ones counted on one Event (client-go's correlator)
+    events = {e["reason"]: e for e in store.list(EVENTS, ListOptions(namespace="default")).items}
+    assert events["Started"]["count"] == 2 and events["Started"]["message"] == "Started container main"
+    assert events["Created"]["involvedObject"]["fieldPath"] == "spec.containers{main}"
+    assert events["Created"]["source"]["component"] == "kubelet"
 
 
 def test_init_container_runs_before_the_main_container(
@@ -310,3 +324,15 @@ def test_ranks_of_a_jobset_reach_each_other_through_the_rewritten_master(
             wait_phase(store, f"job-node-0-{rank}", "Succeeded", "Failed")["status"]["phase"] == "Succeeded"
         )
     assert log(tmp_path, "job-node-0-0", "node") == "hello from rank 1\n"
+
+
+def test_fallback_to_logs_on_error_makes_the_log_tail_the_termination_message(
+    store: MemoryStore, make_pool: PoolFactory
+) -> None:
+    make_pool()
+    code = "import sys; print('\\n'.join(f'line {i}' for i in range(100))); sys.exit(2)"
+    container = python("main", code, terminationMessagePolicy="FallbackToLogsOnError")
+    store.create(PODS, pod("tail", container, restartPolicy="Never"))
+    done = wait_phase(store, "tail", "Failed")
+    message = done["status"]["containerStatuses"][0]["state"]["terminated"]["message"]
+    assert message.splitlines() == [f"line {i}" for i in range(20, 100)]  # kubelet keeps the last 80 lines

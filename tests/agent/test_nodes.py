@@ -74,8 +74,10 @@ def test_node_objects_are_ready_nodes_with_capacity_and_taints() -> None:
     assert node["spec"]["taints"] == [{"key": "k", "value": "v", "effect": "NoSchedule"}]
     assert node["status"]["capacity"] == node["status"]["allocatable"]
     assert node["status"]["capacity"][GPU_RESOURCE] == "1"
-    (ready,) = node["status"]["conditions"]
+    *pressure, ready = node["status"]["conditions"]
     assert (ready["type"], ready["status"]) == ("Ready", "True")
+    assert [(c["type"], c["status"]) for c in pressure] == [
+        ("MemoryPressure", "False"), ("DiskPressure", "False"), ("PIDPressure", "False")]  # fmt: skip
     assert {"type": "InternalIP", "address": "127.0.0.1"} in node["status"]["addresses"]
 
 

@@ -79,10 +79,12 @@ def test_duplicate_pods_for_one_index_are_deleted() -> None:
     assert decided.delete_pods == [second] and decided.create_pods == []
 
 
-def test_failed_pod_is_replaced_until_the_backoff_limit() -> None:
+def test_failed_pod_is_replaced_after_the_backoff_until_the_backoff_limit() -> None:
     owner = job(completions=2, parallelism=2, backoffLimit=1)
     failed = pod(owner, 0, "Failed")
-    decided = p.plan(owner, [failed, pod(owner, 1, n=1)], NOW)
+    waiting = p.plan(owner, [failed, pod(owner, 1, n=1)], NOW + 4)
+    assert waiting.create_pods == [] and waiting.requeue_after == 6 and waiting.status["failed"] == 1
+    decided = p.plan(owner, [failed, pod(owner, 1, n=1)], NOW + 10)
     assert indexes(decided.create_pods) == [0] and decided.status["failed"] == 1
     second = pod(owner, 0, "Failed", n=2)
     decided = p.plan(owner, [failed, second, pod(owner, 1, n=1)], NOW)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import shutil
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -26,15 +27,44 @@ from pathlib import Path
 from typing import Any
 
 from gangplane.agent import pod_state as ps
+from gangplane.agent import sandbox
 from gangplane.agent.env import ConfigError
 from gangplane.agent.heartbeat import Heartbeat, register
-from gangplane.agent.launch import DevicePool, LaunchContext, build_launch, container_gpus, pod_gpus
+from gangplane.agent.kubelet_events import backoff_message, backoffs_to_report, container_event
+from gangplane.agent.launch import (
+    DevicePool,
+    LaunchContext,
+    PodPlace,
+    build_launch,
+    container_gpus,
+    pod_gpus,
+)
 from gangplane.agent.leftovers import kill_groups, leftover_groups
 from gangplane.agent.names import PortAllocator, job_identity
 from gangplane.agent.nodes import GPU_RESOURCE, NodeSpec
+from gangplane.agent.pod_access import (
+    container_of,
+    grace_of,
+    newer,
+    result_after,
+    uid_of,
+    with_memory_cgroup,
+)
 from gangplane.agent.pod_status import pod_status
-from gangplane.agent.process import ContainerProcess, StartError, base_environment, start, stop
+from gangplane.agent.prober import Prober, Target, gates_readiness, restart_message
+from gangplane.agent.probes import probes_of
+from gangplane.agent.process import (
+    ContainerProcess,
+    Launch,
+    StartError,
+    base_environment,
+    rotate_log,
+    start,
+    stop,
+)
+from gangplane.agent.volumes import has_projections, pod_volumes
 from gangplane.client import Controller, Informer, Result
+from gangplane.client.events import EventRecorder
 from gangplane.client.informer import Key
 from gangplane.clock import Clock
 from gangplane.errors import NotFound
@@ -45,8 +75,8 @@ from gangplane.store.patch import MERGE_PATCH
 _log = logging.getLogger(__name__)
 
 FINALIZER = "gangplane.io/node-agent"
-DEFAULT_GRACE_SECONDS = 30
 CONFIG_RETRY_SECONDS = 2.0
+VOLUME_SYNC_SECONDS = 60.0  # the kubelet's default syncFrequency
 
 
 @dataclass(slots=True)
@@ -60,6 +90,7 @@ class _Pod:
     procs: dict[str, ContainerProcess] = field(default_factory=dict)
     latest: Object | None = None  # the pod as our last write returned it
     released: bool = False
+    backoff_reported: dict[str, int] = field(default_factory=dict)  # container -> restart count reported
 
 
 class NodeAgent:
@@ -77,17 +108,22 @@ class NodeAgent:
         base_env: Mapping[str, str] | None = None,
         heartbeat_seconds: float = 10.0,
         stop_grace_seconds: float = 5.0,
+        isolation: str | None = None,
     ) -> None:
         self.store, self.clock, self.node, self.ports = store, clock, node, ports
         self.name = f"node-agent-{node.name}"
         self._devices = DevicePool(node.gpu_devices)
+        state = logs_dir.parent  # the control plane's state directory
+        self._pods_root, self._claims_root = state / "pods", state / "claims"
         self._ctx = LaunchContext(
             logs_dir=logs_dir,
-            workdir=workdir or Path.cwd(),
+            workdir=workdir,
             base_env=base_environment(base_env),
             allocatable=node.capacity,
             read=self._read,
             real_gpus=bool(node.gpu_devices),
+            isolation=isolation or sandbox.mode(),
+            state_root=state,
         )
         self._stop_grace = stop_grace_seconds
         self._pods: dict[Key, _Pod] = {}
@@ -97,6 +133,8 @@ class NodeAgent:
         self.controller = Controller(self, clock)
         self.controller.watch(self.informer)
         self._heartbeat = Heartbeat(store, clock, node.name, heartbeat_seconds)
+        self.events = EventRecorder(store, clock, "kubelet", host=node.name)
+        self._prober = Prober(clock, self.events, self.controller.enqueue)
 
     # -- lifecycle ------------------------------------------------------------------------------------------
     def start(self, timeout: float = 30.0) -> None:
@@ -106,9 +144,11 @@ class NodeAgent:
         if not self.informer.wait_synced(timeout):
             raise TimeoutError(f"{self.name}: pod informer did not sync within {timeout}s")
         self.controller.start()
+        self._prober.start()
 
     def stop(self) -> None:
         """Stop reconciling, then stop every process group of this node (grace ``stop_grace_seconds``)."""
+        self._prober.stop()
         self.controller.stop()
         self.informer.stop()
         self._heartbeat.stop()
@@ -130,7 +170,7 @@ class NodeAgent:
         pod = self.informer.get(*key)
         with self._lock:
             state = self._pods.get(key)
-        if state is not None and (pod is None or _uid(pod) != state.uid):
+        if state is not None and (pod is None or uid_of(pod) != state.uid):
             self._abandon(key, state)
             state = None
         if pod is None:
@@ -139,7 +179,7 @@ class NodeAgent:
             state = self._admit(key, pod)
             if state is None:
                 return Result()
-        pod = _newer(pod, state.latest)
+        pod = newer(pod, state.latest)
         self._absorb_exits(state)
         if pod["metadata"].get("deletionTimestamp"):
             return self._terminate(key, pod, state)
@@ -158,7 +198,7 @@ class NodeAgent:
             run = ps.recover_run(spec, status, now)
         else:
             run = ps.new_run(spec, now)
-        state = _Pod(_uid(pod), spec, run, latest=pod)
+        state = _Pod(uid_of(pod), spec, run, latest=pod)
         self._assign_devices(pod, state)
         with self._lock:
             self._pods[key] = state
@@ -183,55 +223,128 @@ class NodeAgent:
             if proc.ended is not None:
                 state.run = ps.exited(state.run, name, proc.ended)
                 del state.procs[name]
+                self._prober.forget(state.uid, name)
 
     def _sync(self, key: Key, pod: Object, state: _Pod) -> Result:
         now = self.clock.now()
         state.run = ps.expire(state.spec, state.run, now)
+        grace = grace_of(pod)
+        self._apply_probes(pod, state, grace)
         plan = ps.plan(state.spec, state.run, now)
-        grace = _grace(pod)
         for name in plan.stop:
             if name in state.procs and not state.procs[name].stopping:
-                self._stop_async(state, name, grace)
+                self._stop_async(state, name, grace, pod)
         retry = any([self._start(key, pod, state, name) for name in plan.start])
+        refresh = self._refresh_volumes(pod, state) if not plan.start else None
+        self._report_backoff(pod, state, now)
         self._write_status(pod, state)
         if ps.pod_phase(state.spec, state.run) in ps.TERMINAL and not state.procs:
             self._release(state)
-            self._drop_finalizer(state, _newer(pod, state.latest))
-        return _result(now, plan.wake_at, CONFIG_RETRY_SECONDS if retry else None)
+            self._drop_finalizer(state, newer(pod, state.latest))
+        retry_at = CONFIG_RETRY_SECONDS if retry else refresh
+        return result_after(now, plan.wake_at, retry_at)
+
+    def _refresh_volumes(self, pod: Object, state: _Pod) -> float | None:
+        """While containers run, ConfigMap/Secret/downward API volumes follow their sources, rewritten (only
+        when changed) every ``VOLUME_SYNC_SECONDS`` as the kubelet's periodic sync does; a source that
+        vanished leaves the files as they were."""
+        if not state.procs or not has_projections(pod):
+            return None
+        with contextlib.suppress(ConfigError, OSError):
+            self._place(pod)
+        return VOLUME_SYNC_SECONDS
 
     def _start(self, key: Key, pod: Object, state: _Pod, name: str) -> bool:
         """Start one container; True when its configuration is not resolvable yet (try again later)."""
-        container = _container(pod, name)
+        container = container_of(pod, name)
         job = job_identity(pod)
         port_map = self.ports.port_map(job.key, state.uid) if job else (lambda port: port)
         gpus = container_gpus(pod, state.gpus).get(name, ())
         now = self.clock.now()
+        restarted = state.run.containers[name].terminated is not None
         try:
-            launch = build_launch(pod, container, self._ctx, port_map, gpus)
+            launch = build_launch(pod, container, self._ctx, port_map, gpus, self._place(pod))
+            launch = with_memory_cgroup(container, state.uid, launch)
+            rotate_log(launch.log_path, keep_previous=restarted)
             proc = start(launch, self.clock, lambda _: self.controller.enqueue(key))
         except ConfigError as err:
             state.run = ps.cannot_create(state.run, name, "CreateContainerConfigError", str(err))
+            self._container_event(pod, name, "Warning", "Failed", f"Error: {err}")
             return True
         except StartError as err:
             state.run = ps.start_failed(state.run, name, now, str(err))
+            self._container_event(pod, name, "Warning", "Failed", f"Error: {err}")
             return False
         state.procs[name] = proc
         state.run = ps.started(state.run, name, proc.started_at, proc.pid)
+        self._watch_probes(key, pod, state, container, launch, proc)
+        self._container_event(pod, name, "Normal", "Created", f"Created container: {name}")
+        self._container_event(pod, name, "Normal", "Started", f"Started container {name}")
         return False
+
+    def _watch_probes(
+        self,
+        key: Key,
+        pod: Object,
+        state: _Pod,
+        container: dict[str, Any],
+        launch: Launch,
+        proc: ContainerProcess,
+    ) -> None:
+        found = probes_of(container)
+        if not found:
+            return
+        name, in_namespace = str(container["name"]), self._ctx.isolation == sandbox.NAMESPACE
+        target = Target(
+            key, pod, container, found, proc.started_at, launch.env, launch.cwd, proc.pid, in_namespace
+        )
+        self._prober.watch(state.uid, name, target)
+        if gates_readiness(found):
+            state.run = ps.set_probe_ready(state.run, name, False)
+
+    def _apply_probes(self, pod: Object, state: _Pod, grace: float) -> None:
+        """The probes' verdicts: readiness into the status; a failed liveness/startup probe restarts."""
+        for name, proc in state.procs.items():
+            verdicts = self._prober.verdicts(state.uid, name)
+            if verdicts is None or proc.stopping:
+                continue
+            state.run = ps.set_probe_ready(state.run, name, verdicts.ready)
+            if verdicts.restart:
+                self._container_event(pod, name, "Normal", "Killing", restart_message(name, verdicts.restart))
+                self._prober.forget(state.uid, name)
+                self._stop_async(state, name, grace)
+
+    def _place(self, pod: Object) -> PodPlace:
+        """The pod's sandbox directory, with its volumes (re)written: a ConfigMap or Secret change reaches
+        the files by the next container start."""
+        folder = sandbox.pod_dir(self._pods_root, pod)
+        folder.mkdir(parents=True, exist_ok=True)
+        volumes = pod_volumes(pod, folder, self._claims_root, self._read, self.node.capacity)
+        return PodPlace(folder, volumes)
+
+    def _report_backoff(self, pod: Object, state: _Pod, now: float) -> None:
+        """kubelet's ``BackOff`` event, once per restart a container waits out (repeats are counted)."""
+        for name, count in backoffs_to_report(state.spec, state.run, state.backoff_reported, now):
+            state.backoff_reported[name] = count
+            self._container_event(pod, name, "Warning", "BackOff", backoff_message(pod, name))
+
+    def _container_event(self, pod: Object, name: str, type_: str, reason: str, message: str) -> None:
+        container_event(self.events, pod, name, type_, reason, message)
 
     def _terminate(self, key: Key, pod: Object, state: _Pod) -> Result:
         """Deletion: stop everything; when nothing runs any more, report and let the pod go."""
         state.run = ps.terminate(state.run)
         for name, proc in state.procs.items():
             if not proc.stopping:
-                self._stop_async(state, name, _grace(pod))
+                self._stop_async(state, name, grace_of(pod), pod)
         if state.procs:
             return Result()  # each exit enqueues the key again
         self._write_status(pod, state)
         self._release(state)
         with self._lock:
             self._pods.pop(key, None)
-        self._drop_finalizer(state, _newer(pod, state.latest))
+        shutil.rmtree(sandbox.pod_dir(self._pods_root, pod), ignore_errors=True)  # emptyDir goes with the pod
+        self._drop_finalizer(state, newer(pod, state.latest))
         return Result()
 
     def _abandon(self, key: Key, state: _Pod) -> None:
@@ -245,15 +358,21 @@ class NodeAgent:
             for thread in stoppers:
                 thread.join()
             self._release(state)
+            if state.latest is not None:
+                shutil.rmtree(sandbox.pod_dir(self._pods_root, state.latest), ignore_errors=True)
 
         reaper = threading.Thread(target=reap, name=f"reap-{key[1]}", daemon=True)
         reaper.start()
         self._reapers = [t for t in self._reapers if t.is_alive()] + [reaper]
 
     # -- I/O helpers ----------------------------------------------------------------------------------------
-    def _stop_async(self, state: _Pod, name: str, grace: float) -> threading.Thread:
+    def _stop_async(
+        self, state: _Pod, name: str, grace: float, pod: Object | None = None
+    ) -> threading.Thread:
         proc = state.procs[name]
         proc.stopping = True
+        if pod is not None:
+            self._container_event(pod, name, "Normal", "Killing", f"Stopping container {name}")
         thread = threading.Thread(target=stop, args=(proc, grace), name=f"stop-{proc.pid}", daemon=True)
         thread.start()
         return thread
@@ -298,35 +417,6 @@ class NodeAgent:
             return self.store.get(rt, namespace, name)
         except NotFound:
             return None
-
-
-def _uid(pod: Object) -> str:
-    return str(pod["metadata"].get("uid") or "")
-
-
-def _newer(cached: Object, written: Object | None) -> Object:
-    """The informer's copy, unless our own last write is more recent than what it has seen."""
-    if written is None or _uid(written) != _uid(cached):
-        return cached
-    rv = (int(o["metadata"].get("resourceVersion") or 0) for o in (cached, written))
-    return written if next(rv) < next(rv) else cached
-
-
-def _container(pod: Object, name: str) -> dict[str, Any]:
-    spec = pod.get("spec") or {}
-    return next(
-        c for c in [*(spec.get("initContainers") or []), *(spec.get("containers") or [])] if c["name"] == name
-    )
-
-
-def _grace(pod: Object) -> float:
-    value = (pod.get("spec") or {}).get("terminationGracePeriodSeconds")
-    return float(DEFAULT_GRACE_SECONDS if value is None else value)
-
-
-def _result(now: float, wake_at: float | None, retry: float | None) -> Result:
-    delays = [d for d in (None if wake_at is None else max(0.0, wake_at - now), retry) if d is not None]
-    return Result(requeue_after=min(delays) if delays else None)
 
 
 __all__ = ["FINALIZER", "NodeAgent"]

@@ -53,13 +53,13 @@ def _refresh_spec(store: Store, wanted: Object) -> Object:
 
 
 def refresh_status(store: Store, clock: Clock, name: str) -> None:
-    """Bump the Ready condition's heartbeat (the transition time stays)."""
+    """Bump the conditions' heartbeat (the transition times stay)."""
     node = store.get(NODES, "", name)
     now = rfc3339(clock.now())
-    conditions: list[dict[str, Any]] = []
-    for condition in (node.get("status") or {}).get("conditions") or []:
-        beat = condition.get("type") == "Ready"
-        conditions.append({**condition, "lastHeartbeatTime": now} if beat else condition)
+    conditions: list[dict[str, Any]] = [
+        {**condition, "lastHeartbeatTime": now}
+        for condition in (node.get("status") or {}).get("conditions") or []
+    ]
     store.update_status(NODES, {**node, "status": {**node.get("status", {}), "conditions": conditions}})
 
 

@@ -2,23 +2,30 @@
 
 The container's variables are resolved (``env.py``), the JobSet's pod hosts and rendezvous ports made local
 (``names.py``), ``command``/``args`` expanded and rewritten the same way, and the result layered over the
-agent's base environment with the pod's ``HOSTNAME`` and, on nodes that own real GPUs, the container's
-``CUDA_VISIBLE_DEVICES`` (empty for a container that asked for none, so it sees no GPU).
+agent's base environment (less its admin variables) with the pod's ``HOSTNAME``, the container's process
+marker and, on nodes that own real GPUs, the container's ``CUDA_VISIBLE_DEVICES`` (empty for a container that
+asked for none, so it sees no GPU). The pod's sandbox is the default working directory and its volumes
+appear at their ``mountPath`` (``sandbox.py``).
 """
 
 from __future__ import annotations
 
+import dataclasses
+import os
 import re
+import shutil
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from gangplane.agent import sandbox
 from gangplane.agent.env import ObjectReader, argv, container_env
 from gangplane.agent.names import PortMap, job_identity, rewrite_args, rewrite_env
 from gangplane.agent.nodes import GPU_RESOURCE
 from gangplane.agent.process import Launch, StartError
+from gangplane.agent.volumes import container_mounts
 from gangplane.api.quantity import parse
 
 _NAME = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")
@@ -29,11 +36,21 @@ class LaunchContext:
     """What the node contributes to every launch."""
 
     logs_dir: Path
-    workdir: Path  # the working directory of a container without ``workingDir``
+    workdir: Path | None  # the working directory of a container without ``workingDir`` (None: the sandbox)
     base_env: Mapping[str, str]
     allocatable: Mapping[str, str]
     read: ObjectReader
     real_gpus: bool  # the node owns physical devices (set CUDA_VISIBLE_DEVICES)
+    isolation: str = sandbox.PATH_MAPPING  # sandbox.NAMESPACE or sandbox.PATH_MAPPING
+    state_root: Path | None = None  # the control plane's state directory (its admin files are hidden)
+
+
+@dataclass(frozen=True, slots=True)
+class PodPlace:
+    """Where one pod lives on this host: its sandbox directory and its volumes' host paths."""
+
+    sandbox: Path
+    volumes: Mapping[str, Path]
 
 
 def build_launch(
@@ -42,8 +59,10 @@ def build_launch(
     ctx: LaunchContext,
     ports: PortMap,
     gpus: Sequence[int] = (),
+    place: PodPlace | None = None,
 ) -> Launch:
-    """The process for ``container`` of ``pod``; raises ``env.ConfigError`` when a reference is missing."""
+    """The process for ``container`` of ``pod``; raises ``env.ConfigError`` when a reference is missing.
+    With a ``place`` the container gets its pod's sandbox and volumes (``sandbox.py``)."""
     job = job_identity(pod)
     env = rewrite_env(container_env(pod, container, ctx.read, ctx.allocatable), job, ports)
     words = rewrite_args(argv(container, env), job, ports)
@@ -51,13 +70,52 @@ def build_launch(
     extra = {"HOSTNAME": str((pod.get("spec") or {}).get("hostname") or meta.get("name") or "")}
     if ctx.real_gpus:
         extra["CUDA_VISIBLE_DEVICES"] = ",".join(str(i) for i in gpus)
-    working = container.get("workingDir")
-    return Launch(
+    name = str(container["name"])
+    marker = sandbox.marker(str(meta.get("uid") or ""), name)
+    working = str(container.get("workingDir") or "")
+    default = ctx.workdir or (place.sandbox if place else Path.cwd())
+    launch = Launch(
         argv=words,
-        env={**ctx.base_env, **extra, **env},
-        cwd=Path(working) if working else ctx.workdir,
-        log_path=log_path(ctx.logs_dir, pod, str(container["name"])),
+        env={**sandbox.scrubbed(ctx.base_env), **extra, **env, sandbox.MARKER_ENV: marker},
+        cwd=Path(working) if working else default,
+        log_path=log_path(ctx.logs_dir, pod, name),
+        marker=marker,
+        fallback_to_logs=container.get("terminationMessagePolicy") == "FallbackToLogsOnError",
     )
+    return _placed(launch, container, ctx, place, default) if place is not None else launch
+
+
+def _placed(
+    launch: Launch, container: Mapping[str, Any], ctx: LaunchContext, place: PodPlace, default: Path
+) -> Launch:
+    """The launch with its volumes: bind-mounted in a mount namespace, or with mountPaths mapped."""
+    mounts = container_mounts(container, place.volumes)
+    working = str(container.get("workingDir") or "")
+    if ctx.isolation == sandbox.NAMESPACE:
+        _check_executable(launch, mounts, working)
+        inner = ["sh", "-c", 'cd "$1" && shift && exec "$@"', "cd", working, *launch.argv] if working else []
+        hidden = sandbox.hidden_files(ctx.state_root) if ctx.state_root else []
+        words = sandbox.namespaced(inner or launch.argv, mounts, hidden)
+        return dataclasses.replace(launch, argv=words, cwd=default)
+    env = {k: sandbox.map_paths(v, mounts) for k, v in launch.env.items()}
+    cwd = Path(sandbox.map_paths(working, mounts)) if working else default
+    words = [sandbox.map_paths(w, mounts) for w in launch.argv]
+    return dataclasses.replace(launch, argv=words, env=env, cwd=cwd)
+
+
+def _check_executable(launch: Launch, mounts: Sequence[sandbox.Mount], working: str) -> None:
+    """Inside the namespace wrapper a missing program would be the shell's exit 127; find it first so it
+    stays a ``StartError`` as a runtime reports it (mounted paths are looked up at their host side)."""
+    if not launch.argv:
+        return
+    word = sandbox.map_paths(launch.argv[0], mounts)
+    if "/" in word:
+        base = Path(sandbox.map_paths(working, mounts)) if working else launch.cwd
+        found = os.access(base / word, os.X_OK) and (base / word).is_file()
+    else:
+        found = shutil.which(word, path=launch.env.get("PATH", "")) is not None
+    if not found:
+        raise StartError(f"failed to start {launch.argv[0]!r}: No such file or directory")
 
 
 def log_path(logs_dir: Path, pod: Mapping[str, Any], container: str) -> Path:
@@ -69,6 +127,12 @@ def log_path(logs_dir: Path, pod: Mapping[str, Any], container: str) -> Path:
         if not _NAME.match(part):
             raise StartError(f"invalid name {part!r} for a log path")
     return logs_dir.joinpath(*parts[:2], f"{container}.log")
+
+
+def memory_limit(container: Mapping[str, Any]) -> int | None:
+    """``resources.limits.memory`` in bytes (None: unlimited)."""
+    value = ((container.get("resources") or {}).get("limits") or {}).get("memory")
+    return None if value is None else int(parse(str(value)))
 
 
 def gpu_request(container: Mapping[str, Any]) -> int:

@@ -22,6 +22,7 @@ import yaml
 from pydantic import Field, model_validator
 
 from gangplane.agent.names import LOCALHOST
+from gangplane.agent.node_status import HostFacts, host_facts, node_status
 from gangplane.api.base import ApiModel
 from gangplane.api.core import Taint
 from gangplane.api.quantity import ResourceList, format_quantity, parse
@@ -29,6 +30,7 @@ from gangplane.api.quantity import ResourceList, format_quantity, parse
 GPU_RESOURCE = "nvidia.com/gpu"
 HOSTNAME_LABEL = "kubernetes.io/hostname"
 OS_LABEL = "kubernetes.io/os"
+ARCH_LABEL = "kubernetes.io/arch"
 ARCH_LABEL = "kubernetes.io/arch"
 MAX_PODS = "110"  # kubelet's default --max-pods
 DEFAULT_NODE_COUNT = 4
@@ -108,35 +110,22 @@ def _node_spec(group: NodeGroup, index: int) -> NodeSpec:
     )
 
 
-def node_object(spec: NodeSpec, now: str) -> dict[str, Any]:
-    """A core v1 Node: allocatable equals capacity (nothing is reserved for system daemons)."""
+def node_object(spec: NodeSpec, now: str, facts: HostFacts | None = None) -> dict[str, Any]:
+    """A core v1 Node with the status a kubelet reports (``node_status.py``)."""
     return {
         "apiVersion": "v1",
         "kind": "Node",
-        "metadata": {"name": spec.name, "labels": {OS_LABEL: "linux", **spec.labels}},
-        "spec": {"taints": spec.taints} if spec.taints else {},
-        "status": {
-            "capacity": dict(spec.capacity),
-            "allocatable": dict(spec.capacity),
-            "conditions": [ready_condition(now)],
-            "addresses": [
-                {"type": "InternalIP", "address": NODE_ADDRESS},
-                {"type": "Hostname", "address": spec.name},
-            ],
-            "nodeInfo": {"operatingSystem": "linux", "kubeletVersion": "gangplane"},
+        "metadata": {
+            "name": spec.name,
+            "labels": {OS_LABEL: "linux", ARCH_LABEL: _arch(facts), **spec.labels},
         },
+        "spec": {"taints": spec.taints} if spec.taints else {},
+        "status": node_status(spec.name, NODE_ADDRESS, spec.capacity, facts or host_facts(), now),
     }
 
 
-def ready_condition(now: str) -> dict[str, str]:
-    return {
-        "type": "Ready",
-        "status": "True",
-        "reason": "KubeletReady",
-        "message": "gangplane agent is posting ready status",
-        "lastHeartbeatTime": now,
-        "lastTransitionTime": now,
-    }
+def _arch(facts: HostFacts | None) -> str:
+    return (facts or host_facts()).architecture
 
 
 def node_objects(config: ClusterConfig, now: str = "") -> list[dict[str, Any]]:

@@ -73,6 +73,7 @@ class ContainerRecord:
     waiting_reason: str = ""  # set while the container cannot be created (CreateContainerConfigError)
     waiting_message: str = ""
     pid: int | None = None
+    probe_ready: bool = True  # the readiness (and startup) probes' verdict; True without probes
 
     @property
     def running(self) -> bool:
@@ -151,8 +152,15 @@ def started(run: PodRun, name: str, now: float, pid: int | None = None) -> PodRu
         waiting_reason="",
         waiting_message="",
         pid=pid,
+        probe_ready=True,
     )
     return _with(run, record)
+
+
+def set_probe_ready(run: PodRun, name: str, ready: bool) -> PodRun:
+    """The probes decided whether the running container is ready."""
+    record = run.containers[name]
+    return run if record.probe_ready == ready else _with(run, dataclasses.replace(record, probe_ready=ready))
 
 
 def _grown(backoff: float) -> float:

@@ -3,7 +3,7 @@
 Shapes follow the kubelet's ``generateAPIPodStatus`` (``kubelet_pods.go``): phase, the ``Initialized`` /
 ``ContainersReady`` / ``Ready`` conditions (``PodScheduled`` and conditions other writers own are kept),
 ``initContainerStatuses`` / ``containerStatuses`` with ``state`` and ``lastState``, ``startTime``, the pod and
-host IPs, and ``qosClass``. Without probes a running container counts as ready.
+host IPs, and ``qosClass``. A running container is ready unless its readiness or startup probe says otherwise.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from gangplane.agent.pod_state import (
     pod_phase,
     will_restart,
 )
-from gangplane.api.quantity import parse
+from gangplane.api.pod_defaults import qos_class
 from gangplane.clock import rfc3339
 
 OWNED_CONDITIONS = ("Initialized", "ContainersReady", "Ready")
@@ -101,7 +101,7 @@ def _init_complete(spec: Spec, record: ContainerRecord) -> bool:
 
 
 def _ready(spec: Spec, run: PodRun, phase: Phase, now: str) -> list[dict[str, Any]]:
-    unready = [n for n in (*sorted(spec.sidecars), *spec.regular) if not run.containers[n].running]
+    unready = [n for n in (*sorted(spec.sidecars), *spec.regular) if not _up(run.containers[n])]
     if not unready and phase not in TERMINAL:
         return [_condition(t, True, "", "", now) for t in ("ContainersReady", "Ready")]
     reason = "PodCompleted" if phase in TERMINAL else "ContainersNotReady"
@@ -133,7 +133,12 @@ def _container(pod: Mapping[str, Any], spec: Spec, run: PodRun, name: str) -> di
 def _ready_container(spec: Spec, record: ContainerRecord) -> bool:
     if record.name in spec.init and record.name not in spec.sidecars:
         return record.succeeded
-    return record.running
+    return _up(record)
+
+
+def _up(record: ContainerRecord) -> bool:
+    """Running and, where probes decide it, ready."""
+    return record.running and record.probe_ready
 
 
 def _states(
@@ -184,29 +189,3 @@ def go_duration(seconds: float) -> str:
     whole = int(seconds)
     minutes, rest = divmod(whole, 60)
     return f"{minutes}m{rest}s" if minutes else f"{rest}s"
-
-
-# --- QoS --------------------------------------------------------------------------------------------------
-
-
-def qos_class(pod: Mapping[str, Any]) -> str:
-    """``Guaranteed`` when every container limits cpu and memory with requests equal to limits,
-    ``BestEffort`` when none asks for either, else ``Burstable`` (``pkg/apis/core/helper/qos``)."""
-    spec = pod.get("spec") or {}
-    containers = [*(spec.get("initContainers") or []), *(spec.get("containers") or [])]
-    pairs = [_requests_limits(c) for c in containers]
-    if not any(requests or limits for requests, limits in pairs):
-        return "BestEffort"
-    guaranteed = all(
-        all(r in limits and parse(requests.get(r, limits[r])) == parse(limits[r]) for r in ("cpu", "memory"))
-        for requests, limits in pairs
-    )
-    return "Guaranteed" if guaranteed else "Burstable"
-
-
-def _requests_limits(container: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-    resources = container.get("resources") or {}
-    pick = ("cpu", "memory")
-    requests = {k: v for k, v in (resources.get("requests") or {}).items() if k in pick}
-    limits = {k: v for k, v in (resources.get("limits") or {}).items() if k in pick}
-    return requests, limits

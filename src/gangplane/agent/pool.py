@@ -30,6 +30,7 @@ class AgentPool:
         base_env: Mapping[str, str] | None = None,
         heartbeat_seconds: float = 10.0,
         stop_grace_seconds: float = 5.0,
+        isolation: str | None = None,
     ) -> None:
         self.ports = ports or PortAllocator()
         self.agents = [
@@ -43,6 +44,7 @@ class AgentPool:
                 base_env=base_env,
                 heartbeat_seconds=heartbeat_seconds,
                 stop_grace_seconds=stop_grace_seconds,
+                isolation=isolation,
             )
             for spec in node_specs(config)
         ]

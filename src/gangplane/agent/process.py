@@ -3,7 +3,8 @@
 Images are not pulled or run: the container's argv runs in the agent's own environment, with the directory
 of the agent's Python (its virtual environment's ``bin``) first on ``PATH``, so ``python``, ``torchrun`` and
 other entry points resolve to what gangplane runs with. The container's variables are layered over the
-agent's environment. stdout and stderr go, interleaved, to the pod log file (appended across restarts).
+agent's environment. stdout and stderr go, interleaved, to the container's log file; on a restart the ended
+instance's log becomes the previous log (``kubectl logs --previous``).
 
 The process leads its own session and process group, standing in for the container's PID namespace: when
 the main process exits, whatever it left in the group is killed, as the kernel does when a PID namespace's
@@ -13,6 +14,7 @@ init exits. ``stop`` sends SIGTERM to the whole group, waits out the grace perio
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import signal
 import subprocess
@@ -23,7 +25,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from gangplane.agent import cgroups
 from gangplane.agent.pod_state import Termination, termination
+from gangplane.agent.sandbox import marked_processes
 from gangplane.clock import Clock
 
 _GROUP_GONE_TIMEOUT = 5.0  # seconds to wait for SIGKILLed group members to vanish
@@ -44,6 +48,23 @@ def base_environment(inherited: Mapping[str, str] | None = None) -> dict[str, st
     return env
 
 
+def previous_log(path: Path) -> Path:
+    """Where the last terminated instance's log is kept (``kubectl logs --previous``)."""
+    return path.with_name(path.stem + ".previous.log")
+
+
+def rotate_log(path: Path, *, keep_previous: bool) -> None:
+    """Before an instance starts: a restart keeps the ended instance's log as the previous one (the kubelet
+    keeps one terminated instance); a first start clears logs a former pod of the same name left."""
+    previous = previous_log(path)
+    if keep_previous and path.exists():
+        path.replace(previous)
+        return
+    if not keep_previous:
+        for stale in (path, previous):
+            stale.unlink(missing_ok=True)
+
+
 @dataclass(frozen=True, slots=True)
 class Launch:
     """Everything needed to start one container instance."""
@@ -52,6 +73,9 @@ class Launch:
     env: Mapping[str, str]
     cwd: Path
     log_path: Path
+    marker: str = ""  # sandbox.MARKER_ENV's value: finds the container's processes that left its group
+    cgroup: Path | None = None  # the container's memory cgroup (``cgroups.py``), where limits are enforced
+    fallback_to_logs: bool = False  # ``terminationMessagePolicy: FallbackToLogsOnError``
 
 
 class StartError(Exception):
@@ -64,6 +88,9 @@ class ContainerProcess:
 
     popen: subprocess.Popen[bytes]
     started_at: float
+    marker: str = ""
+    cgroup: Path | None = None
+    log_on_error: Path | None = None  # the log whose tail becomes the message of a failed exit
     ended: Termination | None = None
     stopping: bool = False
     _done: threading.Event = field(default_factory=threading.Event)
@@ -86,10 +113,11 @@ def start(launch: Launch, clock: Clock, on_exit: Callable[[ContainerProcess], No
     if not launch.cwd.is_dir():
         raise StartError(f"working directory {str(launch.cwd)!r} does not exist")
     launch.log_path.parent.mkdir(parents=True, exist_ok=True)
+    argv = cgroups.enter_argv(launch.cgroup, list(launch.argv)) if launch.cgroup else list(launch.argv)
     with launch.log_path.open("ab") as log:
         try:
             popen = subprocess.Popen(
-                list(launch.argv),
+                argv,
                 env=dict(launch.env),
                 cwd=launch.cwd,
                 stdin=subprocess.DEVNULL,
@@ -98,8 +126,11 @@ def start(launch: Launch, clock: Clock, on_exit: Callable[[ContainerProcess], No
                 start_new_session=True,
             )
         except OSError as err:
+            if launch.cgroup:
+                cgroups.remove(launch.cgroup)
             raise StartError(f"failed to start {launch.argv[0]!r}: {err.strerror or err}") from err
-    proc = ContainerProcess(popen, clock.now())
+    on_error = launch.log_path if launch.fallback_to_logs else None
+    proc = ContainerProcess(popen, clock.now(), launch.marker, launch.cgroup, on_error)
     waiter = threading.Thread(
         target=_watch, args=(proc, clock, on_exit), name=f"pid-{popen.pid}", daemon=True
     )
@@ -115,12 +146,40 @@ def _watch(proc: ContainerProcess, clock: Clock, on_exit: Callable[[ContainerPro
     kill_group(pid, signal.SIGKILL)
     code = proc.popen.wait()
     finished = clock.now()
+    oom = proc.cgroup is not None and cgroups.oom_killed(proc.cgroup)
+    kill_marked(proc.marker, signal.SIGKILL)  # what escaped the group (setsid) ends with the container too
+    if proc.cgroup is not None:
+        cgroups.kill_all(proc.cgroup)
     wait_group_gone(pid, _GROUP_GONE_TIMEOUT)
+    wait_marked_gone(proc.marker, _GROUP_GONE_TIMEOUT)
     signum = -code if code < 0 else None
     exit_code = 128 + signum if signum is not None else code
-    proc.ended = termination(exit_code, finished, proc.started_at, signum)
+    ended = termination(exit_code, finished, proc.started_at, signum)
+    if oom and exit_code == 128 + signal.SIGKILL:
+        ended = dataclasses.replace(ended, reason="OOMKilled")
+    if proc.cgroup is not None:
+        cgroups.remove(proc.cgroup)
+    if exit_code != 0 and proc.log_on_error is not None:
+        ended = dataclasses.replace(ended, message=log_tail(proc.log_on_error))
+    proc.ended = ended
     proc._done.set()
     on_exit(proc)
+
+
+# kubelet's ``MaxContainerTerminationMessageLogLines`` / ``MaxContainerTerminationMessageLogLength``
+TERMINATION_LOG_LINES, TERMINATION_LOG_BYTES = 80, 2048
+
+
+def log_tail(path: Path) -> str:
+    """The end of a failed container's log as its termination message (``FallbackToLogsOnError``)."""
+    try:
+        with path.open("rb") as f:
+            f.seek(max(0, f.seek(0, os.SEEK_END) - 64 * 1024))
+            data = f.read()
+    except OSError:
+        return ""
+    lines = b"".join(data.splitlines(keepends=True)[-TERMINATION_LOG_LINES:])
+    return lines[-TERMINATION_LOG_BYTES:].decode(errors="replace")
 
 
 def kill_group(pgid: int, signum: signal.Signals) -> bool:
@@ -138,6 +197,24 @@ def wait_group_gone(pgid: int, timeout: float) -> bool:
     """Wait (real time) until no process of the group is left, zombies aside."""
     deadline = time.monotonic() + timeout
     while group_members(pgid):
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.02)
+    return True
+
+
+def kill_marked(marker: str, signum: signal.Signals) -> None:
+    """Signal every process carrying the container's marker (``sandbox.marked_processes``)."""
+    if not marker:
+        return
+    for pid in marked_processes(marker):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signum)
+
+
+def wait_marked_gone(marker: str, timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while marker and marked_processes(marker):
         if time.monotonic() >= deadline:
             return False
         time.sleep(0.02)
@@ -164,6 +241,7 @@ def stop(proc: ContainerProcess, grace: float) -> None:
     proc.stopping = True
     if proc.alive():
         kill_group(proc.pid, signal.SIGTERM)
+        kill_marked(proc.marker, signal.SIGTERM)
         if not proc.wait(grace):
             kill_group(proc.pid, signal.SIGKILL)
     proc.wait()

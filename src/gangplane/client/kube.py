@@ -315,12 +315,16 @@ class KubeStore:
         container: str = "",
         follow: bool = False,
         tail_lines: int | None = None,
+        previous: bool = False,
     ) -> Iterator[bytes]:
-        """The pod's log as it arrives: everything so far, then (``follow``) new output until the pod ends.
-        Errors (no such pod, ambiguous container) raise here, before iteration."""
+        """The pod's log as it arrives: everything so far, then (``follow``) new output until the pod ends;
+        ``previous``: the last terminated instance's log. Errors (no such pod, ambiguous container, no
+        previous instance) raise here, before iteration."""
         params = {"container": container} if container else {}
         if follow:
             params["follow"] = "true"
+        if previous:
+            params["previous"] = "true"
         if tail_lines is not None:
             params["tailLines"] = str(tail_lines)
         response = self._stream("GET", kubeapi.object_path(PODS, namespace, name, "log"), params, {}, None)

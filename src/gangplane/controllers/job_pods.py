@@ -32,6 +32,7 @@ LEGACY_CONTROLLER_UID_LABEL = "controller-uid"
 LEGACY_JOB_NAME_LABEL = "job-name"
 COMPLETION_INDEX_ENV = "JOB_COMPLETION_INDEX"
 DEFAULT_BACKOFF_LIMIT = 6
+MAX_INT32 = 2**31 - 1
 
 
 def selector_labels(job: Object) -> dict[str, str]:
@@ -49,7 +50,9 @@ def defaulted_job(job: Object) -> Object:
     spec = out.setdefault("spec", {})
     spec.setdefault("parallelism", 1)
     spec.setdefault("completionMode", "NonIndexed")
-    spec.setdefault("backoffLimit", DEFAULT_BACKOFF_LIMIT)
+    # With ``backoffLimitPerIndex`` the Job-wide limit defaults to MaxInt32 (``SetDefaults_Job``).
+    per_index = spec.get("backoffLimitPerIndex") is not None
+    spec.setdefault("backoffLimit", MAX_INT32 if per_index else DEFAULT_BACKOFF_LIMIT)
     if (
         spec["completionMode"] == "NonIndexed"
         and spec.get("completions") is None
@@ -71,6 +74,26 @@ def pod_index(pod: Object) -> int | None:
     """The completion index from the pod's annotation (the label may be absent on older pods)."""
     value = (meta(pod).get("annotations") or {}).get(COMPLETION_INDEX)
     return int(value) if isinstance(value, str) and value.isdigit() else None
+
+
+def parse_indexes(text: str) -> set[int]:
+    """``completedIndexes`` ("1,3-5") -> {1, 3, 4, 5}."""
+    out: set[int] = set()
+    for part in filter(None, text.split(",")):
+        first, _, last = part.partition("-")
+        out.update(range(int(first), int(last or first) + 1))
+    return out
+
+
+def format_indexes(indexes: set[int]) -> str:
+    """The compressed interval form Kubernetes writes: consecutive runs become ``a-b``."""
+    runs: list[list[int]] = []
+    for i in sorted(indexes):
+        if runs and runs[-1][1] == i - 1:
+            runs[-1][1] = i
+        else:
+            runs.append([i, i])
+    return ",".join(str(a) if a == b else f"{a}-{b}" for a, b in runs)
 
 
 def _with_index_env(container: dict[str, Any]) -> None:

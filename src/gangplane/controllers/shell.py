@@ -1,18 +1,15 @@
 """Store calls the reconcile shells share: reads that return ``None`` for a missing object, idempotent
-creates and deletes, and events. (The runtime ``Reader`` over a store is ``client.cache.StoreReader``.)"""
+creates and deletes, and the event recorder (``client/events.py``). (The runtime ``Reader`` over a store is
+``client.cache.StoreReader``.)"""
 
 from __future__ import annotations
 
 import contextlib
-import logging
 
-from gangplane.clock import Clock, rfc3339
+from gangplane.client.events import EventRecorder
 from gangplane.controllers.objects import name_of, namespace_of, uid_of
-from gangplane.errors import AlreadyExists, ApiError, NotFound
-from gangplane.store import catalog
+from gangplane.errors import AlreadyExists, NotFound
 from gangplane.store.base import ListOptions, Object, Propagation, ResourceType, Store
-
-_log = logging.getLogger(__name__)
 
 
 def get_or_none(store: Store, rt: ResourceType, namespace: str, name: str) -> Object | None:
@@ -44,35 +41,10 @@ def delete_if_present(
         )
 
 
-class EventRecorder:
-    """Writes core/v1 Events about an object (``record.EventRecorder``); a failed write is only logged."""
-
-    def __init__(self, store: Store, clock: Clock, component: str) -> None:
-        self.store, self.clock, self.component = store, clock, component
-
-    def event(self, obj: Object, type_: str, reason: str, message: str) -> None:
-        now = self.clock.now()
-        stamp = rfc3339(now)
-        event = {
-            "apiVersion": "v1",
-            "kind": "Event",
-            "metadata": {"name": f"{name_of(obj)}.{int(now * 1e9):x}", "namespace": namespace_of(obj)},
-            "involvedObject": {
-                "apiVersion": obj.get("apiVersion", ""),
-                "kind": obj.get("kind", ""),
-                "name": name_of(obj),
-                "namespace": namespace_of(obj),
-                "uid": uid_of(obj),
-            },
-            "type": type_,
-            "reason": reason,
-            "message": message[:950],
-            "source": {"component": self.component},
-            "firstTimestamp": stamp,
-            "lastTimestamp": stamp,
-            "count": 1,
-        }
-        try:
-            create_if_absent(self.store, catalog.EVENTS, event)
-        except ApiError as err:
-            _log.warning("event %s for %s not recorded: %s", reason, name_of(obj), err)
+__all__ = [
+    "EventRecorder",
+    "create_if_absent",
+    "delete_if_present",
+    "get_or_none",
+    "list_labelled",
+]

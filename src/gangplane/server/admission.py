@@ -11,6 +11,7 @@ from typing import Any
 
 from gangplane.api import serde, trainjob_limits
 from gangplane.api import trainer as t
+from gangplane.api.pod_defaults import admit_pod
 from gangplane.client.cache import LiveReads, StoreReader
 from gangplane.clock import Clock, WallClock
 from gangplane.errors import Invalid
@@ -39,6 +40,8 @@ class TrainerAdmission:
         self.reader = StoreReader(LiveReads(store), (s.storage for s in self.resources.served))
 
     def __call__(self, rt: ResourceType, op: Operation, new: Object, old: Object | None) -> Object:
+        if op == Operation.CREATE and (rt.group, rt.kind) == ("", "Pod"):
+            return admit_pod(new, self.reader)  # api/pod_defaults.py: kube-apiserver's pod defaults
         if op == Operation.DELETE or serde.model_for(rt.api_version, rt.kind) is None:
             return new
         if rt.group == t.GROUP and rt.kind == t.TRAINJOB_KIND and _spec_unchanged(new, old):

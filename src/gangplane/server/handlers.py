@@ -338,7 +338,8 @@ async def pod_log(ctx: Context, target: Target, request: Request) -> Response:
     namespace = _namespace_of(target)
     pod = await quick(ctx.store.get, target.served.storage, namespace, target.name)
     container = logs.choose_container(pod, params.get("container", ""))
-    path = logs.log_path(ctx.logs_dir, namespace, target.name, container)
+    previous = query.flag(params, "previous")
+    path = logs.log_path(ctx.logs_dir, namespace, target.name, container, previous=previous)
     tail_lines = int(params["tailLines"]) if params.get("tailLines", "").isdigit() else None
     data, offset = await call(logs.read_log, path, tail_lines)
     if not query.flag(params, "follow"):

@@ -1,4 +1,5 @@
-"""Pod logs: ``<logs_dir>/<namespace>/<pod>/<container>.log``, read whole, tailed, or followed.
+"""Pod logs: ``<logs_dir>/<namespace>/<pod>/<container>.log`` (``.previous.log`` for ``previous=true``), read
+whole, tailed, or followed.
 
 Names are checked against the Kubernetes name syntax and the resolved path must stay under ``logs_dir``, so
 no request can read anything outside the state directory.
@@ -27,12 +28,17 @@ def _check(kind: str, name: str) -> str:
     return name
 
 
-def log_path(logs_dir: Path, namespace: str, pod: str, container: str) -> Path:
-    parts = (_check("namespace", namespace), _check("pod", pod), _check("container", container) + ".log")
+def log_path(logs_dir: Path, namespace: str, pod: str, container: str, *, previous: bool = False) -> Path:
+    """The container's current log, or with ``previous`` the log of its last terminated instance (the node
+    agent keeps it as ``<container>.previous.log`` when the container restarts)."""
+    suffix = ".previous.log" if previous else ".log"
+    parts = (_check("namespace", namespace), _check("pod", pod), _check("container", container) + suffix)
     root = logs_dir.resolve()
     path = root.joinpath(*parts).resolve()
     if not path.is_relative_to(root):
         raise BadRequest(f"invalid log path for pod {pod!r}")
+    if previous and not path.is_file():
+        raise BadRequest(f'previous terminated container "{container}" in pod "{pod}" not found')
     return path
 
 

@@ -1,0 +1,101 @@
+"""Memory limits through cgroups, where this process may create them: a container with
+``resources.limits.memory`` runs in its own memory cgroup (``memory.max`` on cgroup v2, ``memory.limit_in_bytes``
+on v1) and, when the kernel's OOM killer ends it there, terminates as ``OOMKilled`` (exit 137) as on a node.
+The cgroup also lists every process of the container, however it daemonized, so stopping it ends them all.
+
+``detect`` tries v2 (``/sys/fs/cgroup`` with the memory controller) and then v1 (``/sys/fs/cgroup/memory``)
+by creating a ``gangplane`` parent; where neither is writable (an unprivileged container, no root) limits
+are not enforced and ``detect`` returns None (docs/nodes.md).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+import signal
+from dataclasses import dataclass
+from pathlib import Path
+
+V2_ROOT, V1_ROOT = Path("/sys/fs/cgroup"), Path("/sys/fs/cgroup/memory")
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryCgroups:
+    parent: Path
+    version: int
+
+    def create(self, name: str, limit_bytes: int) -> Path:
+        path = self.parent / name
+        path.mkdir(exist_ok=True)
+        limit_file = "memory.max" if self.version == 2 else "memory.limit_in_bytes"
+        (path / limit_file).write_text(str(limit_bytes))
+        if self.version == 2:
+            with contextlib.suppress(OSError):
+                (path / "memory.swap.max").write_text("0")  # as the kubelet's default: no swap
+        return path
+
+
+def members(path: Path) -> list[int]:
+    try:
+        return [int(line) for line in (path / "cgroup.procs").read_text().split()]
+    except OSError:
+        return []
+
+
+def oom_killed(path: Path) -> bool:
+    """The kernel's OOM killer ended a process of this cgroup (``oom_kill`` in memory.events/oom_control)."""
+    for name in ("memory.events", "memory.oom_control"):
+        with contextlib.suppress(OSError):
+            for line in (path / name).read_text().splitlines():
+                key, _, value = line.partition(" ")
+                if key == "oom_kill" and int(value or 0) > 0:
+                    return True
+    return False
+
+
+def kill_all(path: Path) -> None:
+    for pid in members(path):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGKILL)
+
+
+def remove(path: Path) -> None:
+    with contextlib.suppress(OSError):
+        path.rmdir()
+
+
+def enter_argv(path: Path, argv: list[str]) -> list[str]:
+    """``argv`` started inside the cgroup: the shell moves itself in, then execs in place (same pid). A
+    refused move (no delegation) leaves the limit unenforced rather than failing the container."""
+    script = f'echo $$ 2>/dev/null > "{path / "cgroup.procs"}"; exec "$@"'
+    return ["/bin/sh", "-c", script, "gangplane-cgroup", *argv]
+
+
+def _try_v2() -> MemoryCgroups | None:
+    if "memory" not in (V2_ROOT / "cgroup.controllers").read_text().split():
+        return None
+    parent = V2_ROOT / "gangplane"
+    parent.mkdir(exist_ok=True)
+    if "memory" not in (V2_ROOT / "cgroup.subtree_control").read_text().split():
+        (V2_ROOT / "cgroup.subtree_control").write_text("+memory")
+    (parent / "cgroup.subtree_control").write_text("+memory")
+    return MemoryCgroups(parent, 2)
+
+
+def _try_v1() -> MemoryCgroups | None:
+    if not (V1_ROOT / "memory.limit_in_bytes").exists():
+        return None
+    parent = V1_ROOT / "gangplane"
+    parent.mkdir(exist_ok=True)
+    return MemoryCgroups(parent, 1)
+
+
+@functools.cache
+def detect() -> MemoryCgroups | None:
+    for attempt in (_try_v2, _try_v1):
+        with contextlib.suppress(OSError, ValueError):
+            found = attempt()
+            if found is not None:
+                return found
+    return None

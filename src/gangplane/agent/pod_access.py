@@ -1,0 +1,55 @@
+"""Small reads of a pod object the node agent makes, and the launch-time memory cgroup choice (pure apart
+from creating the cgroup)."""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from gangplane.agent import cgroups
+from gangplane.agent.launch import memory_limit
+from gangplane.agent.process import Launch
+from gangplane.api.pod_defaults import DEFAULT_GRACE_SECONDS
+from gangplane.client import Result
+from gangplane.store.base import Object
+
+
+def uid_of(pod: Object) -> str:
+    return str(pod["metadata"].get("uid") or "")
+
+
+def newer(cached: Object, written: Object | None) -> Object:
+    """The informer's copy, unless our own last write is more recent than what it has seen."""
+    if written is None or uid_of(written) != uid_of(cached):
+        return cached
+    rv = (int(o["metadata"].get("resourceVersion") or 0) for o in (cached, written))
+    return written if next(rv) < next(rv) else cached
+
+
+def container_of(pod: Object, name: str) -> dict[str, Any]:
+    spec = pod.get("spec") or {}
+    return next(
+        c for c in [*(spec.get("initContainers") or []), *(spec.get("containers") or [])] if c["name"] == name
+    )
+
+
+def with_memory_cgroup(container: Mapping[str, Any], uid: str, launch: Launch) -> Launch:
+    """A container with a memory limit runs in its own memory cgroup where the machine allows one."""
+    limit = memory_limit(container)
+    found = cgroups.detect() if limit else None
+    if found is None or limit is None:
+        return launch
+    cgroup = found.create(f"{uid}_{container['name']}_{time.time_ns()}", limit)
+    return dataclasses.replace(launch, cgroup=cgroup)
+
+
+def grace_of(pod: Object) -> float:
+    value = (pod.get("spec") or {}).get("terminationGracePeriodSeconds")
+    return float(DEFAULT_GRACE_SECONDS if value is None else value)
+
+
+def result_after(now: float, wake_at: float | None, retry: float | None) -> Result:
+    delays = [d for d in (None if wake_at is None else max(0.0, wake_at - now), retry) if d is not None]
+    return Result(requeue_after=min(delays) if delays else None)

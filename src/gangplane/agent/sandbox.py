@@ -1,0 +1,119 @@
+"""A pod's sandbox on this host: its private directory, a scrubbed environment, a process marker, and (where
+the machine allows it) a private mount namespace.
+
+- **Directory**: every pod gets ``<state>/pods/<namespace>/<name>_<uid>/``, its containers' default working
+  directory, so two pods never share files by accident and nothing lands where ``gangplane up`` ran.
+- **Environment**: the agent's own variables that carry admin access (``GANGPLANE_HOME``, ``KUBECONFIG``, ...)
+  are never passed on; a pod reaches the API only through what its spec asks for.
+- **Marker**: each container instance carries ``GANGPLANE_CONTAINER_ID=<pod uid>/<container>``; a process
+  that left the container's process group (``setsid``, a daemonizing server) still carries it, and a scan of
+  ``/proc/*/environ`` finds it, so stopping a container ends all of it (the kernel does this for a PID
+  namespace; this is the portable equivalent).
+- **Mount namespace** (``namespace`` mode, when running as root with util-linux ``unshare`` and ``mount``
+  working): the container runs under ``unshare --mount`` with its volumes bind-mounted at their
+  ``mountPath`` and the control plane's credentials (token, kubeconfig, TLS key, store) covered by
+  ``/dev/null``. Otherwise (``path-mapping`` mode) volumes live in the sandbox and every ``mountPath``
+  prefix in the container's ``command``/``args``/``env`` is rewritten to that directory (docs/nodes.md).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import shlex
+import shutil
+import subprocess
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+MARKER_ENV = "GANGPLANE_CONTAINER_ID"
+ADMIN_ENV = ("GANGPLANE_HOME", "KUBECONFIG", "GANGPLANE_TOKEN", "GANGPLANE_KUBECONFIG")
+ADMIN_FILES = ("token", "kubeconfig", "tls.key", "store.db", "store.db-wal", "store.db-shm")
+NAMESPACE, PATH_MAPPING = "namespace", "path-mapping"
+
+
+def pod_dir(root: Path, pod: Mapping[str, Any]) -> Path:
+    meta = pod.get("metadata") or {}
+    namespace, name = str(meta.get("namespace") or "default"), str(meta.get("name") or "")
+    return root / namespace / f"{name}_{meta.get('uid') or 'none'}"
+
+
+def scrubbed(env: Mapping[str, str]) -> dict[str, str]:
+    """The agent's environment without the variables that would hand a pod the admin credentials."""
+    return {k: v for k, v in env.items() if k not in ADMIN_ENV}
+
+
+def marker(pod_uid: str, container: str) -> str:
+    return f"{pod_uid}/{container}"
+
+
+def marked_processes(value: str, proc: Path = Path("/proc")) -> list[int]:
+    """Live processes whose environment carries ``MARKER_ENV=value`` (zombies have no environment)."""
+    wanted = f"{MARKER_ENV}={value}".encode()
+    found = []
+    for entry in proc.iterdir() if proc.is_dir() else ():
+        if not entry.name.isdigit():
+            continue
+        try:
+            environ = (entry / "environ").read_bytes()
+        except OSError:
+            continue
+        if wanted in environ.split(b"\0"):
+            found.append(int(entry.name))
+    return found
+
+
+@functools.cache
+def mode() -> str:
+    """``namespace`` when this process may create mount namespaces and bind-mount in them, else
+    ``path-mapping``. Checked once, by trying it."""
+    if os.name != "posix" or os.geteuid() != 0 or not (shutil.which("unshare") and shutil.which("mount")):
+        return PATH_MAPPING
+    probe = ["unshare", "--mount", "--", "mount", "--bind", "/dev/null", "/dev/null"]
+    try:
+        ok = subprocess.run(probe, capture_output=True, timeout=10, check=False).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        ok = False
+    return NAMESPACE if ok else PATH_MAPPING
+
+
+@dataclass(frozen=True, slots=True)
+class Mount:
+    """One volume mount: the host path that backs it and where the container asked to see it."""
+
+    source: Path
+    target: str
+    read_only: bool = False
+
+
+def hidden_files(state_root: Path) -> list[Path]:
+    return [state_root / name for name in ADMIN_FILES if (state_root / name).exists()]
+
+
+def namespaced(argv: Sequence[str], mounts: Iterable[Mount], hide: Iterable[Path]) -> list[str]:
+    """``argv`` run in a new mount namespace after its mounts are bound and ``hide`` covered. ``unshare``
+    and ``sh`` exec in place, so the container keeps the process id (and group) the agent started."""
+    lines = ["set -e"]
+    for path in hide:
+        lines.append(f"mount --bind /dev/null {shlex.quote(str(path))}")
+    for m in sorted(mounts, key=lambda m: len(m.target.rstrip("/"))):  # a parent before what nests in it
+        src, dst = shlex.quote(str(m.source)), shlex.quote(m.target)
+        make = f"mkdir -p {dst}" if m.source.is_dir() else f"mkdir -p $(dirname {dst}) && touch {dst}"
+        lines.append(f"{make} && mount --bind {src} {dst}")
+        if m.read_only:
+            lines.append(f"mount -o remount,bind,ro {dst}")
+    lines.append('exec "$@"')
+    return ["unshare", "--mount", "--", "/bin/sh", "-c", "\n".join(lines), "gangplane-sandbox", *argv]
+
+
+def map_paths(text: str, mounts: Iterable[Mount]) -> str:
+    """Path mapping: a word that is a ``mountPath`` or lies under one points into the volume's directory
+    instead (longest mountPath first, so nested mounts resolve to the innermost)."""
+    for m in sorted(mounts, key=lambda m: len(m.target), reverse=True):
+        target = m.target.rstrip("/") or "/"
+        if text == target or text.startswith(target + "/"):
+            return str(m.source) + text[len(target) :]
+        text = text.replace(f"={target}/", f"={m.source}/").replace(f":{target}/", f":{m.source}/")
+    return text

@@ -1,0 +1,194 @@
+"""core/v1 Events as client-go's ``record`` package writes them: an ``EventRecorder`` and its correlator.
+
+The correlator (``tools/record/events_cache.go``) does two things before anything is written:
+- **aggregation**: more than ``MAX_SIMILAR`` events within ``SIMILAR_WINDOW`` that differ only in their
+  message (same source, object, type and reason) are folded into one whose message is prefixed
+  ``(combined from similar events): ``;
+- **deduplication**: an event identical to one already recorded (same source, object, type, reason and
+  message) is not created again: the existing Event's ``count`` goes up and its ``lastTimestamp`` moves (a
+  patch), keeping ``firstTimestamp`` — which is what ``kubectl describe`` shows as ``x3 over 2m``.
+
+The correlator is pure over its own state (times are passed in); the recorder does the store I/O. The cache
+is bounded like client-go's LRU (``MAX_CACHED``), so a long-running process cannot grow without bound.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Any
+
+from gangplane.clock import Clock, rfc3339
+from gangplane.errors import AlreadyExists, ApiError, NotFound
+from gangplane.store import catalog
+from gangplane.store.base import Object, Store
+from gangplane.store.patch import MERGE_PATCH
+
+_log = logging.getLogger(__name__)
+
+MAX_SIMILAR = 10  # ``defaultAggregateMaxEvents``
+SIMILAR_WINDOW = 600.0  # ``defaultAggregateIntervalInSeconds``
+MAX_CACHED = 4096  # ``maxLruCacheEntries``
+COMBINED_PREFIX = "(combined from similar events): "
+MAX_MESSAGE = 1024  # the API server refuses longer Event notes (``NoteLengthLimit``)
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What to write for one event: ``create`` a new Event, or ``patch`` the existing ``name``."""
+
+    name: str
+    message: str
+    count: int
+    first_timestamp: float
+    create: bool
+
+
+@dataclass
+class _Seen:
+    name: str
+    count: int
+    first: float
+
+
+@dataclass
+class _Similar:
+    first: float
+    messages: set[str] = field(default_factory=set)
+
+
+def _bounded_put(cache: OrderedDict[Any, Any], key: Any, value: Any) -> None:
+    cache[key] = value
+    cache.move_to_end(key)
+    while len(cache) > MAX_CACHED:
+        cache.popitem(last=False)
+
+
+class EventCorrelator:
+    """Decides create-or-count for each event (``EventCorrelator.EventCorrelate``). Thread-safe."""
+
+    def __init__(self) -> None:
+        self._seen: OrderedDict[tuple[str, ...], _Seen] = OrderedDict()
+        self._similar: OrderedDict[tuple[str, ...], _Similar] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def correlate(self, similar_key: tuple[str, ...], message: str, name: str, now: float) -> Decision:
+        with self._lock:
+            message, key = self._aggregate(similar_key, message, now)
+            seen = self._seen.get(key)
+            if seen is None:
+                _bounded_put(self._seen, key, _Seen(name, 1, now))
+                return Decision(name, message, 1, now, create=True)
+            seen.count += 1
+            self._seen.move_to_end(key)
+            return Decision(seen.name, message, seen.count, seen.first, create=False)
+
+    def restart(self, similar_key: tuple[str, ...], message: str, name: str, now: float) -> Decision:
+        """The Event a key pointed at is gone (deleted, or expired): count afresh on a new one."""
+        combined = message.startswith(COMBINED_PREFIX)
+        with self._lock:
+            key = (*similar_key, COMBINED_PREFIX if combined else message)
+            _bounded_put(self._seen, key, _Seen(name, 1, now))
+        return Decision(name, message, 1, now, create=True)
+
+    def _aggregate(
+        self, similar_key: tuple[str, ...], message: str, now: float
+    ) -> tuple[str, tuple[str, ...]]:
+        """The message to record and the key it is counted under: past the limit, every similar event is
+        counted on one combined Event that shows the latest message."""
+        group = self._similar.get(similar_key)
+        if group is None or now - group.first > SIMILAR_WINDOW:
+            group = _Similar(now)
+            _bounded_put(self._similar, similar_key, group)
+        group.messages.add(message)
+        if len(group.messages) > MAX_SIMILAR:
+            return COMBINED_PREFIX + message, (*similar_key, COMBINED_PREFIX)
+        return message, (*similar_key, message)
+
+
+_stamp_lock = threading.Lock()
+_last_stamp = 0
+
+
+def _unique_nanos(now: float) -> int:
+    """client-go names an Event ``<object>.<unix nanos in hex>``; nanos are kept strictly increasing in this
+    process, so two events in one instant (a manual clock, a coarse one) never share a name."""
+    global _last_stamp
+    with _stamp_lock:
+        _last_stamp = max(int(now * 1e9), _last_stamp + 1)
+        return _last_stamp
+
+
+def involved(obj: Object, field_path: str = "") -> dict[str, Any]:
+    meta = obj.get("metadata") or {}
+    ref = {
+        "apiVersion": obj.get("apiVersion", ""),
+        "kind": obj.get("kind", ""),
+        "name": str(meta.get("name") or ""),
+        "namespace": str(meta.get("namespace") or ""),
+        "uid": str(meta.get("uid") or ""),
+    }
+    if meta.get("resourceVersion"):
+        ref["resourceVersion"] = str(meta["resourceVersion"])
+    if field_path:
+        ref["fieldPath"] = field_path
+    return ref
+
+
+class EventRecorder:
+    """Writes core/v1 Events about objects (``record.EventRecorder``), correlated as client-go does; a failed
+    write is only logged, never raised (events are best effort)."""
+
+    def __init__(self, store: Store, clock: Clock, component: str, host: str = "") -> None:
+        self.store, self.clock, self.component, self.host = store, clock, component, host
+        self.correlator = EventCorrelator()
+
+    def event(self, obj: Object, type_: str, reason: str, message: str, field_path: str = "") -> None:
+        ref = involved(obj, field_path)
+        now = self.clock.now()
+        similar = (self.component, self.host, ref["kind"], ref["namespace"], ref["name"], ref["uid"],
+                   field_path, type_, reason)  # fmt: skip
+        message = message[:MAX_MESSAGE]
+        name = f"{ref['name']}.{_unique_nanos(now):x}"
+        decision = self.correlator.correlate(similar, message, name, now)
+        try:
+            if not decision.create and not self._count(ref["namespace"], decision, now):
+                decision = self.correlator.restart(similar, decision.message, name, now)
+            if decision.create:
+                self._create(ref, type_, reason, decision, now)
+        except ApiError as err:
+            _log.warning("event %s for %s not recorded: %s", reason, ref["name"], err)
+
+    def _count(self, namespace: str, decision: Decision, now: float) -> bool:
+        """Bump the existing Event; False when it is gone (then a new one is created)."""
+        patch = {"count": decision.count, "lastTimestamp": rfc3339(now), "message": decision.message}
+        try:
+            self.store.patch(catalog.EVENTS, namespace, decision.name, patch, MERGE_PATCH)
+        except NotFound:
+            return False
+        return True
+
+    def _create(self, ref: dict[str, Any], type_: str, reason: str, decision: Decision, now: float) -> None:
+        stamp = rfc3339(now)
+        source = {"component": self.component, **({"host": self.host} if self.host else {})}
+        event = {
+            "apiVersion": "v1",
+            "kind": "Event",
+            "metadata": {"name": decision.name, "namespace": ref["namespace"] or "default"},
+            "involvedObject": ref,
+            "type": type_,
+            "reason": reason,
+            "message": decision.message,
+            "source": source,
+            "firstTimestamp": stamp,
+            "lastTimestamp": stamp,
+            "count": 1,
+            "reportingComponent": self.component,
+            "reportingInstance": self.host,
+        }
+        try:
+            self.store.create(catalog.EVENTS, event)
+        except AlreadyExists:  # a second event in the same nanosecond: count it on the first
+            return

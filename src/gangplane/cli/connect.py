@@ -16,7 +16,9 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from gangplane.cli.jsonpath import JsonPathError
 from gangplane.cli.kinds import UnknownKind
+from gangplane.cli.printers import OutputError
 from gangplane.client.kube import KubeStore, Unreachable
 from gangplane.client.kubeconfig import KubeconfigError
 from gangplane.errors import ApiError, ManifestError
@@ -86,7 +88,7 @@ def reported(target: Target | None = None) -> Iterator[None]:
         raise fail("\n".join(error_lines(exc))) from None
     except (ManifestError, KubeconfigError) as exc:
         raise fail(f"error: {exc}{_hint(target) if isinstance(exc, KubeconfigError) else ''}") from None
-    except UnknownKind as exc:
+    except (UnknownKind, JsonPathError, OutputError) as exc:
         raise fail(f"error: {exc}") from None
     except Unreachable as exc:
         raise fail(f"error: {exc}{_hint(target)}") from None

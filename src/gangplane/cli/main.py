@@ -9,7 +9,7 @@ from __future__ import annotations
 import typer
 
 from gangplane import __version__
-from gangplane.cli import controller, controlplane, objects, observe, render, run, simulate
+from gangplane.cli import controller, controlplane, get, objects, observe, render, run, simulate
 
 app = typer.Typer(
     name="gangplane",
@@ -33,7 +33,8 @@ def version() -> None:
 
 render.register(app)
 controlplane.register(app)
-objects.register(app)  # apply, get, delete
+objects.register(app)  # apply, delete
+get.register(app)
 observe.register(app)  # describe, logs
 run.register(app)
 controller.register(app)

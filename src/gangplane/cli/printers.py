@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
 import yaml
 
+from gangplane.cli import jsonpath
 from gangplane.cli.kinds import qualified_name
 from gangplane.store.base import Object, ResourceType
 
@@ -27,6 +29,83 @@ class Output(StrEnum):
     NAME = "name"
     YAML = "yaml"
     JSON = "json"
+    JSONPATH = "jsonpath"
+    CUSTOM_COLUMNS = "custom-columns"
+
+
+_ALLOWED = "custom-columns,json,jsonpath,name,wide,yaml"
+
+
+class OutputError(ValueError):
+    """An ``-o`` value no printer matches, in kubectl's words."""
+
+
+@dataclass(frozen=True, slots=True)
+class OutputFormat:
+    """``-o FORMAT[=TEMPLATE]``: what to print and, for jsonpath and custom-columns, how."""
+
+    output: Output = Output.TABLE
+    template: str = ""
+
+    @property
+    def tabular(self) -> bool:
+        return self.output in (Output.TABLE, Output.WIDE)
+
+
+def parse_output(text: str) -> OutputFormat:
+    """``wide``, ``name``, ``yaml``, ``json``, ``jsonpath=TEMPLATE``, ``custom-columns=SPEC``."""
+    name, sep, template = text.partition("=")
+    try:
+        output = Output(name)
+    except ValueError:
+        output = None
+    if output is None or bool(sep) != (output in (Output.JSONPATH, Output.CUSTOM_COLUMNS)):
+        raise OutputError(
+            f'unable to match a printer suitable for the output format "{text}", '
+            f"allowed formats are: {_ALLOWED}"
+        )
+    if output == Output.JSONPATH:
+        jsonpath.parse(template)
+    elif output == Output.CUSTOM_COLUMNS:
+        custom_columns(template)
+    return OutputFormat(output, template)
+
+
+def custom_columns(spec: str) -> list[tuple[str, str]]:
+    """``NAME:.metadata.name,PHASE:.status.phase`` -> [(header, jsonpath template)]."""
+    columns = []
+    for part in spec.split(","):
+        header, sep, path = part.partition(":")
+        if not sep or not header or not path:
+            raise OutputError(f"unexpected custom-columns spec: {part}, expected <header>:<json-path-expr>")
+        template = path if path.startswith("{") else "{" + path + "}"
+        jsonpath.parse(template)
+        columns.append((header, template))
+    return columns
+
+
+def custom_column_rows(spec: str, objs: Iterable[Object], *, headers: bool = True) -> list[str]:
+    """Objects as ``-o custom-columns`` prints them; several values in a cell are joined by commas."""
+    columns = custom_columns(spec)
+    rows = [[h for h, _ in columns]] if headers else []
+    for obj in objs:
+        rows.append([
+            ",".join(jsonpath.show(v) for v in jsonpath.evaluate(t.strip("{}"), obj)) or "<none>"
+            for _, t in columns
+        ])  # fmt: skip
+    return align(rows)
+
+
+def with_kind(table: Object, rt: ResourceType) -> Object:
+    """A table whose names read ``kind.group/name``, as kubectl prints several types at once."""
+    rows = [
+        {
+            **row,
+            "cells": [f"{qualified_name(rt)}/{cells[0]}", *cells[1:]] if (cells := row.get("cells")) else [],
+        }
+        for row in table.get("rows") or []
+    ]
+    return {**table, "rows": rows}
 
 
 def _cell(value: Any) -> str:
@@ -104,12 +183,18 @@ def dump(obj: Object, output: Output) -> str:
 
 __all__ = [
     "Output",
+    "OutputError",
+    "OutputFormat",
     "align",
     "as_list",
+    "custom_column_rows",
+    "custom_columns",
     "dump",
     "format_table",
     "object_name",
+    "parse_output",
     "table_rows",
     "widths",
+    "with_kind",
     "without_managed_fields",
 ]

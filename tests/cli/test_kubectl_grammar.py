@@ -117,3 +117,10 @@ spec:
     stored = json.loads(cli.ok("get", "clusterqueue", "old-cq", "-o", "json"))
     assert stored["apiVersion"] == "kueue.x-k8s.io/v1beta2"
     assert yaml.safe_load(cli.ok("get", "clusterqueues.v1beta1.kueue.x-k8s.io", "old-cq", "-o", "yaml"))
+
+
+def test_api_resources_lists_the_preferred_versions(cli: Cli) -> None:
+    rows = [line.split() for line in cli.ok("api-resources").splitlines()]
+    assert rows[0] == ["NAME", "SHORTNAMES", "APIVERSION", "NAMESPACED", "KIND"]
+    assert ["pods", "po", "v1", "true", "Pod"] in rows
+    assert not any(r[-3:-2] == ["kueue.x-k8s.io/v1beta1"] for r in rows)

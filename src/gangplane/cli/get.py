@@ -239,8 +239,21 @@ def get(
         raise typer.Exit(1)
 
 
+def api_resources() -> None:
+    """List the resource types the embedded API server serves, with their short names."""
+    rows = [["NAME", "SHORTNAMES", "APIVERSION", "NAMESPACED", "KIND"]]
+    rows += [
+        [rt.plural, ",".join(rt.short_names), rt.api_version, str(rt.namespaced).lower(), rt.kind]
+        for rt in kinds.SERVED_TYPES
+        if rt.version != "v1beta1"
+        or not rt.group.startswith("kueue")  # older versions: not listed, as kubectl
+    ]
+    typer.echo("\n".join(printers.align(rows)))
+
+
 def register(app: typer.Typer) -> None:
     app.command("get")(get)
+    app.command("api-resources")(api_resources)
 
 
 __all__ = [

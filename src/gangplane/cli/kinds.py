@@ -17,6 +17,7 @@ from gangplane.store.base import ResourceType
 # What the API server serves, storage versions first (so ``clusterqueues`` is v1beta2), then the older
 # versions it still presents (``clusterqueues.v1beta1.kueue.x-k8s.io``).
 SERVED_TYPES: tuple[ResourceType, ...] = tuple(s.rt for s in default_registry().served)
+PREFERRED_TYPES: tuple[ResourceType, ...] = tuple(s.rt for s in default_registry().served if not s.is_alias)
 
 
 class UnknownKind(ValueError):
@@ -118,6 +119,7 @@ def qualified_plural(rt: ResourceType) -> str:
 
 
 __all__ = [
+    "PREFERRED_TYPES",
     "SERVED_TYPES",
     "Request",
     "UnknownKind",

@@ -16,11 +16,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from gangplane.api.jobset import COMPLETION_INDEX, JOBSET_NAME_LABEL, REPLICATED_JOB_NAME_LABEL
-from gangplane.api.trainer import ConditionType
+from gangplane.api.jobset_labels import COMPLETION_INDEX, JOBSET_NAME_LABEL, REPLICATED_JOB_NAME_LABEL
 from gangplane.store.base import Object
 
 PENDING, SUSPENDED, RUNNING, COMPLETE, FAILED = "Pending", "Suspended", "Running", "Complete", "Failed"
+# Trainer's TrainJob condition types (trainjob_types.go), named as the phases they decide; not imported from
+# ``gangplane.api.trainer`` so ``describe`` starts without loading the pydantic models.
+_SUSPENDED_CONDITION, _COMPLETE_CONDITION, _FAILED_CONDITION = SUSPENDED, COMPLETE, FAILED
 _TERMINAL_EXIT = {COMPLETE: 0, FAILED: 1}
 _STARTED_PHASES = ("Running", "Succeeded", "Failed")
 
@@ -125,11 +127,11 @@ def _pod_order(pod: Object) -> tuple[str, int, str]:
 
 
 def _phase(trainjob: Object, nodes: Sequence[NodeStatus]) -> str:
-    if _true(trainjob, ConditionType.FAILED):
+    if _true(trainjob, _FAILED_CONDITION):
         return FAILED
-    if _true(trainjob, ConditionType.COMPLETE):
+    if _true(trainjob, _COMPLETE_CONDITION):
         return COMPLETE
-    if _true(trainjob, ConditionType.SUSPENDED):
+    if _true(trainjob, _SUSPENDED_CONDITION):
         return SUSPENDED
     if nodes and all(n.started for n in nodes):
         return RUNNING

@@ -13,7 +13,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from gangplane.api import serde
 from gangplane.errors import ManifestError
 from gangplane.server.resources import default_registry
 from gangplane.store.base import Object, ResourceType
@@ -69,6 +68,8 @@ class Manifest:
 
 def load(paths: Sequence[Path]) -> list[tuple[str, Object]]:
     """(source, object) from files, directories and ``-`` (stdin)."""
+    from gangplane.api import serde  # here: its models cost start-up time that delete-by-name need not pay
+
     out: list[tuple[str, Object]] = []
     for path in paths:
         if path == STDIN:

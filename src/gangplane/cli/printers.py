@@ -14,8 +14,6 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-import yaml
-
 from gangplane.cli import jsonpath
 from gangplane.cli.kinds import qualified_name
 from gangplane.store.base import Object, ResourceType
@@ -178,6 +176,8 @@ def dump(obj: Object, output: Output) -> str:
         shown = as_list(without_managed_fields(i) for i in obj.get("items") or [])
     if output == Output.JSON:
         return json.dumps(shown, indent=4) + "\n"
+    import yaml  # here, not at the top: loading it costs every command start-up time
+
     return yaml.safe_dump(shown, sort_keys=False, default_flow_style=False)
 
 

@@ -33,6 +33,7 @@ from gangplane.errors import AlreadyExists, NotFound
 from gangplane.server import tls
 from gangplane.server.admission import TrainerAdmission
 from gangplane.server.app import create_app
+from gangplane.server.home import default_state_dir
 from gangplane.server.resources import default_registry
 from gangplane.store.base import Admission, Store
 from gangplane.store.sqlite import SqliteStore
@@ -77,11 +78,6 @@ class Paths:
     @property
     def key(self) -> Path:
         return self.root / "tls.key"
-
-
-def default_state_dir() -> Path:
-    home = os.environ.get("GANGPLANE_HOME")
-    return Path(home).expanduser() if home else Path.home() / ".gangplane"
 
 
 def prepare(state_dir: Path) -> Paths:

@@ -11,14 +11,17 @@ commands load them all.
 
 from __future__ import annotations
 
-import importlib
-import signal
+# Only ``sys`` and the built-in ``_signal`` here: until ``main`` installs its SIGINT handler, Ctrl-C prints
+# a KeyboardInterrupt traceback, so that window must be as short as this module's own loading.
+import _signal  # type: ignore[import-not-found]  # no stub; signal.py would load enum
 import sys
-from collections.abc import Sequence
-from types import FrameType
-from typing import TYPE_CHECKING, NoReturn
 
+TYPE_CHECKING = False  # not typing's: importing typing would widen that window
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from types import FrameType
+    from typing import NoReturn
+
     import typer
 
 # Each command and the module (under gangplane.cli) whose ``register`` adds it, in ``--help`` order.
@@ -55,6 +58,8 @@ def _root() -> None:
 
 def build(modules: Sequence[str] = MODULES) -> typer.Typer:
     """The command-line app with the commands of ``modules`` (all by default)."""
+    import importlib
+
     import typer
 
     app = typer.Typer(
@@ -86,7 +91,7 @@ def _interrupted(signum: int, frame: FrameType | None) -> NoReturn:
 def main() -> None:
     # SystemExit rather than KeyboardInterrupt: nothing on the way (click turns KeyboardInterrupt into
     # "Aborted!" and exit 1) reports it, and ``finally`` blocks still close connections.
-    signal.signal(signal.SIGINT, _interrupted)
+    _signal.signal(_signal.SIGINT, _interrupted)
     build(modules_for(sys.argv[1:]))()
 
 

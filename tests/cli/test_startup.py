@@ -119,3 +119,14 @@ def test_ctrl_c_at_any_moment_exits_130_without_a_traceback(cli: Cli, after: flo
     assert b"Traceback" not in err and b"KeyboardInterrupt" not in err, err.decode()
     # -SIGINT: the signal came before the interpreter took it over; a shell reports both as 130
     assert proc.returncode in (130, -signal.SIGINT)
+
+
+def test_help_is_plain_words_without_markup() -> None:
+    from typer.testing import CliRunner
+
+    from gangplane.cli.main import COMMANDS, app
+
+    for command in ["", *COMMANDS]:
+        shown = CliRunner().invoke(app, [*([command] if command else []), "--help"]).stdout
+        assert "Usage" in shown
+        assert "``" not in shown and ":class:" not in shown, f"gangplane {command} --help"

@@ -59,7 +59,7 @@ def test_get_table_name_yaml_json_and_selectors(cli: Cli) -> None:
     assert table[0].split() == ["NAME", "STATE", "AGE"]
     assert {"alpha", "beta"} <= {row.split()[0] for row in table[1:]}
     wide = cli.ok("get", "trainjobs", "-o", "wide").splitlines()[0].split()
-    assert wide == ["NAME", "STATE", "SUSPENDED", "AGE"]
+    assert wide == ["NAME", "STATE", "REASON", "SUSPENDED", "AGE"]
     assert cli.ok("get", "trainjob", "-l", "app=beta", "-o", "name") == "trainjob.trainer.kubeflow.org/beta\n"
     assert cli.ok("get", "trainjob/alpha", "-o", "json").startswith("{")
     one = json.loads(cli.ok("get", "TrainJob", "alpha", "-o", "json"))

@@ -79,6 +79,12 @@ class PendingReason:
     def event_type(self) -> str:
         return "Warning" if self.reason in WARNING_REASONS else "Normal"
 
+    def news_since(self, reason: str | None, message: str | None) -> bool:
+        """Whether this differs from what the condition said before (``reason``, ``message``): one event per
+        distinct (reason, message), as Kubernetes' event recorder keys events, so a transient first message
+        ("gang incomplete") is followed by the one that stays ("pods unschedulable: ...")."""
+        return (str(self.reason), self.message) != (reason, message)
+
 
 class QueuePositions(Protocol):
     """Where a pending Kueue Workload stands: how many workloads are ahead of it in its queue (0 = next),

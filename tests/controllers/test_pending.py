@@ -306,6 +306,20 @@ def test_waiting_event_per_distinct_reason_and_message() -> None:
     assert waiting_event(_waiting_condition("PodsUnschedulable", new.message), new, []) is None
 
 
+def test_a_moving_queue_position_posts_no_event() -> None:
+    queued = PendingReason(
+        WaitingReason.QUEUED_BY_KUEUE, 'Workload w queued in LocalQueue "q" (1 workload ahead): full'
+    )
+    before = _waiting_condition(
+        "QueuedByKueue", 'Workload w queued in LocalQueue "q" (7 workloads ahead): full'
+    )
+    assert waiting_event(before, queued, []) is None
+    other = _waiting_condition(
+        "QueuedByKueue", 'Workload w queued in LocalQueue "q" (7 workloads ahead): evicted'
+    )
+    assert waiting_event(other, queued, []) is not None
+
+
 def test_waiting_event_when_the_pods_run() -> None:
     running = [pod("a", "Running", node="n"), pod("b", "Running", node="n")]
     old = _waiting_condition("StartingContainers")

@@ -303,15 +303,27 @@ def test_summary_explains_why_it_waits() -> None:
     waiting = trainjob(("Suspended", "False", "resumed"), ("GangPending", "True", "waiting for 2 pods"))
     message = "0/3 nodes are available: 3 Insufficient cpu"
     summary = summarize(waiting, [pod(1, unschedulable=message), pod(0, unschedulable=message)])
-    assert summary.reasons == (
-        "waiting for 2 pods",
-        f"mnist-node-0-0: {message}",
-        f"mnist-node-0-1: {message}",
-    )
+    # each distinct message once, with the pods it concerns
+    assert summary.reasons == ("waiting for 2 pods", f"{message} (pods mnist-node-0-0, mnist-node-0-1)")
     assert [n.pod for n in summary.nodes] == ["mnist-node-0-0", "mnist-node-0-1"]  # by completion index
-    assert summary.gang_line() == "waiting: 0/2 pods bound"
+    assert summary.gang_line() == "0/2 pods bound"  # no PodGroup: pods scheduled one by one, no gang
+    # the waiting condition already quotes the scheduler: the pods join that line instead of repeating it
+    quoted = trainjob(("gangplane.dev/Waiting", "True", f"2 of 2 pods unschedulable: {message}"))
+    grouped = [pod(i, unschedulable=message) for i in (0, 1)]
+    for p in grouped:
+        p["metadata"]["labels"]["scheduling.x-k8s.io/pod-group"] = "mnist"
+    summary = summarize(quoted, grouped)
+    assert summary.reasons == (f"2 of 2 pods unschedulable: {message} (pods mnist-node-0-0, mnist-node-0-1)",)
+    assert summary.gang and summary.gang_line() == "waiting: 0/2 pods bound"
     failed = summarize(trainjob(("Failed", "True", "node-0 exited 3")), [])
     assert failed.reasons == ("node-0 exited 3",)
+
+
+def test_pod_group_keys_agree_with_the_api_modules() -> None:
+    from gangplane.api.scheduling import coscheduling, kai, volcano
+
+    assert jobstatus.POD_GROUP_LABELS == (coscheduling.POD_GROUP_LABEL, coscheduling.LEGACY_POD_GROUP_LABEL)
+    assert jobstatus.POD_GROUP_ANNOTATIONS == (volcano.GROUP_NAME_ANNOTATION, kai.POD_GROUP_ANNOTATION)
 
 
 def test_node_status_reads_container_states() -> None:
@@ -331,7 +343,7 @@ def test_plain_view_prints_only_changes() -> None:
     assert printed == status_lines(summarize(trainjob(), [pod(0), pod(1)]))
     printed.clear()
     view.status(summarize(trainjob(), [pod(0, "Running", "n1"), pod(1)]))
-    assert printed == ["trainjob/mnist gang waiting: 1/2 pods bound", "  pod/mnist-node-0-0 Running on n1"]
+    assert printed == ["trainjob/mnist 1/2 pods bound", "  pod/mnist-node-0-0 Running on n1"]
     view.log("[mnist-node-0-0]", "hello")
     assert printed[-1] == "[mnist-node-0-0] hello"
 

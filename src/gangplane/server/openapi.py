@@ -1,17 +1,23 @@
-"""Pure OpenAPI v3 documents: just enough for kubectl's validation probe, ``apply`` and ``explain``.
+"""Pure OpenAPI v3 documents for kubectl's validation probe, ``apply`` and ``explain``.
 
 kubectl (1.27+) checks the PATCH operation of each kind for a ``fieldValidation`` query parameter; finding it,
 it leaves validation to the server instead of fetching the protobuf OpenAPI v2 document, which is not served.
-Schemas are deliberately open (``x-kubernetes-preserve-unknown-fields``). PATCH operations do not list
+Custom kinds (Trainer, JobSet, Kueue, Volcano, KAI, scheduler-plugins) get their full structural schema,
+generated from the upstream CRDs into ``crd_schemas.json.gz`` (``scripts/gen_crd_schemas.py``), so
+``kubectl explain`` works to any depth; built-in kinds keep open schemas
+(``x-kubernetes-preserve-unknown-fields``). PATCH operations do not list
 ``application/strategic-merge-patch+json``: kubectl then computes strategic merge patches for built-in kinds
-from its compiled-in types (and JSON merge patches for custom kinds) instead of from these open schemas; the
+from its compiled-in types (and JSON merge patches for custom kinds) instead of from these schemas; the
 server still accepts all four patch types.
 """
 
 from __future__ import annotations
 
+import functools
+import gzip
 import hashlib
 import json
+from importlib import resources
 from typing import Any
 
 from gangplane.server.resources import Registry, Served
@@ -39,7 +45,18 @@ def _gvk(rt: ResourceType) -> dict[str, str]:
     return {"group": rt.group, "version": rt.version, "kind": rt.kind}
 
 
+@functools.cache
+def crd_schemas() -> dict[str, Any]:
+    """``group/version/Kind`` -> the structural schema shipped with the package (generated from the CRDs)."""
+    packed = resources.files("gangplane.server").joinpath("crd_schemas.json.gz").read_bytes()
+    loaded: dict[str, Any] = json.loads(gzip.decompress(packed))
+    return loaded
+
+
 def _schema(rt: ResourceType) -> dict[str, Any]:
+    structural = crd_schemas().get(f"{rt.group}/{rt.version}/{rt.kind}")
+    if structural is not None:
+        return {**structural, "x-kubernetes-group-version-kind": [_gvk(rt)]}
     return {
         "type": "object",
         "description": f"{rt.kind} ({rt.api_version}) served by gangplane.",
@@ -129,4 +146,4 @@ def root_document(registry: Registry) -> dict[str, Any]:
     return {"paths": paths}
 
 
-__all__ = ["document_hash", "group_version_document", "root_document", "schema_name"]
+__all__ = ["crd_schemas", "document_hash", "group_version_document", "root_document", "schema_name"]

@@ -1,14 +1,18 @@
-"""The real kubectl against the embedded API server: ``explain`` to any depth of a custom kind, and
-``auth can-i`` / ``auth whoami`` (kubectl sends those reviews as protobuf)."""
+"""The real kubectl against the embedded API server: ``explain`` to any depth of a custom kind,
+``auth can-i`` / ``auth whoami``, and the typed commands (``create secret|configmap|namespace``, ``run``),
+which send protobuf bodies."""
 
 from __future__ import annotations
 
+import base64
 import shutil
 import subprocess
 from collections.abc import Iterator
 
 import pytest
 from cli_cluster import Cli, embedded_cluster
+
+from gangplane.store.catalog import CONFIGMAPS, NAMESPACES, PODS, SECRETS
 
 KUBECTL = shutil.which("kubectl")
 pytestmark = pytest.mark.skipif(KUBECTL is None, reason="kubectl is not installed")
@@ -45,3 +49,26 @@ def test_auth_can_i_and_whoami_answer_for_the_admin(cli: Cli) -> None:
     assert listed.returncode == 0 and "*.*" in listed.stdout, listed.stderr
     who = kubectl(cli, "auth", "whoami")
     assert who.returncode == 0 and "gangplane-admin" in who.stdout, who.stderr
+
+
+def test_typed_create_and_run_send_protobuf_and_are_stored_as_json(cli: Cli) -> None:
+    created = [
+        kubectl(cli, "create", "secret", "generic", "hf-token", "--from-literal=HF_TOKEN=hf_abc123"),
+        kubectl(cli, "create", "configmap", "cfg", "--from-literal=a=1", "--from-literal=b=two"),
+        kubectl(cli, "create", "namespace", "team-z"),
+        kubectl(cli, "run", "tiny", "--image=busybox", "--restart=Never", "--env=X=1", "--labels=app=tiny",
+                "--", "sh", "-c", "echo hi"),
+    ]  # fmt: skip
+    assert [c.returncode for c in created] == [0, 0, 0, 0], [c.stderr for c in created]
+    secret = cli.store.get(SECRETS, "default", "hf-token")
+    assert base64.b64decode(secret["data"]["HF_TOKEN"]) == b"hf_abc123"
+    assert cli.store.get(CONFIGMAPS, "default", "cfg")["data"] == {"a": "1", "b": "two"}
+    assert cli.store.get(NAMESPACES, "", "team-z")["metadata"]["name"] == "team-z"
+    pod = cli.store.get(PODS, "default", "tiny")
+    container = pod["spec"]["containers"][0]
+    assert (container["image"], container["args"], container["env"]) == (
+        "busybox",
+        ["sh", "-c", "echo hi"],
+        [{"name": "X", "value": "1"}],
+    )
+    assert pod["metadata"]["labels"] == {"app": "tiny"} and pod["spec"]["restartPolicy"] == "Never"

@@ -1,10 +1,11 @@
-"""Pure pieces: the admin's access reviews and the protobuf request envelope."""
+"""Pure pieces: the admin's access reviews, the protobuf request envelope and protobuf bodies."""
 
 from __future__ import annotations
 
 import pytest
 
-from gangplane.server import authz, protowire
+from gangplane.errors import ApiError
+from gangplane.server import authz, k8sproto, protowire
 
 
 def _field(number: int, payload: bytes) -> bytes:
@@ -33,3 +34,34 @@ def test_reviews_allow_the_admin_everything() -> None:
     rules = authz.rules_review({"spec": {"namespace": "default"}})["status"]
     assert rules["resourceRules"] == [{"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]}]
     assert authz.subject_review({})["status"]["userInfo"]["username"] == "gangplane-admin"
+
+
+def test_protobuf_bodies_decode_to_kubernetes_json() -> None:
+    from google.protobuf import message_factory
+
+    pool = k8sproto._pool()
+    secret = message_factory.GetMessageClass(pool.FindMessageTypeByName("k8s.io.api.core.v1.Secret"))()
+    secret.metadata.name = "hf"
+    secret.metadata.namespace = ""  # Go writes unset strings: dropped, as omitempty would
+    secret.metadata.creationTimestamp.seconds = 0
+    secret.data["HF_TOKEN"] = b"hf_abc"
+    secret.type = "Opaque"
+    type_meta = _field(1, b"v1") + _field(2, b"Secret")
+    raw = secret.SerializeToString()
+    body = protowire.MAGIC + _field(1, type_meta) + bytes([2 << 3 | 2]) + _varint(len(raw)) + raw
+    assert k8sproto.decode(body) == {
+        "apiVersion": "v1", "kind": "Secret", "metadata": {"name": "hf"}, "data": {"HF_TOKEN": "aGZfYWJj"},
+        "type": "Opaque",
+    }  # fmt: skip
+    with pytest.raises(ApiError) as unsupported:
+        k8sproto.decode(protowire.MAGIC + _field(1, _field(1, b"batch/v1") + _field(2, b"Job")))
+    assert unsupported.value.code == 415
+
+
+def _varint(n: int) -> bytes:
+    out = bytearray()
+    while True:
+        byte, n = n & 0x7F, n >> 7
+        out.append(byte | (0x80 if n else 0))
+        if not n:
+            return bytes(out)

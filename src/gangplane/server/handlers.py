@@ -22,7 +22,7 @@ from starlette.responses import JSONResponse, Response
 
 from gangplane.clock import Clock
 from gangplane.errors import ApiError, NotFound
-from gangplane.server import logs, query
+from gangplane.server import k8sproto, logs, protowire, query
 from gangplane.server.query import BadRequest, Target
 from gangplane.server.resources import Registry, Served
 from gangplane.server.streams import DisconnectAwareStream, watch_lines
@@ -104,7 +104,10 @@ def error_response(err: ApiError) -> JSONResponse:
 
 
 async def _body(request: Request, *, yaml_ok: bool = False) -> Any:
-    query.check_body_type(request.headers.get("content-type", ""), yaml_ok=yaml_ok)
+    content_type = request.headers.get("content-type", "")
+    if content_type.split(";", 1)[0].strip().lower() == protowire.CONTENT_TYPE:  # kubectl's typed commands
+        return k8sproto.decode(await request.body())
+    query.check_body_type(content_type, yaml_ok=yaml_ok)
     raw = await request.body()
     if not raw.strip():
         return None

@@ -124,3 +124,11 @@ def test_api_resources_lists_the_preferred_versions(cli: Cli) -> None:
     assert rows[0] == ["NAME", "SHORTNAMES", "APIVERSION", "NAMESPACED", "KIND"]
     assert ["pods", "po", "v1", "true", "Pod"] in rows
     assert not any(r[-3:-2] == ["kueue.x-k8s.io/v1beta1"] for r in rows)
+
+
+def test_apply_reports_type_name_and_minimum_errors_in_one_answer(cli: Cli) -> None:
+    bad = job("bad.name").replace("trainer: {numNodes: 2}", "trainer: {numNodes: abc, numProcPerNode: 0}")
+    code, _, err = cli.run("apply", "-f", "-", stdin=bad)
+    assert code == 1
+    paths = [line.split(":")[0].strip(" -") for line in err.splitlines()[1:]]
+    assert paths == ["spec.trainer.numNodes", "metadata.name", "spec.trainer.numProcPerNode"], err

@@ -50,7 +50,8 @@ def render_command(
     ],
     output: Annotated[Output, typer.Option("--output", "-o", help="Output format.")] = Output.YAML,
 ) -> None:
-    """Render TrainJobs with their runtimes into the JobSet, PodGroup and other objects a cluster gets."""
+    """Render TrainJobs with their runtimes into the JobSet, PodGroup and other objects a cluster gets.
+    Any other kind the API server serves (PriorityClass, Namespace, Secret, queues...) is taken as context."""
     errors = Console(stderr=True, highlight=False, soft_wrap=True)
     try:
         documents = serde.load_paths(files)

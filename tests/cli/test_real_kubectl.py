@@ -1,18 +1,21 @@
 """The real kubectl against the embedded API server: ``explain`` to any depth of a custom kind,
-``auth can-i`` / ``auth whoami``, and the typed commands (``create secret|configmap|namespace``, ``run``),
-which send protobuf bodies."""
+``auth can-i`` / ``auth whoami``, the typed commands (``create secret|configmap|namespace``, ``run``),
+which send protobuf bodies, and ``top`` over a real process."""
 
 from __future__ import annotations
 
 import base64
 import shutil
 import subprocess
+import sys
+import time
 from collections.abc import Iterator
 
 import pytest
 from cli_cluster import Cli, embedded_cluster
 
-from gangplane.store.catalog import CONFIGMAPS, NAMESPACES, PODS, SECRETS
+from gangplane.clock import rfc3339
+from gangplane.store.catalog import CONFIGMAPS, NAMESPACES, NODES, PODS, SECRETS
 
 KUBECTL = shutil.which("kubectl")
 pytestmark = pytest.mark.skipif(KUBECTL is None, reason="kubectl is not installed")
@@ -72,3 +75,52 @@ def test_typed_create_and_run_send_protobuf_and_are_stored_as_json(cli: Cli) -> 
         [{"name": "X", "value": "1"}],
     )
     assert pod["metadata"]["labels"] == {"app": "tiny"} and pod["spec"]["restartPolicy"] == "Never"
+
+
+def test_top_shows_what_the_pods_processes_use(cli: Cli) -> None:
+    busy = subprocess.Popen(
+        [sys.executable, "-c", "import time\nend = time.time() + 20\nwhile time.time() < end: pass"]
+    )
+    try:
+        now = rfc3339(time.time())
+        cli.store.create(NODES, {"metadata": {"name": "node-top"}})
+        cli.store.update_status(
+            NODES,
+            {
+                "metadata": {"name": "node-top"},
+                "status": {
+                    "allocatable": {"cpu": "2", "memory": "4Gi"},
+                    "capacity": {"cpu": "2", "memory": "4Gi"},
+                },
+            },
+        )
+        meta = {"name": "busy", "namespace": "default", "labels": {"app": "busy"}}
+        cli.store.create(
+            PODS,
+            {
+                "metadata": meta,
+                "spec": {"nodeName": "node-top", "containers": [{"name": "main", "image": "py"}]},
+            },
+        )
+        status = {
+            "phase": "Running",
+            "containerStatuses": [
+                {
+                    "name": "main",
+                    "containerID": f"process://{busy.pid}",
+                    "state": {"running": {"startedAt": now}},
+                }
+            ],
+        }
+        cli.store.update_status(PODS, {"metadata": meta, "status": status})  # fmt: skip
+        pods = kubectl(cli, "top", "pods", "--containers", "-l", "app=busy")
+        assert pods.returncode == 0, pods.stderr
+        row = pods.stdout.splitlines()[1].split()
+        assert (
+            row[:2] == ["busy", "main"] and row[2].endswith("m") and row[3].endswith("Mi") and row[3] != "0Mi"
+        )
+        nodes = kubectl(cli, "top", "nodes")
+        assert nodes.returncode == 0 and "node-top" in nodes.stdout, nodes.stderr
+    finally:
+        busy.kill()
+        busy.wait()

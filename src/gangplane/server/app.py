@@ -24,6 +24,7 @@ from gangplane.server import discovery, handlers, openapi
 from gangplane.server.auth import BearerAuth
 from gangplane.server.authz import authorization_routes
 from gangplane.server.handlers import Context, error_response, json_response
+from gangplane.server.metrics_api import MetricsApi, metrics_routes
 from gangplane.server.query import MethodNotAllowed, Target, parse_target
 from gangplane.server.resources import Registry, default_registry
 from gangplane.server.streams import WATCH_THREADS
@@ -175,6 +176,7 @@ def create_app(
         routes=[
             *extra_routes,
             *authorization_routes(),
+            *metrics_routes(MetricsApi(store, ctx.clock)),
             *routes(Api(ctx)),
             *([metrics_route(metrics)] if metrics is not None else []),
         ],

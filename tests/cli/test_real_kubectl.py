@@ -1,6 +1,6 @@
 """The real kubectl against the embedded API server: ``explain`` to any depth of a custom kind,
-``auth can-i`` / ``auth whoami``, the typed commands (``create secret|configmap|namespace``, ``run``),
-which send protobuf bodies, and ``top`` over a real process."""
+``auth can-i`` / ``auth whoami``, the typed commands (``create secret|configmap|namespace|job|priorityclass``,
+``run``), which send protobuf bodies, and ``top`` over a real process."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import pytest
 from cli_cluster import Cli, embedded_cluster
 
 from gangplane.clock import rfc3339
-from gangplane.store.catalog import CONFIGMAPS, NAMESPACES, NODES, PODS, SECRETS
+from gangplane.store.catalog import CONFIGMAPS, JOBS, NAMESPACES, NODES, PODS, PRIORITY_CLASSES, SECRETS
 
 KUBECTL = shutil.which("kubectl")
 pytestmark = pytest.mark.skipif(KUBECTL is None, reason="kubectl is not installed")
@@ -61,8 +61,13 @@ def test_typed_create_and_run_send_protobuf_and_are_stored_as_json(cli: Cli) -> 
         kubectl(cli, "create", "namespace", "team-z"),
         kubectl(cli, "run", "tiny", "--image=busybox", "--restart=Never", "--env=X=1", "--labels=app=tiny",
                 "--", "sh", "-c", "echo hi"),
+        kubectl(cli, "create", "job", "hello", "--image=busybox", "--", "echo", "hi"),
+        kubectl(cli, "create", "priorityclass", "high", "--value=1000"),
     ]  # fmt: skip
-    assert [c.returncode for c in created] == [0, 0, 0, 0], [c.stderr for c in created]
+    assert [c.returncode for c in created] == [0] * 6, [c.stderr for c in created]
+    job = cli.store.get(JOBS, "default", "hello")
+    assert job["spec"]["template"]["spec"]["containers"][0]["command"] == ["echo", "hi"]
+    assert cli.store.get(PRIORITY_CLASSES, "", "high")["value"] == 1000
     secret = cli.store.get(SECRETS, "default", "hf-token")
     assert base64.b64decode(secret["data"]["HF_TOKEN"]) == b"hf_abc123"
     assert cli.store.get(CONFIGMAPS, "default", "cfg")["data"] == {"a": "1", "b": "two"}

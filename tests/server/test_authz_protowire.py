@@ -54,7 +54,7 @@ def test_protobuf_bodies_decode_to_kubernetes_json() -> None:
         "type": "Opaque",
     }  # fmt: skip
     with pytest.raises(ApiError) as unsupported:
-        k8sproto.decode(protowire.MAGIC + _field(1, _field(1, b"batch/v1") + _field(2, b"Job")))
+        k8sproto.decode(protowire.MAGIC + _field(1, _field(1, b"apps/v1") + _field(2, b"Deployment")))
     assert unsupported.value.code == 415
 
 

@@ -1,10 +1,11 @@
-"""Kubernetes protobuf request bodies of core/v1 kinds, decoded to the JSON objects the rest of the server
+"""Kubernetes protobuf request bodies of the built-in kinds, decoded to the JSON objects the rest of the server
 takes; pure (given the shipped descriptors).
 
-``kubectl create configmap|secret|namespace|serviceaccount`` and ``kubectl run`` send
+``kubectl create configmap|secret|namespace|job|priorityclass`` and ``kubectl run`` send
 ``application/vnd.kubernetes.protobuf``: the ``k8s\\x00`` envelope (``protowire``) around the kind's message.
 The messages are read with the protobuf runtime from descriptors compiled by protoc from upstream's
-``.proto`` files (``k8s_core_v1.desc``, ``scripts/gen_k8s_descriptors.py``). Conversion to JSON follows
+``.proto`` files (``k8s_builtin.desc``, ``scripts/gen_k8s_descriptors.py``): core/v1, batch/v1,
+scheduling.k8s.io/v1 and coordination.k8s.io/v1. Conversion to JSON follows
 apimachinery's own types: ``Time`` as RFC 3339, ``Quantity`` and ``IntOrString`` as their string or number,
 ``bytes`` (Secret ``data``) as base64, ``RawExtension``/``FieldsV1`` as the JSON they carry. Go's marshaller
 writes unset strings and times as empty values; those are dropped, as JSON's ``omitempty`` would.
@@ -26,13 +27,19 @@ from google.protobuf.message import DecodeError, Message
 from gangplane.server import protowire
 from gangplane.server.query import BadRequest, UnsupportedMediaType
 
-_PACKAGE = "k8s.io.api.core.v1"
+# apiVersion -> the proto package of its messages (k8s.io/api/<group>/<version>/generated.proto).
+PACKAGES = {
+    "v1": "k8s.io.api.core.v1",
+    "batch/v1": "k8s.io.api.batch.v1",
+    "scheduling.k8s.io/v1": "k8s.io.api.scheduling.v1",
+    "coordination.k8s.io/v1": "k8s.io.api.coordination.v1",
+}
 _META = "k8s.io.apimachinery.pkg.apis.meta.v1"
 
 
 @functools.cache
 def _pool() -> descriptor_pool.DescriptorPool:
-    packed = resources.files("gangplane.server").joinpath("k8s_core_v1.desc").read_bytes()
+    packed = resources.files("gangplane.server").joinpath("k8s_builtin.desc").read_bytes()
     pool = descriptor_pool.DescriptorPool()
     for file in descriptor_pb2.FileDescriptorSet.FromString(packed).file:
         pool.Add(file)
@@ -101,20 +108,21 @@ def to_json(message: Message) -> dict[str, Any]:
 
 
 def _descriptor(api_version: str, kind: str) -> Descriptor:
-    if api_version == "v1":
+    package = PACKAGES.get(api_version)
+    if package is not None:
         try:
-            found: Descriptor = _pool().FindMessageTypeByName(f"{_PACKAGE}.{kind}")
+            found: Descriptor = _pool().FindMessageTypeByName(f"{package}.{kind}")
             return found
         except KeyError:
             pass
     raise UnsupportedMediaType(
         f"the body of the request was in protobuf for {kind} ({api_version}), which this server decodes "
-        "only for core/v1 kinds; send application/json"
+        f"only for the built-in groups ({', '.join(PACKAGES)}); send application/json"
     )
 
 
 def decode(body: bytes) -> dict[str, Any]:
-    """The JSON object a protobuf request body carries; 400 when malformed, 415 for kinds outside core/v1."""
+    """The JSON object a protobuf request body carries; 400 when malformed, 415 for other kinds."""
     try:
         envelope = protowire.envelope(body)
         message = message_factory.GetMessageClass(_descriptor(envelope.api_version, envelope.kind))()
@@ -124,4 +132,4 @@ def decode(body: bytes) -> dict[str, Any]:
     return {"apiVersion": envelope.api_version, "kind": envelope.kind, **to_json(message)}
 
 
-__all__ = ["decode", "to_json"]
+__all__ = ["PACKAGES", "decode", "to_json"]

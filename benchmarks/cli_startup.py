@@ -7,8 +7,11 @@ trio and h2 among them). Each command runs
 measures the neighbours), with the ratio to the floor. The server is the real control-plane process
 (``python -m gangplane.server``, SQLite, HTTPS) in a temporary ``$GANGPLANE_HOME``.
 
-Measured (2 shared cores, Python 3.11, 2026-12): before lazy command loading 0.85 s for ``get --help`` (0.55 s
-of imports); after: see the table this prints (about 0.2 s per command, 1.6x the floor).
+Measured (2 shared cores, load average 3.4, Python 3.11, 2026-12): before lazy command loading ``get --help``
+took 0.85 s wall (0.55 s of imports); now every command needs 1.6-1.8x the floor's CPU time (get 0.35 s,
+describe 0.36 s, logs 0.38 s, delete 0.36 s against a 0.21 s floor). On an idle core the floor is 0.13 s,
+so the commands take about 0.2-0.25 s. What remains above the floor: typer's pydantic adapters and
+lightkube's kubeconfig parsing (client/kubeconfig.py).
 Not a timed test: ``.venv/bin/python benchmarks/cli_startup.py [RUNS]``.
 """
 

@@ -132,3 +132,12 @@ def test_apply_reports_type_name_and_minimum_errors_in_one_answer(cli: Cli) -> N
     assert code == 1
     paths = [line.split(":")[0].strip(" -") for line in err.splitlines()[1:]]
     assert paths == ["spec.trainer.numNodes", "metadata.name", "spec.trainer.numProcPerNode"], err
+
+
+def test_label_columns_and_show_labels(cli: Cli) -> None:
+    rows = [line.split() for line in cli.ok("get", "trainjobs", "-L", "app", "--show-labels").splitlines()]
+    assert rows[0] == ["NAME", "STATE", "AGE", "APP", "LABELS"]
+    assert rows[1][0] == "gram-a" and rows[1][-2:] == ["gram-a", "app=gram-a"]
+    pods = cli.ok("get", "pods", "-L", "example.com/missing,jobset.sigs.k8s.io/jobset-name").splitlines()
+    assert pods[0].split()[-2:] == ["MISSING", "JOBSET-NAME"]
+    assert pods[1].split()[-1] == "gram-a" and pods[1].split()[-2] != "<none>"  # a missing label: blank

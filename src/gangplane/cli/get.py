@@ -104,18 +104,25 @@ def empty_message(namespace: str | None, namespaced: bool = True) -> str:
     )
 
 
-def _print_tables(found: Found, query: Query, fmt: OutputFormat, *, headers: bool) -> None:
+@dataclass(frozen=True, slots=True)
+class Layout:
+    """How tables are printed: header row, ``-L`` label columns, ``--show-labels``."""
+
+    headers: bool = True
+    label_columns: tuple[str, ...] = ()
+    show_labels: bool = False
+
+
+def _print_tables(found: Found, query: Query, fmt: OutputFormat, layout: Layout) -> None:
     shown = [(rt, t) for rt, t in found.tables if t.get("rows")]
     several = len({rt for rt, _ in found.tables}) > 1
     blocks = []
     for rt, table in shown:
-        laid = printers.with_kind(table, rt) if several else table
+        laid = printers.with_labels(table, layout.label_columns, layout.show_labels)
+        laid = printers.with_kind(laid, rt) if several else laid
         with_ns = rt.namespaced and query.namespace is None
-        blocks.append(
-            printers.format_table(
-                laid, wide=fmt.output == Output.WIDE, with_namespace=with_ns, headers=headers
-            )
-        )
+        wide = fmt.output == Output.WIDE
+        blocks.append(printers.format_table(laid, wide=wide, with_namespace=with_ns, headers=layout.headers))
     if blocks:
         typer.echo("\n\n".join(blocks))
 
@@ -136,7 +143,7 @@ def print_objects(objs: list[tuple[ResourceType, Object]], fmt: OutputFormat, *,
     typer.echo(printers.dump(shown, fmt.output), nl=False)
 
 
-def show(found: Found, requests: list[Request], query: Query, fmt: OutputFormat, *, headers: bool) -> None:
+def show(found: Found, requests: list[Request], query: Query, fmt: OutputFormat, layout: Layout) -> None:
     """Print what ``collect`` found; "No resources found" when a listing found nothing."""
     entries = [t for _, t in found.tables if t.get("rows")] if fmt.tabular else found.objects
     if not entries and not found.failed and fmt.output not in (Output.JSON, Output.YAML):
@@ -144,7 +151,7 @@ def show(found: Found, requests: list[Request], query: Query, fmt: OutputFormat,
         err.print(empty_message(query.namespace, namespaced), markup=False)
         return
     if fmt.tabular:
-        _print_tables(found, query, fmt, headers=headers)
+        _print_tables(found, query, fmt, layout)
         return
     single = len(requests) == 1 and len(requests[0].names) == 1 and len(found.objects) == 1
     if found.objects or not found.failed:
@@ -160,7 +167,13 @@ def _query(
 
 
 def _watch(
-    store: KubeStore, request: Request, query: Query, version: str, fmt: OutputFormat, timeout: float
+    store: KubeStore,
+    request: Request,
+    query: Query,
+    version: str,
+    fmt: OutputFormat,
+    layout: Layout,
+    timeout: float,
 ) -> None:
     """Print each change until interrupted (or the server ends the watch after ``timeout`` seconds)."""
     rt, options = request.rt, query.options(request.rt)
@@ -212,6 +225,13 @@ def get(
     field_selector: FieldSelectorOption = "",
     watch: Annotated[bool, typer.Option("--watch", "-w", help="After listing, watch for changes.")] = False,
     no_headers: Annotated[bool, typer.Option("--no-headers", help="Omit the header row.")] = False,
+    label_columns: Annotated[
+        list[str] | None,
+        typer.Option("--label-columns", "-L", help="Show this label's value as a column (repeatable)."),
+    ] = None,
+    show_labels: Annotated[
+        bool, typer.Option("--show-labels", help="Show all labels as the last column.")
+    ] = False,
     request_timeout: Annotated[
         float, typer.Option("--request-timeout", help="Stop watching after this many seconds (0: never).")
     ] = 0,
@@ -230,9 +250,12 @@ def get(
         try:
             query = _query(store, target, requests, all_namespaces, selector, field_selector)
             found = collect(store, requests, query, fmt)
-            show(found, requests, query, fmt, headers=not no_headers)
+            columns = tuple(c for arg in label_columns or [] for c in arg.split(",") if c)
+            layout = Layout(not no_headers, columns, show_labels)
+            show(found, requests, query, fmt, layout)
             if watched is not None:
-                _watch(store, watched, query, "" if watched.names else found.version, fmt, request_timeout)
+                since = "" if watched.names else found.version
+                _watch(store, watched, query, since, fmt, layout, request_timeout)
         finally:
             store.close()
     if found.failed:
@@ -258,6 +281,7 @@ def register(app: typer.Typer) -> None:
 
 __all__ = [
     "FieldSelectorOption",
+    "Layout",
     "Query",
     "SelectorOption",
     "collect",

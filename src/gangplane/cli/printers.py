@@ -94,6 +94,23 @@ def custom_column_rows(spec: str, objs: Iterable[Object], *, headers: bool = Tru
     return align(rows)
 
 
+def with_labels(table: Object, columns: Sequence[str], show_labels: bool) -> Object:
+    """``-L KEY`` columns (headed by the key's last segment, upper-case) and ``--show-labels``' LABELS column,
+    after the server's columns, read from each row's object metadata."""
+    if not columns and not show_labels:
+        return table
+    defs = [*(table.get("columnDefinitions") or [])]
+    defs += [{"name": key.rsplit("/", 1)[-1], "type": "string", "format": _LABEL_FORMAT} for key in columns]
+    defs += [{"name": "Labels", "type": "string"}] if show_labels else []
+    rows = []
+    for row in table.get("rows") or []:
+        labels = (((row.get("object") or {}).get("metadata") or {}).get("labels")) or {}
+        extra = [str(labels.get(key, "")) for key in columns]
+        extra += [",".join(f"{k}={v}" for k, v in sorted(labels.items())) or "<none>"] if show_labels else []
+        rows.append({**row, "cells": [*(row.get("cells") or []), *extra]})
+    return {**table, "columnDefinitions": defs, "rows": rows}
+
+
 def with_kind(table: Object, rt: ResourceType) -> Object:
     """A table whose names read ``kind.group/name``, as kubectl prints several types at once."""
     rows = [
@@ -117,6 +134,13 @@ def _shown_columns(table: Object, wide: bool) -> list[int]:
     return [i for i, d in enumerate(defs) if wide or not int(d.get("priority") or 0)]
 
 
+_LABEL_FORMAT = "gangplane-label"  # a -L column: a missing label shows as nothing, as kubectl shows it
+
+
+def _shown_cell(column: Object, value: Any) -> str:
+    return str(value or "") if column.get("format") == _LABEL_FORMAT else _cell(value)
+
+
 def table_rows(table: Object, *, wide: bool = False, with_namespace: bool = False) -> list[list[str]]:
     """Header row, then one row per object, as strings."""
     defs = table.get("columnDefinitions") or []
@@ -125,7 +149,12 @@ def table_rows(table: Object, *, wide: bool = False, with_namespace: bool = Fals
     rows = [(["NAMESPACE"] if with_namespace else []) + header]
     for row in table.get("rows") or []:
         cells = row.get("cells") or []
-        values = [_cell(cells[i] if i < len(cells) else None) for i in shown]
+        values = [
+            str(cells[i] or "")
+            if defs[i].get("format") == _LABEL_FORMAT
+            else _cell(cells[i] if i < len(cells) else None)
+            for i in shown
+        ]
         if with_namespace:
             namespace = ((row.get("object") or {}).get("metadata") or {}).get("namespace")
             values.insert(0, _cell(namespace))
@@ -196,5 +225,6 @@ __all__ = [
     "table_rows",
     "widths",
     "with_kind",
+    "with_labels",
     "without_managed_fields",
 ]

@@ -44,6 +44,14 @@ def test_explain_reaches_nested_fields_of_custom_kinds(cli: Cli) -> None:
     assert runtime.returncode == 0 and "replicas" in runtime.stdout
 
 
+def test_explain_reaches_nested_fields_of_built_in_kinds(cli: Cli) -> None:
+    resources = kubectl(cli, "explain", "pod.spec.containers.resources")
+    assert resources.returncode == 0, resources.stderr
+    assert "limits\t<map[string]Quantity>" in resources.stdout
+    job = kubectl(cli, "explain", "job.spec.template.spec.restartPolicy")
+    assert job.returncode == 0 and "GROUP:      batch" in job.stdout, job.stderr
+
+
 def test_auth_can_i_and_whoami_answer_for_the_admin(cli: Cli) -> None:
     for args in (["create", "trainjobs"], ["delete", "pods", "-n", "team-a"], ["get", "/healthz"]):
         answer = kubectl(cli, "auth", "can-i", *args)

@@ -4,8 +4,8 @@ kubectl (1.27+) checks the PATCH operation of each kind for a ``fieldValidation`
 it leaves validation to the server instead of fetching the protobuf OpenAPI v2 document, which is not served.
 Custom kinds (Trainer, JobSet, Kueue, Volcano, KAI, scheduler-plugins) get their full structural schema,
 generated from the upstream CRDs into ``crd_schemas.json.gz`` (``scripts/gen_crd_schemas.py``), so
-``kubectl explain`` works to any depth; built-in kinds keep open schemas
-(``x-kubernetes-preserve-unknown-fields``). PATCH operations do not list
+``kubectl explain`` works to any depth; built-in kinds get theirs from the protobuf descriptors
+(``builtin_schemas``). PATCH operations do not list
 ``application/strategic-merge-patch+json``: kubectl then computes strategic merge patches for built-in kinds
 from its compiled-in types (and JSON merge patches for custom kinds) instead of from these schemas; the
 server still accepts all four patch types.
@@ -20,6 +20,7 @@ import json
 from importlib import resources
 from typing import Any
 
+from gangplane.server import builtin_schemas
 from gangplane.server.resources import Registry, Served
 from gangplane.store.base import ResourceType
 
@@ -36,7 +37,11 @@ def _gv_path(group: str, version: str) -> str:
 
 
 def schema_name(rt: ResourceType) -> str:
-    """Kubernetes naming: reversed group, version, kind (``org.kubeflow.trainer.v1alpha1.TrainJob``)."""
+    """Kubernetes naming: reversed group, version, kind (``org.kubeflow.trainer.v1alpha1.TrainJob``); the
+    built-in kinds by their Go package (``io.k8s.api.batch.v1.Job``)."""
+    message = builtin_schemas.kind_message(rt.api_version, rt.kind)
+    if message is not None:
+        return builtin_schemas.component_name(message.full_name)
     reversed_group = ".".join(reversed(rt.group.split("."))) if rt.group else "io.k8s.api.core"
     return f"{reversed_group}.{rt.version}.{rt.kind}"
 
@@ -118,11 +123,20 @@ def _paths(rt: ResourceType) -> dict[str, Any]:
     return paths
 
 
+def _schemas(rt: ResourceType) -> dict[str, Any]:
+    """The kind's schema and, for a built-in kind, the components it refers to."""
+    message = builtin_schemas.kind_message(rt.api_version, rt.kind)
+    if message is None:
+        return {schema_name(rt): _schema(rt)}
+    return builtin_schemas.components(message, _gvk(rt))[1]
+
+
 def group_version_document(served: list[Served]) -> dict[str, Any]:
     paths: dict[str, Any] = {}
+    schemas: dict[str, Any] = {}
     for s in served:
         paths.update(_paths(s.rt))
-    schemas = {schema_name(s.rt): _schema(s.rt) for s in served}
+        schemas.update(_schemas(s.rt))
     return {
         "openapi": "3.0.0",
         "info": {"title": "gangplane", "version": "v1"},

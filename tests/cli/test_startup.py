@@ -87,7 +87,7 @@ def test_help_of_a_command_loads_only_that_command(tmp_path: Path) -> None:
 
 def test_start_up_time_is_within_a_generous_bound(tmp_path: Path) -> None:
     best = min(_wall([sys.executable, "-m", "gangplane", "get", "pods"], tmp_path) for _ in range(3))
-    assert best < 2.0  # about 0.3 s on an idle machine; the bound only catches a return of eager imports
+    assert best < 2.5  # about 0.25 s on an idle core; a loose guard: the module test above is the real one
 
 
 def _wall(argv: list[str], home: Path) -> float:

@@ -11,7 +11,7 @@ import pytest
 import yaml
 from cli_cluster import RUNTIME, Cli, embedded_cluster, job
 
-from gangplane.store.catalog import CONFIGMAPS, PODS
+from gangplane.store.catalog import CONFIGMAPS, NAMESPACES, PODS
 
 
 @pytest.fixture(scope="module")
@@ -141,3 +141,16 @@ def test_label_columns_and_show_labels(cli: Cli) -> None:
     pods = cli.ok("get", "pods", "-L", "example.com/missing,jobset.sigs.k8s.io/jobset-name").splitlines()
     assert pods[0].split()[-2:] == ["MISSING", "JOBSET-NAME"]
     assert pods[1].split()[-1] == "gram-a" and pods[1].split()[-2] != "<none>"  # a missing label: blank
+
+
+def test_describe_and_delete_across_all_namespaces(cli: Cli) -> None:
+    cli.store.create(NAMESPACES, {"metadata": {"name": "elsewhere"}})
+    for ns in ("default", "elsewhere"):
+        cli.store.create(CONFIGMAPS, {"metadata": {"name": "spread", "namespace": ns, "labels": {"s": "y"}}})
+    described = cli.ok("describe", "configmaps", "-l", "s=y", "-A")
+    assert "Namespace:    default" in described and "Namespace:    elsewhere" in described
+    assert (
+        cli.ok("delete", "configmaps", "-l", "s=y", "-A").splitlines() == ['configmap "spread" deleted'] * 2
+    )
+    code, _, err = cli.run("describe", "configmap", "spread", "-A")
+    assert code == 1 and "across all namespaces" in err

@@ -158,7 +158,7 @@ def show(found: Found, requests: list[Request], query: Query, fmt: OutputFormat,
         print_objects(found.objects, fmt, single=single)
 
 
-def _query(
+def query_for(
     store: KubeStore, target: Target, requests: list[Request], all_namespaces: bool, labels: str, fields: str
 ) -> Query:
     if all_namespaces and any(r.names for r in requests):
@@ -248,7 +248,7 @@ def get(
         watched = _watchable(requests) if watch else None
         store = target.open()
         try:
-            query = _query(store, target, requests, all_namespaces, selector, field_selector)
+            query = query_for(store, target, requests, all_namespaces, selector, field_selector)
             found = collect(store, requests, query, fmt)
             columns = tuple(c for arg in label_columns or [] for c in arg.split(",") if c)
             layout = Layout(not no_headers, columns, show_labels)
@@ -287,6 +287,7 @@ __all__ = [
     "collect",
     "get",
     "print_objects",
+    "query_for",
     "register",
     "show",
 ]

@@ -14,6 +14,7 @@ import typer
 
 from gangplane.cli import kinds, manifests, printers
 from gangplane.cli.connect import (
+    AllNamespacesOption,
     ContextOption,
     KubeconfigOption,
     NamespaceOption,
@@ -23,7 +24,7 @@ from gangplane.cli.connect import (
     out,
     reported,
 )
-from gangplane.cli.get import FieldSelectorOption, Query, SelectorOption
+from gangplane.cli.get import FieldSelectorOption, Query, SelectorOption, query_for
 from gangplane.client.kube import KubeStore
 from gangplane.client.kubeapi import APPLY_PATCH
 from gangplane.errors import ApiError, NotFound
@@ -128,6 +129,7 @@ def delete(
         Propagation, typer.Option("--cascade", help="Background, Foreground or Orphan.", case_sensitive=False)
     ] = Propagation.BACKGROUND,
     namespace: NamespaceOption = None,
+    all_namespaces: AllNamespacesOption = False,
     kubeconfig: KubeconfigOption = None,
     context: ContextOption = None,
 ) -> None:
@@ -137,9 +139,14 @@ def delete(
     with reported(target):
         store = target.open()
         try:
-            ns = target.namespace_in(store)
-            query = Query(ns, selector, field_selector)
-            doomed = _doomed(store, resource or [], files or [], query, everything)
+            if files:
+                ns = target.namespace_in(store)
+                items = manifests.delete_order(manifests.read(files))
+                doomed = [(m.rt, m.namespace(ns), m.name) for m in items]
+            else:
+                requests = kinds.parse_resources(resource or [], "delete")
+                query = query_for(store, target, requests, all_namespaces, selector, field_selector)
+                doomed = _doomed(store, requests, query, everything)
             results = [_delete_one(store, rt, n_s, name, cascade) for rt, n_s, name in doomed]
         finally:
             store.close()
@@ -148,14 +155,12 @@ def delete(
 
 
 def _doomed(
-    store: KubeStore, resource: list[str], files: list[Path], query: Query, everything: bool
+    store: KubeStore, requests: list[kinds.Request], query: Query, everything: bool
 ) -> list[tuple[ResourceType, str, str]]:
-    """(type, namespace, name) of every object to delete, in order."""
-    if files:
-        ns = query.namespace or ""
-        return [(m.rt, m.namespace(ns), m.name) for m in manifests.delete_order(manifests.read(files))]
+    """(type, namespace, name) of every object to delete, in order (across namespaces when the query has
+    none)."""
     doomed: list[tuple[ResourceType, str, str]] = []
-    for request in kinds.parse_resources(resource, "delete"):
+    for request in requests:
         rt = request.rt
         if request.names:
             doomed += [(rt, (query.namespace or "") if rt.namespaced else "", n) for n in request.names]

@@ -13,8 +13,16 @@ import typer
 
 from gangplane.cli import describe as describing
 from gangplane.cli import jobstatus, kinds
-from gangplane.cli.connect import ContextOption, KubeconfigOption, NamespaceOption, Target, err, reported
-from gangplane.cli.get import Query, SelectorOption, empty_message
+from gangplane.cli.connect import (
+    AllNamespacesOption,
+    ContextOption,
+    KubeconfigOption,
+    NamespaceOption,
+    Target,
+    err,
+    reported,
+)
+from gangplane.cli.get import Query, SelectorOption, empty_message, query_for
 from gangplane.cli.logstream import LogFollower, container_names, prefix_for
 from gangplane.client.kube import KubeStore
 from gangplane.clock import WallClock
@@ -45,15 +53,17 @@ def describe_text(store: KubeStore, rt: ResourceType, namespace: str, name: str,
 
 def _described(
     store: KubeStore, requests: list[kinds.Request], query: Query
-) -> list[tuple[ResourceType, str]]:
-    """(type, name) of every object to describe: those named, else every one the selectors match."""
-    chosen: list[tuple[ResourceType, str]] = []
+) -> list[tuple[ResourceType, str, str]]:
+    """(type, namespace, name) of every object to describe: those named, else every one the selectors match
+    (across all namespaces when the query has none)."""
+    chosen: list[tuple[ResourceType, str, str]] = []
     for request in requests:
         if request.names:
-            chosen += [(request.rt, n) for n in request.names]
+            chosen += [(request.rt, query.namespace or "", n) for n in request.names]
             continue
         listed = store.list_all(request.rt, query.options(request.rt)).items
-        chosen += [(request.rt, str(o["metadata"]["name"])) for o in listed]
+        chosen += [(request.rt, str(o["metadata"].get("namespace") or ""), str(o["metadata"]["name"]))
+                   for o in listed]  # fmt: skip
     return chosen
 
 
@@ -63,6 +73,7 @@ def describe(
     ],
     selector: SelectorOption = "",
     namespace: NamespaceOption = None,
+    all_namespaces: AllNamespacesOption = False,
     kubeconfig: KubeconfigOption = None,
     context: ContextOption = None,
 ) -> None:
@@ -73,10 +84,10 @@ def describe(
         requests = kinds.parse_resources(resource, "describe")
         store = target.open()
         try:
-            query = Query(target.namespace_in(store), selector)
+            query = query_for(store, target, requests, all_namespaces, selector, "")
             chosen = _described(store, requests, query)
             now = WallClock().now()
-            texts = [describe_text(store, rt, query.namespace or "", name, now) for rt, name in chosen]
+            texts = [describe_text(store, rt, ns, name, now) for rt, ns, name in chosen]
         finally:
             store.close()
     if not texts:

@@ -133,8 +133,7 @@ def delete(
     kubeconfig: KubeconfigOption = None,
     context: ContextOption = None,
 ) -> None:
-    """Delete objects by type and name, by selector, all of a type (--all), or those in manifests;
-    dependents cascade."""
+    """Delete objects (by name, selector, --all, or manifests); their dependents cascade."""
     target = Target(kubeconfig, context, namespace)
     with reported(target):
         store = target.open()

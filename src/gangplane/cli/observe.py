@@ -77,7 +77,8 @@ def describe(
     kubeconfig: KubeconfigOption = None,
     context: ContextOption = None,
 ) -> None:
-    """Show objects in detail: fields, conditions, events; for a TrainJob also why it waits and its pods.
+    """Show objects in detail: fields, conditions, events; a TrainJob's wait and pods.
+
     Without a NAME, every object of the type (or those the selector matches)."""
     target = Target(kubeconfig, context, namespace)
     with reported(target):

@@ -3,11 +3,13 @@ TrainJob summaries, describe text and the plain run view."""
 
 from __future__ import annotations
 
+import dataclasses
+import re
 from typing import Any
 
 import pytest
 
-from gangplane.cli import describe, jobstatus, kinds, manifests, printers
+from gangplane.cli import describe, jobstatus, jsonpath, kinds, manifests, printers
 from gangplane.cli.jobstatus import COMPLETE, FAILED, PENDING, RUNNING, SUSPENDED, summarize
 from gangplane.cli.logstream import prefix_for, split_lines
 from gangplane.cli.objects import apply_verb
@@ -45,22 +47,81 @@ def test_unknown_kind_says_so(text: str) -> None:
         kinds.resolve_kind(text)
 
 
+R = kinds.Request
+
+
 @pytest.mark.parametrize(
     ("args", "expected"),
     [
-        (["trainjob", "a", "b"], ("trainjob", ["a", "b"])),
-        (["trainjob/a", "trainjob/b"], ("trainjob", ["a", "b"])),
-        (["pods"], ("pods", [])),
+        (["trainjob", "a", "b"], [R(catalog.TRAINJOBS, ("a", "b"))]),
+        (["trainjob/a", "trainjob/b"], [R(catalog.TRAINJOBS, ("a", "b"))]),
+        (["trainjob/a", "po/b", "trainjobs/c"], [R(catalog.TRAINJOBS, ("a",)), R(catalog.PODS, ("b",)),
+                                          R(catalog.TRAINJOBS, ("c",))]),
+        (["pods"], [R(catalog.PODS)]),
+        (["trainjobs,pods"], [R(catalog.TRAINJOBS), R(catalog.PODS)]),
+        (["trainjobs,po,pods", "x"], [R(catalog.TRAINJOBS, ("x",)), R(catalog.PODS, ("x",))]),
+        (["all"], [R(catalog.PODS), R(catalog.SERVICES), R(catalog.JOBS)]),
+        (["trainjobs,all"], [R(catalog.TRAINJOBS), R(catalog.PODS), R(catalog.SERVICES), R(catalog.JOBS)]),
+    ],
+)  # fmt: skip
+def test_parse_resources_like_kubectl(args: list[str], expected: list[kinds.Request]) -> None:
+    assert kinds.parse_resources(args) == expected
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ([], "you must specify the type of resource to get"),
+        (["pod/a", "b"], "no need to specify a resource type as a separate argument"),
+        (["pod/"], "must have a single resource and name"),
+        (["pods,widgets"], 'the server doesn\'t have a resource type "widgets"'),
     ],
 )
-def test_split_type_name(args: list[str], expected: tuple[str, list[str]]) -> None:
-    assert kinds.split_type_name(args) == expected
+def test_parse_resources_rejects_with_kubectls_words(args: list[str], message: str) -> None:
+    with pytest.raises(kinds.UnknownKind, match=re.escape(message)):
+        kinds.parse_resources(args)
 
 
-@pytest.mark.parametrize("args", [[], ["pod/a", "job/b"], ["pod/"]])
-def test_split_type_name_rejects(args: list[str]) -> None:
-    with pytest.raises(kinds.UnknownKind):
-        kinds.split_type_name(args)
+DOC = {
+    "kind": "List",
+    "items": [
+        {"metadata": {"name": "a", "labels": {"x.io/y": "1"}},
+         "status": {"conditions": [{"type": "Ready", "status": "True"}, {"type": "Done", "status": "False"}]}},
+        {"metadata": {"name": "b"}, "spec": {"n": 3, "tags": ["p", "q"]}},
+    ],
+}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("template", "expected"),
+    [
+        ("{.items[*].metadata.name}", "a b"),
+        (r'{range .items[*]}{.metadata.name}{"\t"}{.spec.n}{"\n"}{end}', "a\t\nb\t3\n"),
+        ("{range .items}{.metadata.name},{end}", "a,b,"),
+        ('{.items[0].status.conditions[?(@.type=="Ready")].status}', "True"),
+        ("{.items[?(@.spec.n>2)].metadata.name}", "b"),
+        ("{.items[0].metadata.labels['x\\.io/y']}{.items[0].metadata.labels['x.io/y']}", "1"),
+        ("{..name}", "a b"),
+        ("n={.items[1].spec.n} tags={.items[1].spec.tags}", 'n=3 tags=["p", "q"]'),
+        ("{.items[-1:].metadata.name}", "b"),
+        ("{.missing.key}", ""),
+    ],
+)
+def test_jsonpath_templates(template: str, expected: str) -> None:
+    assert jsonpath.render(template, DOC) == expected
+
+
+def test_output_formats_parse_and_reject_like_kubectl() -> None:
+    assert printers.parse_output("wide").output == printers.Output.WIDE
+    assert printers.parse_output("jsonpath={.a}").template == "{.a}"
+    for bad in ("xml", "jsonpath", "wide=x", "custom-columns=NAME"):
+        with pytest.raises(printers.OutputError):
+            printers.parse_output(bad)
+    with pytest.raises(jsonpath.JsonPathError):
+        printers.parse_output("jsonpath={range .items[*]}{.a}")
+    objs = DOC["items"]
+    rows = printers.custom_column_rows("NAME:.metadata.name,TAGS:.spec.tags[*]", objs)  # type: ignore[arg-type]
+    assert rows == ["NAME   TAGS", "a      <none>", "b      p,q"]
 
 
 TABLE = {
@@ -121,7 +182,8 @@ def test_manifests_apply_runtimes_before_trainjobs_and_delete_in_reverse() -> No
     resolved = manifests.resolve(docs)
     assert [m.name for m in manifests.apply_order(resolved)] == ["ns", "cq", "rt", "cm", "job"]
     assert [m.name for m in manifests.delete_order(resolved)] == ["job", "cm", "rt", "cq", "ns"]
-    assert resolved[4].rt == catalog.CLUSTER_QUEUES  # v1beta1 is stored as v1beta2
+    # sent to the served v1beta1 endpoint, which converts it to the stored v1beta2, as kubectl does
+    assert resolved[4].rt == dataclasses.replace(catalog.CLUSTER_QUEUES, version="v1beta1")
 
 
 def test_manifest_namespaces() -> None:
@@ -241,15 +303,27 @@ def test_summary_explains_why_it_waits() -> None:
     waiting = trainjob(("Suspended", "False", "resumed"), ("GangPending", "True", "waiting for 2 pods"))
     message = "0/3 nodes are available: 3 Insufficient cpu"
     summary = summarize(waiting, [pod(1, unschedulable=message), pod(0, unschedulable=message)])
-    assert summary.reasons == (
-        "waiting for 2 pods",
-        f"mnist-node-0-0: {message}",
-        f"mnist-node-0-1: {message}",
-    )
+    # each distinct message once, with the pods it concerns
+    assert summary.reasons == ("waiting for 2 pods", f"{message} (pods mnist-node-0-0, mnist-node-0-1)")
     assert [n.pod for n in summary.nodes] == ["mnist-node-0-0", "mnist-node-0-1"]  # by completion index
-    assert summary.gang_line() == "waiting: 0/2 pods bound"
+    assert summary.gang_line() == "0/2 pods bound"  # no PodGroup: pods scheduled one by one, no gang
+    # the waiting condition already quotes the scheduler: the pods join that line instead of repeating it
+    quoted = trainjob(("gangplane.dev/Waiting", "True", f"2 of 2 pods unschedulable: {message}"))
+    grouped = [pod(i, unschedulable=message) for i in (0, 1)]
+    for p in grouped:
+        p["metadata"]["labels"]["scheduling.x-k8s.io/pod-group"] = "mnist"
+    summary = summarize(quoted, grouped)
+    assert summary.reasons == (f"2 of 2 pods unschedulable: {message} (pods mnist-node-0-0, mnist-node-0-1)",)
+    assert summary.gang and summary.gang_line() == "waiting: 0/2 pods bound"
     failed = summarize(trainjob(("Failed", "True", "node-0 exited 3")), [])
     assert failed.reasons == ("node-0 exited 3",)
+
+
+def test_pod_group_keys_agree_with_the_api_modules() -> None:
+    from gangplane.api.scheduling import coscheduling, kai, volcano
+
+    assert jobstatus.POD_GROUP_LABELS == (coscheduling.POD_GROUP_LABEL, coscheduling.LEGACY_POD_GROUP_LABEL)
+    assert jobstatus.POD_GROUP_ANNOTATIONS == (volcano.GROUP_NAME_ANNOTATION, kai.POD_GROUP_ANNOTATION)
 
 
 def test_node_status_reads_container_states() -> None:
@@ -269,7 +343,7 @@ def test_plain_view_prints_only_changes() -> None:
     assert printed == status_lines(summarize(trainjob(), [pod(0), pod(1)]))
     printed.clear()
     view.status(summarize(trainjob(), [pod(0, "Running", "n1"), pod(1)]))
-    assert printed == ["trainjob/mnist gang waiting: 1/2 pods bound", "  pod/mnist-node-0-0 Running on n1"]
+    assert printed == ["trainjob/mnist 1/2 pods bound", "  pod/mnist-node-0-0 Running on n1"]
     view.log("[mnist-node-0-0]", "hello")
     assert printed[-1] == "[mnist-node-0-0] hello"
 

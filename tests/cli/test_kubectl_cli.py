@@ -59,7 +59,7 @@ def test_get_table_name_yaml_json_and_selectors(cli: Cli) -> None:
     assert table[0].split() == ["NAME", "STATE", "AGE"]
     assert {"alpha", "beta"} <= {row.split()[0] for row in table[1:]}
     wide = cli.ok("get", "trainjobs", "-o", "wide").splitlines()[0].split()
-    assert wide == ["NAME", "STATE", "SUSPENDED", "AGE"]
+    assert wide == ["NAME", "STATE", "REASON", "SUSPENDED", "AGE"]
     assert cli.ok("get", "trainjob", "-l", "app=beta", "-o", "name") == "trainjob.trainer.kubeflow.org/beta\n"
     assert cli.ok("get", "trainjob/alpha", "-o", "json").startswith("{")
     one = json.loads(cli.ok("get", "TrainJob", "alpha", "-o", "json"))
@@ -101,12 +101,13 @@ def test_describe_trainjob_shows_why_it_waits_and_its_pods(cli: Cli) -> None:
     cli.ok("apply", "-f", "-", stdin=RUNTIME + "---\n" + job("waiting"))
     text = cli.ok("describe", "trainjob", "waiting")
     assert "Name:         waiting" in text and "Phase:        Pending" in text
-    assert "no pods yet" in text and "Gang:         waiting: 0/2 pods bound" in text
+    assert "no pods yet" in text and "Pods:         0/2 pods bound" in text  # no PodGroup: not a gang
     assert "Runtime Ref:" in text and "Events:       <none>" in text
     for index in range(2):
         _pod(cli, f"waiting-node-0-{index}", "waiting", scheduled=False)
     text = cli.ok("describe", "trainjobs/waiting")
-    assert "Why:          waiting-node-0-0: 0/4 nodes are available: gang of 2 does not fit" in text
+    why = "Why:          0/4 nodes are available: gang of 2 does not fit (pods waiting-node-0-0, waiting-node-0-1)"
+    assert why in text and text.count("gang of 2 does not fit") == 1
     assert "waiting-node-0-1   Pending   <none>   Unschedulable" in text
 
 

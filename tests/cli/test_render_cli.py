@@ -81,3 +81,29 @@ def test_gang_deadlock_guard_warns(tmp_path: Path) -> None:
     code, _, err = run("render", "-f", str(EXAMPLES / "torchtune"))
     assert code == 0
     assert "outside the gang" in err
+
+
+def test_every_served_kind_is_context_and_used_as_the_controller_would(tmp_path: Path) -> None:
+    """A Volcano runtime whose pods name a PriorityClass renders once the PriorityClass is given with it."""
+    volcano = (EXAMPLES / "volcano" / "runtime-and-job.yaml").read_text()
+    with_priority = volcano.replace(
+        "                  schedulerName: volcano\n",
+        "                  schedulerName: volcano\n                  priorityClassName: high\n",
+    )
+    (tmp_path / "job.yaml").write_text(with_priority)
+    code, _, err = run("render", "-f", str(tmp_path))
+    assert code == 1 and "PriorityClass 'high' of replicated job 'node' does not exist" in err
+    (tmp_path / "context.yaml").write_text(
+        "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: high}\nvalue: 1000\n---\n"
+        "apiVersion: v1\nkind: Namespace\nmetadata: {name: team-a}\n---\n"
+        "apiVersion: v1\nkind: Secret\nmetadata: {name: hf}\nstringData: {HF_TOKEN: x}\n"
+    )
+    code, out, err = run("render", "-f", str(tmp_path))
+    assert code == 0, err
+    docs = {doc["kind"]: doc for doc in serde.parse_documents(out, "stdout")}
+    assert docs["PodGroup"]["spec"]["priorityClassName"] == "high"
+    assert docs["PriorityClass"]["value"] == 1000 and "namespace" not in docs["PriorityClass"]["metadata"]
+    assert docs["Secret"]["metadata"]["namespace"] == "default"  # namespaced kinds land in default
+    (tmp_path / "unknown.yaml").write_text("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\n")
+    code, _, err = run("render", "-f", str(tmp_path))
+    assert code == 1 and 'no kind "Deployment" is registered' in err

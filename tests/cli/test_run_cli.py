@@ -84,7 +84,7 @@ def test_follow_ends_with_the_trainjobs_outcome_and_streams_logs(outcome: str, c
         printed[0]
         == "trainjob/mnist Pending: no pods yet: waiting for the controller to create the JobSet's pods"
     )
-    assert "trainjob/mnist gang formed: 2/2 pods bound" in printed
+    assert "trainjob/mnist 2/2 pods bound" in printed
     assert {"[mnist-node-0-0] hello from mnist-node-0-0", "[mnist-node-0-1] bye"} <= set(printed)
     assert f"trainjob/mnist {outcome}: it {outcome}" in printed
     store.close()
@@ -128,7 +128,7 @@ def test_run_applies_follows_and_exits_with_the_outcome(
         "clustertrainingruntime.trainer.kubeflow.org/torch-distributed created",
         "trainjob.trainer.kubeflow.org/mnist created",
     ]
-    assert "trainjob/mnist gang formed: 2/2 pods bound" in lines
+    assert "trainjob/mnist 2/2 pods bound" in lines
     assert "[mnist-node-0-1] rank 1 says hi" in lines
     assert f"trainjob/mnist {outcome}: it {outcome}" in lines
 

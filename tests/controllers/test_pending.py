@@ -288,17 +288,36 @@ def test_set_waiting_removes_the_condition_and_leaves_no_empty_list() -> None:
     assert kept.conditions == [SUSPENDED]
 
 
-def _waiting_condition(reason: str) -> Condition:
-    return Condition(type=WAITING_CONDITION, status="True", reason=reason, message="m")
+def _waiting_condition(reason: str, message: str = "m") -> Condition:
+    return Condition(type=WAITING_CONDITION, status="True", reason=reason, message=message)
 
 
-def test_waiting_event_on_reason_change_only() -> None:
+def test_waiting_event_per_distinct_reason_and_message() -> None:
     new = PendingReason(WaitingReason.PODS_UNSCHEDULABLE, "2 of 2 pods unschedulable: full")
     assert waiting_event(None, new, []) == WaitingEvent("Warning", "PodsUnschedulable", new.message)
     assert waiting_event(_waiting_condition("GangIncomplete"), new, []) == WaitingEvent(
         "Warning", "PodsUnschedulable", new.message
     )
-    assert waiting_event(_waiting_condition("PodsUnschedulable"), new, []) is None
+    # Same reason, new words: the transient first message must not be the last thing Events say.
+    transient = _waiting_condition(
+        "PodsUnschedulable", "1 of 2 pods unschedulable: cannot find enough sibling pods"
+    )
+    assert waiting_event(transient, new, []) == WaitingEvent("Warning", "PodsUnschedulable", new.message)
+    assert waiting_event(_waiting_condition("PodsUnschedulable", new.message), new, []) is None
+
+
+def test_a_moving_queue_position_posts_no_event() -> None:
+    queued = PendingReason(
+        WaitingReason.QUEUED_BY_KUEUE, 'Workload w queued in LocalQueue "q" (1 workload ahead): full'
+    )
+    before = _waiting_condition(
+        "QueuedByKueue", 'Workload w queued in LocalQueue "q" (7 workloads ahead): full'
+    )
+    assert waiting_event(before, queued, []) is None
+    other = _waiting_condition(
+        "QueuedByKueue", 'Workload w queued in LocalQueue "q" (7 workloads ahead): evicted'
+    )
+    assert waiting_event(other, queued, []) is not None
 
 
 def test_waiting_event_when_the_pods_run() -> None:

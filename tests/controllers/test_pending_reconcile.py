@@ -169,9 +169,14 @@ def test_kueue_suspended_trainjob_shows_the_workload_message() -> None:
         f'Workload trainjob-mnist-00000 queued in LocalQueue "team-a" (3 workloads ahead): {QUOTA_MESSAGE}'
     )
     assert positions.asked[-1] == ("default", "trainjob-mnist-00000")
-    assert _events(cluster) == [
-        ("Normal", "QueuedByKueue", 'waiting for Kueue to create the Workload for LocalQueue "team-a"')
-    ]  # the message changed, the reason did not: no second event
+    queued = (
+        f'Workload trainjob-mnist-00000 queued in LocalQueue "team-a" (3 workloads ahead): {QUOTA_MESSAGE}'
+    )
+    expected = [
+        ("Normal", "QueuedByKueue", 'waiting for Kueue to create the Workload for LocalQueue "team-a"'),
+        ("Normal", "QueuedByKueue", queued),
+    ]
+    assert _events(cluster) == expected  # same reason, new message: a second event
 
 
 def test_workload_of_another_trainjob_is_not_read() -> None:

@@ -360,4 +360,4 @@ def test_table_for_trainjob_shows_last_true_condition(client: TestClient, clock:
     client.patch(f"{path}/tj/status", json={"status": {"conditions": conditions}}, headers=MERGE)
     clock.advance(200)
     row = client.get(path, headers={"accept": TABLE}).json()["rows"][0]
-    assert row["cells"] == ["tj", "Created", "False", "3m20s"]
+    assert row["cells"] == ["tj", "Created", "", "False", "3m20s"]

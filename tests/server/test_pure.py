@@ -14,7 +14,7 @@ from gangplane.errors import ApiError
 from gangplane.server import discovery, logs, openapi, query, tls
 from gangplane.server.lifecycle import kubeconfig
 from gangplane.server.resources import RESOURCE_TYPES, default_registry
-from gangplane.server.tables import human_duration, last_true_condition
+from gangplane.server.tables import human_duration, last_true_condition, trainjob_reason, trainjob_state
 from gangplane.store.base import Propagation
 
 CRDS = SHARED_DIR / "crds" if SHARED_DIR is not None else None
@@ -105,6 +105,28 @@ def test_openapi_hash_changes_with_content() -> None:
 )  # fmt: skip
 def test_human_duration_matches_kubernetes(seconds: int, shown: str) -> None:
     assert human_duration(seconds) == shown
+
+
+def _c(kind: str, reason: str = "", status: str = "True") -> dict[str, str]:
+    return {"type": kind, "status": status, "reason": reason}
+
+
+@pytest.mark.parametrize(
+    ("conditions", "state", "reason"),
+    [([], "Running", ""),
+     ([_c("gangplane.dev/Waiting", "PodsUnschedulable")], "Waiting", "PodsUnschedulable"),
+     ([_c("gangplane.dev/Waiting", "QueuedByKueue"), _c("Suspended", "Suspended")], "Queued", "QueuedByKueue"),
+     ([_c("gangplane.dev/Waiting", "Suspended"), _c("Suspended", "Suspended")], "Suspended", "Suspended"),
+     ([_c("Suspended", "Resumed", "False")], "Running", ""),
+     ([_c("Complete", "JobsCompleted")], "Complete", "JobsCompleted"),
+     ([_c("Complete", "", "False"), _c("Failed", "DeadlineExceeded")], "Failed", "DeadlineExceeded"),
+     ([_c("Created", "Created")], "Created", "")],
+)  # fmt: skip
+def test_trainjob_state_is_a_word_and_the_reason_a_wide_column(
+    conditions: list[dict[str, str]], state: str, reason: str
+) -> None:
+    obj = {"status": {"conditions": conditions}}
+    assert (trainjob_state(obj), trainjob_reason(obj)) == (state, reason)
 
 
 @pytest.mark.parametrize(

@@ -18,18 +18,8 @@ from typing import Any, Self
 from pydantic import BaseModel, ConfigDict
 from pydantic.alias_generators import to_camel
 
-Object = dict[str, Any]
-"""A Kubernetes object as its JSON dict: the one alias every layer uses (store, runtime readers, shells)."""
-
-
-def clone(value: Any) -> Any:
-    """A deep copy of JSON data; several times faster than ``copy.deepcopy``."""
-    if isinstance(value, dict):
-        return {k: clone(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [clone(v) for v in value]
-    return value
-
+from gangplane.api.jsondata import Object as Object  # re-exported: the one alias
+from gangplane.api.jsondata import clone as clone
 
 _COMMON = {"alias_generator": to_camel, "populate_by_name": True, "serialize_by_alias": True}
 

@@ -11,15 +11,13 @@ from pydantic import Field
 
 from gangplane.api.base import OpenModel
 from gangplane.api.core import PodTemplateSpec
+from gangplane.api.jobset_labels import COMPLETION_INDEX as COMPLETION_INDEX  # re-exported: labels live
+from gangplane.api.jobset_labels import JOB_INDEX_LABEL as JOB_INDEX_LABEL  # in a module without models
+from gangplane.api.jobset_labels import JOBSET_NAME_LABEL as JOBSET_NAME_LABEL
+from gangplane.api.jobset_labels import REPLICATED_JOB_NAME_LABEL as REPLICATED_JOB_NAME_LABEL
 from gangplane.api.meta import Condition, ObjectMeta
 
 API_VERSION = "jobset.x-k8s.io/v1alpha2"
-
-# Labels JobSet puts on its Jobs and pods, and the Indexed-Job completion index.
-JOBSET_NAME_LABEL = "jobset.sigs.k8s.io/jobset-name"
-REPLICATED_JOB_NAME_LABEL = "jobset.sigs.k8s.io/replicatedjob-name"
-JOB_INDEX_LABEL = "jobset.sigs.k8s.io/job-index"
-COMPLETION_INDEX = "batch.kubernetes.io/job-completion-index"
 
 
 class JobSpec(OpenModel):

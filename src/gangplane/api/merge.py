@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from gangplane.api.base import clone
+from gangplane.api.jsondata import clone
 from gangplane.errors import CauseType, FieldError, Invalid
 
 # Field name -> merge key, as declared by the Kubernetes and JobSet Go types (patchMergeKey / listMapKey).

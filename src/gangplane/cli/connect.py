@@ -14,16 +14,29 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 
+from gangplane.cli.jsonpath import JsonPathError
 from gangplane.cli.kinds import UnknownKind
+from gangplane.cli.printers import OutputError
 from gangplane.client.kube import KubeStore, Unreachable
 from gangplane.client.kubeconfig import KubeconfigError
 from gangplane.errors import ApiError, ManifestError
-from gangplane.server import lifecycle
+from gangplane.server.home import default_state_dir
 
-out = Console(soft_wrap=True, highlight=False)
-err = Console(stderr=True, soft_wrap=True, highlight=False)
+
+@dataclass(frozen=True, slots=True)
+class Lines:
+    """stdout or stderr for plain lines. Not rich's Console: loading rich costs start-up time, and only the
+    commands that draw (``run``'s live view) need it."""
+
+    stderr: bool = False
+
+    def print(self, text: str, *, markup: bool = False) -> None:  # same call as Console.print
+        typer.echo(text, err=self.stderr)
+
+
+out = Lines()
+err = Lines(stderr=True)
 
 KubeconfigOption = Annotated[
     Path | None,
@@ -49,7 +62,7 @@ class Target:
 
     @property
     def kubeconfig_path(self) -> Path:
-        return self.kubeconfig or lifecycle.default_state_dir() / "kubeconfig"
+        return self.kubeconfig or default_state_dir() / "kubeconfig"
 
     def open(self) -> KubeStore:
         return KubeStore.from_kubeconfig(self.kubeconfig_path, self.context)
@@ -86,7 +99,7 @@ def reported(target: Target | None = None) -> Iterator[None]:
         raise fail("\n".join(error_lines(exc))) from None
     except (ManifestError, KubeconfigError) as exc:
         raise fail(f"error: {exc}{_hint(target) if isinstance(exc, KubeconfigError) else ''}") from None
-    except UnknownKind as exc:
+    except (UnknownKind, JsonPathError, OutputError) as exc:
         raise fail(f"error: {exc}") from None
     except Unreachable as exc:
         raise fail(f"error: {exc}{_hint(target)}") from None
@@ -96,6 +109,7 @@ __all__ = [
     "AllNamespacesOption",
     "ContextOption",
     "KubeconfigOption",
+    "Lines",
     "NamespaceOption",
     "Target",
     "err",

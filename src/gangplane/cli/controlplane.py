@@ -56,7 +56,7 @@ def up(
 
 
 def down() -> None:
-    """Stop the control plane; every object stays in the store for the next ``up``."""
+    """Stop the control plane; every object stays in the store for the next "gangplane up"."""
     if lifecycle.stop(_state_dir()):
         _console.print("[green]control plane stopped[/green]")
     else:

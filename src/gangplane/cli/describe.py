@@ -130,11 +130,13 @@ def trainjob_lines(summary: TrainJobSummary) -> list[str]:
     lines = [f"Phase:        {summary.phase}"]
     lines += [f"Why:          {summary.reasons[0]}"] if summary.reasons else []
     lines += [f"              {r}" for r in summary.reasons[1:]]
-    lines.append(f"Gang:         {summary.gang_line()}")
+    lines.append(f"{'Gang:' if summary.gang else 'Pods:':14}{summary.gang_line()}")
     if not summary.nodes:
         return [*lines, "Nodes:        <none>"]
     rows = [["Pod", "Phase", "Node", "Reason", "Message"]]
-    rows += [[n.pod, n.phase, n.node or "<none>", n.reason, n.message] for n in summary.nodes]
+    said = " ".join(summary.reasons)  # a message the Why lines carry is not repeated for every pod
+    rows += [[n.pod, n.phase, n.node or "<none>", n.reason, "" if n.message in said else n.message]
+             for n in summary.nodes]  # fmt: skip
     return [*lines, "Nodes:", *(_INDENT + line for line in align(rows))]
 
 

@@ -16,12 +16,20 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from gangplane.api.jobset import COMPLETION_INDEX, JOBSET_NAME_LABEL, REPLICATED_JOB_NAME_LABEL
-from gangplane.api.trainer import ConditionType
+from gangplane.api.jobset_labels import COMPLETION_INDEX, JOBSET_NAME_LABEL, REPLICATED_JOB_NAME_LABEL
 from gangplane.store.base import Object
 
 PENDING, SUSPENDED, RUNNING, COMPLETE, FAILED = "Pending", "Suspended", "Running", "Complete", "Failed"
+# Trainer's TrainJob condition types (trainjob_types.go), named as the phases they decide; not imported from
+# ``gangplane.api.trainer`` so ``describe`` starts without loading the pydantic models.
+_SUSPENDED_CONDITION, _COMPLETE_CONDITION, _FAILED_CONDITION = SUSPENDED, COMPLETE, FAILED
 _TERMINAL_EXIT = {COMPLETE: 0, FAILED: 1}
+# How a pod names its PodGroup (api/scheduling: Coscheduling's label and its legacy one, Volcano's and KAI's
+# annotations); a TrainJob whose pods carry one is gang-scheduled. Not imported from there: those modules
+# load the pydantic models, which ``describe`` need not pay for at start-up (tests check they agree).
+POD_GROUP_LABELS = ("scheduling.x-k8s.io/pod-group", "pod-group.scheduling.sigs.k8s.io")
+POD_GROUP_ANNOTATIONS = ("scheduling.k8s.io/group-name", "pod-group-name")
+_MAX_PODS_NAMED = 5
 _STARTED_PHASES = ("Running", "Succeeded", "Failed")
 
 
@@ -51,6 +59,7 @@ class TrainJobSummary:
     reasons: tuple[str, ...]  # why it is in this phase (waiting, failed), most specific first
     nodes: tuple[NodeStatus, ...]
     expected_nodes: int  # pods the gang needs at least: spec.trainer.numNodes, else 1
+    gang: bool = False  # its pods belong to a PodGroup (Coscheduling, Volcano, KAI)
 
     @property
     def bound(self) -> int:
@@ -70,9 +79,12 @@ class TrainJobSummary:
         return _TERMINAL_EXIT.get(self.phase)
 
     def gang_line(self) -> str:
-        """``formed: 2/2 pods bound`` or ``waiting: 1/2 pods bound``."""
-        state = "formed" if self.gang_formed else "waiting"
-        return f"{state}: {self.bound}/{max(len(self.nodes), self.expected_nodes)} pods bound"
+        """``formed: 2/2 pods bound`` or ``waiting: 1/2 pods bound`` for a gang; ``1/2 pods bound`` for pods
+        scheduled one by one (no PodGroup), which are no gang and do not wait as one."""
+        bound = f"{self.bound}/{max(len(self.nodes), self.expected_nodes)} pods bound"
+        if not self.gang:
+            return bound
+        return f"{'formed' if self.gang_formed else 'waiting'}: {bound}"
 
 
 def _get(obj: Any, *path: str) -> Any:
@@ -125,26 +137,58 @@ def _pod_order(pod: Object) -> tuple[str, int, str]:
 
 
 def _phase(trainjob: Object, nodes: Sequence[NodeStatus]) -> str:
-    if _true(trainjob, ConditionType.FAILED):
+    if _true(trainjob, _FAILED_CONDITION):
         return FAILED
-    if _true(trainjob, ConditionType.COMPLETE):
+    if _true(trainjob, _COMPLETE_CONDITION):
         return COMPLETE
-    if _true(trainjob, ConditionType.SUSPENDED):
+    if _true(trainjob, _SUSPENDED_CONDITION):
         return SUSPENDED
     if nodes and all(n.started for n in nodes):
         return RUNNING
     return PENDING
 
 
+def _named(pods: Sequence[str]) -> str:
+    shown = ", ".join(pods[:_MAX_PODS_NAMED])
+    more = f" and {len(pods) - _MAX_PODS_NAMED} more" if len(pods) > _MAX_PODS_NAMED else ""
+    return f"(pod {shown})" if len(pods) == 1 else f"(pods {shown}{more})"
+
+
+def _with_pods(lines: list[str], nodes: Sequence[NodeStatus]) -> list[str]:
+    """Each distinct pod message once, followed by the pods it concerns; a message a condition already
+    carries (the waiting reason quotes the scheduler) only adds the pods to that line."""
+    by_text: dict[str, list[str]] = {}
+    for node in nodes:
+        if node.message or node.reason:
+            by_text.setdefault(node.message or node.reason, []).append(node.pod)
+    out = list(lines)
+    for text, pods in by_text.items():
+        at = next((i for i, line in enumerate(lines) if text in line), None)
+        if at is None:
+            out.append(f"{text} {_named(pods)}")
+        else:
+            out[at] = f"{out[at]} {_named(pods)}"
+    return out
+
+
 def _reasons(trainjob: Object, phase: str, nodes: Sequence[NodeStatus]) -> tuple[str, ...]:
-    """Messages that explain ``phase``: the deciding condition's, then other conditions', then the pods'."""
+    """Messages that explain ``phase``: the deciding condition's, then other conditions', then the pods'
+    (each distinct one once, with its pods)."""
     ordered = sorted(conditions(trainjob), key=lambda c: c.get("type") != phase)
-    out = [str(c["message"]) for c in ordered if c.get("status") == "True" and c.get("message")]
+    out = list(
+        dict.fromkeys(str(c["message"]) for c in ordered if c.get("status") == "True" and c.get("message"))
+    )
     if phase in (PENDING, RUNNING):
-        out += [f"{n.pod}: {n.message or n.reason}" for n in nodes if n.message or n.reason]
+        out = _with_pods(out, nodes)
     if phase == PENDING and not nodes:
         out.append("no pods yet: waiting for the controller to create the JobSet's pods")
-    return tuple(dict.fromkeys(out))
+    return tuple(out)
+
+
+def _in_gang(pod: Object) -> bool:
+    labels = _get(pod, "metadata", "labels") or {}
+    notes = _get(pod, "metadata", "annotations") or {}
+    return any(k in labels for k in POD_GROUP_LABELS) or any(k in notes for k in POD_GROUP_ANNOTATIONS)
 
 
 def summarize(trainjob: Object, pods: Sequence[Object]) -> TrainJobSummary:
@@ -152,13 +196,16 @@ def summarize(trainjob: Object, pods: Sequence[Object]) -> TrainJobSummary:
     phase = _phase(trainjob, nodes)
     expected = _get(trainjob, "spec", "trainer", "numNodes")
     name = str(_get(trainjob, "metadata", "name") or "")
-    return TrainJobSummary(name, phase, _reasons(trainjob, phase, nodes), nodes, int(expected or 1))
+    gang = any(_in_gang(p) for p in pods)
+    return TrainJobSummary(name, phase, _reasons(trainjob, phase, nodes), nodes, int(expected or 1), gang)
 
 
 __all__ = [
     "COMPLETE",
     "FAILED",
     "PENDING",
+    "POD_GROUP_ANNOTATIONS",
+    "POD_GROUP_LABELS",
     "RUNNING",
     "SUSPENDED",
     "NodeStatus",

@@ -13,10 +13,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from gangplane.api import serde
 from gangplane.errors import ManifestError
+from gangplane.server.resources import default_registry
 from gangplane.store.base import Object, ResourceType
-from gangplane.store.catalog import by_kind
 
 _RANKS = {
     "Namespace": 0,
@@ -35,6 +34,9 @@ _RANKS = {
 }
 _DEFAULT_RANK = 3
 STDIN = Path("-")
+# The server's own table of served versions: a Kueue v1beta1 object goes to the v1beta1 endpoint, which
+# converts it to the stored v1beta2, as kubectl apply sends each object to the version its apiVersion names.
+_SERVED = default_registry()
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +68,8 @@ class Manifest:
 
 def load(paths: Sequence[Path]) -> list[tuple[str, Object]]:
     """(source, object) from files, directories and ``-`` (stdin)."""
+    from gangplane.api import serde  # here: its models cost start-up time that delete-by-name need not pay
+
     out: list[tuple[str, Object]] = []
     for path in paths:
         if path == STDIN:
@@ -80,12 +84,12 @@ def resolve(documents: Sequence[tuple[str, Object]]) -> list[Manifest]:
     manifests = []
     for source, obj in documents:
         api_version, kind = str(obj.get("apiVersion") or ""), str(obj.get("kind") or "")
-        rt = by_kind(api_version, kind)
-        if rt is None:
+        served = _SERVED.find_kind(api_version, kind)
+        if served is None:
             raise ManifestError(f'{source}: no matches for kind "{kind}" in version "{api_version}"')
         if not (obj.get("metadata") or {}).get("name"):
             raise ManifestError(f"{source}: {kind} has no metadata.name")
-        manifests.append(Manifest(source, rt, obj))
+        manifests.append(Manifest(source, served.rt, obj))
     return manifests
 
 

@@ -13,7 +13,16 @@ import typer
 
 from gangplane.cli import describe as describing
 from gangplane.cli import jobstatus, kinds
-from gangplane.cli.connect import ContextOption, KubeconfigOption, NamespaceOption, Target, reported
+from gangplane.cli.connect import (
+    AllNamespacesOption,
+    ContextOption,
+    KubeconfigOption,
+    NamespaceOption,
+    Target,
+    err,
+    reported,
+)
+from gangplane.cli.get import Query, SelectorOption, empty_message, query_for
 from gangplane.cli.logstream import LogFollower, container_names, prefix_for
 from gangplane.client.kube import KubeStore
 from gangplane.clock import WallClock
@@ -42,25 +51,49 @@ def describe_text(store: KubeStore, rt: ResourceType, namespace: str, name: str,
     return describing.describe(rt, obj, events_for(store, rt, obj), now, summary)
 
 
+def _described(
+    store: KubeStore, requests: list[kinds.Request], query: Query
+) -> list[tuple[ResourceType, str, str]]:
+    """(type, namespace, name) of every object to describe: those named, else every one the selectors match
+    (across all namespaces when the query has none)."""
+    chosen: list[tuple[ResourceType, str, str]] = []
+    for request in requests:
+        if request.names:
+            chosen += [(request.rt, query.namespace or "", n) for n in request.names]
+            continue
+        listed = store.list_all(request.rt, query.options(request.rt)).items
+        chosen += [(request.rt, str(o["metadata"].get("namespace") or ""), str(o["metadata"]["name"]))
+                   for o in listed]  # fmt: skip
+    return chosen
+
+
 def describe(
-    resource: Annotated[list[str], typer.Argument(help="TYPE NAME... or TYPE/NAME...", show_default=False)],
+    resource: Annotated[
+        list[str], typer.Argument(help="TYPE[,TYPE...] [NAME...] or TYPE/NAME...", show_default=False)
+    ],
+    selector: SelectorOption = "",
     namespace: NamespaceOption = None,
+    all_namespaces: AllNamespacesOption = False,
     kubeconfig: KubeconfigOption = None,
     context: ContextOption = None,
 ) -> None:
-    """Show one object in detail: fields, conditions, events; for a TrainJob also why it waits and its pods."""
+    """Show objects in detail: fields, conditions, events; a TrainJob's wait and pods.
+
+    Without a NAME, every object of the type (or those the selector matches)."""
     target = Target(kubeconfig, context, namespace)
     with reported(target):
-        kind, names = kinds.split_type_name(resource)
-        rt = kinds.resolve_kind(kind)
-        if not names:
-            raise typer.BadParameter("describe needs the NAME of the object")
+        requests = kinds.parse_resources(resource, "describe")
         store = target.open()
         try:
-            ns = target.namespace_in(store)
-            texts = [describe_text(store, rt, ns, name, WallClock().now()) for name in names]
+            query = query_for(store, target, requests, all_namespaces, selector, "")
+            chosen = _described(store, requests, query)
+            now = WallClock().now()
+            texts = [describe_text(store, rt, ns, name, now) for rt, ns, name in chosen]
         finally:
             store.close()
+    if not texts:
+        err.print(empty_message(query.namespace), markup=False)
+        return
     typer.echo("\n\n".join(t.rstrip("\n") for t in texts))
 
 

@@ -50,7 +50,10 @@ def render_command(
     ],
     output: Annotated[Output, typer.Option("--output", "-o", help="Output format.")] = Output.YAML,
 ) -> None:
-    """Render TrainJobs with their runtimes into the JobSet, PodGroup and other objects a cluster gets."""
+    """Render TrainJobs into the JobSet, PodGroup and other objects a cluster gets.
+
+    Runtimes and any other kind the API server serves (PriorityClass, Namespace, Secret, queues...) given
+    with them are taken as context."""
     errors = Console(stderr=True, highlight=False, soft_wrap=True)
     try:
         documents = serde.load_paths(files)

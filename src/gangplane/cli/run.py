@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator
 from typing import Annotated
 
 import typer
+from rich.console import Console
 
 from gangplane.cli import manifests
 from gangplane.cli.connect import (
@@ -124,7 +125,11 @@ def run(
             def source(namespace: str, pod: str, container: str) -> Iterator[bytes]:
                 return store.pod_log(namespace, pod, container=container, follow=True)
 
-            view: RunView = LiveView(out) if live else PlainView(lambda line: out.print(line, markup=False))
+            view: RunView = (
+                LiveView(Console(soft_wrap=True, highlight=False))
+                if live
+                else PlainView(lambda line: out.print(line, markup=False))
+            )
             try:
                 code = follow_trainjob(
                     store,

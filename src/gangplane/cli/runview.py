@@ -47,7 +47,7 @@ def status_lines(summary: TrainJobSummary) -> list[str]:
     """Every line the plain view can show for a summary, in order."""
     return [
         phase_line(summary),
-        f"trainjob/{summary.name} gang {summary.gang_line()}",
+        f"trainjob/{summary.name} {'gang ' if summary.gang else ''}{summary.gang_line()}",
         *map(node_line, summary.nodes),
     ]
 
@@ -80,7 +80,8 @@ def _panel(summary: TrainJobSummary | None) -> Group:
     head = Text.assemble(f"trainjob/{summary.name}  ", (summary.phase, f"bold {colour}"))
     parts: list[Text | Table] = [head]
     parts += [Text(f"  why: {reason}", style="yellow") for reason in summary.reasons[:5]]
-    parts.append(Text(f"  gang {summary.gang_line()}", style="green" if summary.gang_formed else "yellow"))
+    gang = "gang " if summary.gang else ""
+    parts.append(Text(f"  {gang}{summary.gang_line()}", style="green" if summary.gang_formed else "yellow"))
     table = Table(box=None, pad_edge=False, show_edge=False)
     for column in ("POD", "PHASE", "NODE", "REASON", "MESSAGE"):
         table.add_column(column)

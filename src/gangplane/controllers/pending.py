@@ -19,6 +19,7 @@ is removed, not set False, once the pods run or the job ends) and sits first in 
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -78,6 +79,21 @@ class PendingReason:
     @property
     def event_type(self) -> str:
         return "Warning" if self.reason in WARNING_REASONS else "Normal"
+
+    def news_since(self, reason: str | None, message: str | None) -> bool:
+        """Whether this differs from what the condition said before (``reason``, ``message``): one event per
+        distinct (reason, message), as Kubernetes' event recorder keys events, so a transient first message
+        ("gang incomplete") is followed by the one that stays ("pods unschedulable: ...")."""
+        return (str(self.reason), _steady(self.message)) != (reason, _steady(message or ""))
+
+
+_QUEUE_POSITION = re.compile(r" \(\d+ workloads? ahead\)")
+
+
+def _steady(message: str) -> str:
+    """The message without its queue position, which moves with every admission ahead of it: an event per
+    position would flood a long queue's TrainJobs (the condition still shows the current position)."""
+    return _QUEUE_POSITION.sub("", message)
 
 
 class QueuePositions(Protocol):

@@ -190,10 +190,10 @@ def set_waiting(status: t.TrainJobStatus, reason: PendingReason | None, now: str
 def waiting_event(
     old: Condition | None, new: PendingReason | None, pods: Sequence[Object]
 ) -> WaitingEvent | None:
-    """The event for a change of waiting reason: the new reason when it differs from ``old``'s, or
+    """The event for a change of waiting reason or message: the new one when it differs from ``old``'s, or
     ``AllPodsRunning`` when a waiting TrainJob's pods now all run; ``None`` when nothing worth saying changed."""
     if new is not None:
-        if old is not None and old.status == "True" and old.reason == new.reason:
+        if old is not None and old.status == "True" and not new.news_since(old.reason, old.message):
             return None
         return WaitingEvent(new.event_type, str(new.reason), new.message)
     running = running_count(pods)

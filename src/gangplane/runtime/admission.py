@@ -56,13 +56,19 @@ class Admission:
         self.clock = clock
 
     def admit(self, obj: dict[str, Any], reader: Reader, old: dict[str, Any] | None = None) -> Admitted:
-        model = serde.to_model(obj)
+        # Schema errors and the rules' errors come back together; the webhook stage (the plugins) runs only
+        # on an object that passed both, as upstream's validating webhooks run after schema validation.
+        parsed = validation.parse_wire(obj)
+        kind, name = obj.get("kind", ""), (obj.get("metadata") or {}).get("name", "")
+        if parsed.model is None:
+            raise Invalid(kind, name, parsed.errors)
+        model = parsed.model
         old_model = serde.to_model(old) if old is not None else None
         defaults.default_object(model, self.clock, old_model)
         checked = validation.validate_object(model, old_model)
-        kind, name = obj.get("kind", ""), (obj.get("metadata") or {}).get("name", "")
-        if checked.errors:
-            raise Invalid(kind, name, checked.errors)
+        errors = parsed.with_rules(checked.errors)
+        if errors:
+            raise Invalid(kind, name, errors)
         warnings = list(checked.warnings)
         if isinstance(model, t.TrainJob):
             warnings += self._admit_trainjob(model, reader, old_model)

@@ -11,7 +11,7 @@ import copy
 from collections.abc import Iterable
 from typing import Protocol
 
-from gangplane.api.base import Object as Object  # re-exported: the one alias
+from gangplane.api.jsondata import Object as Object  # re-exported: the one alias
 
 
 class Reader(Protocol):

@@ -4,6 +4,11 @@ Order: cluster configuration first (everything that is neither a TrainJob nor a 
 priority classes), then runtimes, then per TrainJob the TrainJob itself (as admitted), its runtime snapshot,
 the objects the Trainer controller applies (PodGroup before JobSet) and last those other controllers derive
 (Kueue's Workload, KAI's PodGroup).
+
+Every kind the embedded API server serves is taken as context, as the cluster would hold it: kinds gangplane
+has a model for are admitted (defaulted, validated), the others (PriorityClass, Namespace, Secret, ...) are
+kept as given, so the plugins read them as the controller reads the cluster (a Volcano or KAI policy's
+``priorityClassName`` resolves against the PriorityClasses given). Kinds no server serves are errors.
 """
 
 from __future__ import annotations
@@ -14,22 +19,19 @@ from typing import Any
 import yaml
 
 from gangplane.api import trainer as t
+from gangplane.api.base import OpenModel
 from gangplane.api.corev1_config import ConfigMap
 from gangplane.api.meta import ObjectMeta
-from gangplane.errors import ApiError
+from gangplane.api.serde import model_for
+from gangplane.errors import ApiError, CauseType, FieldError, Invalid
 from gangplane.runtime.admission import Admission, is_runtime, resolve_runtime
 from gangplane.runtime.core import new_objects
 from gangplane.runtime.plugins.common import owner_reference
 from gangplane.runtime.points import AppliedBy, Desired
 from gangplane.runtime.reader import StaticReader
+from gangplane.store.base import ResourceType
+from gangplane.store.catalog import by_kind
 
-# Kinds without a namespace; every other kind given without one lands in "default", as kubectl would do it.
-CLUSTER_SCOPED_KINDS = frozenset(
-    {
-        "ClusterTrainingRuntime", "Namespace", "Node", "PriorityClass", "ResourceFlavor", "ClusterQueue",
-        "Cohort", "WorkloadPriorityClass", "Topology", "Queue", "HyperNode",
-    }
-)  # fmt: skip
 DEFAULT_NAMESPACE = "default"
 SNAPSHOT_SUFFIX = "-runtime-snapshot"
 SNAPSHOT_KEY = "runtime"
@@ -53,11 +55,25 @@ def runtime_snapshot(job: t.TrainJob, runtime: t.TrainingRuntime) -> ConfigMap:
     return ConfigMap(metadata=meta, data={SNAPSHOT_KEY: text})
 
 
+def _served(obj: dict[str, Any]) -> ResourceType | None:
+    return by_kind(str(obj.get("apiVersion") or ""), str(obj.get("kind") or ""))
+
+
 def with_namespace(obj: dict[str, Any]) -> dict[str, Any]:
-    meta = obj.get("metadata")
-    if obj.get("kind") in CLUSTER_SCOPED_KINDS or not isinstance(meta, dict) or meta.get("namespace"):
+    """The object in "default" when its kind is namespaced and it names no namespace, as kubectl places it."""
+    meta, served = obj.get("metadata"), _served(obj)
+    if (served is not None and not served.namespaced) or not isinstance(meta, dict) or meta.get("namespace"):
         return obj
     return {**obj, "metadata": {**meta, "namespace": DEFAULT_NAMESPACE}}
+
+
+def _context(obj: dict[str, Any]) -> OpenModel:
+    """A served kind gangplane has no model for, kept as given (``metadata.name`` is all render needs)."""
+    name = (obj.get("metadata") or {}).get("name")
+    if not name:
+        kind = str(obj.get("kind") or "Object")
+        raise Invalid(kind, "", [FieldError("metadata.name", CauseType.REQUIRED, "Required value")])
+    return OpenModel.model_validate(obj)
 
 
 def _sort_key(entry: tuple[int, str, dict[str, Any]]) -> tuple[int, int]:
@@ -83,7 +99,13 @@ class Renderer:
         return result
 
     def _render_one(self, obj: dict[str, Any], reader: StaticReader, result: Rendered) -> None:
-        admitted = self.admission.admit(with_namespace(obj), reader)
+        placed = with_namespace(obj)
+        if model_for(str(obj.get("apiVersion") or ""), str(obj.get("kind") or "")) is None and _served(obj):
+            context = _context(placed)
+            reader.add(placed)
+            result.objects.append(Desired(context))
+            return
+        admitted = self.admission.admit(placed, reader)
         reader.add(admitted.to_dict())
         result.warnings.extend(admitted.warnings)
         result.objects.append(Desired(admitted.model))

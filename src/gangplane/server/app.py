@@ -24,7 +24,9 @@ from gangplane.clock import Clock, WallClock
 from gangplane.errors import ApiError, NotFound
 from gangplane.server import discovery, handlers, openapi
 from gangplane.server.auth import BearerAuth
+from gangplane.server.authz import authorization_routes
 from gangplane.server.handlers import Context, error_response, json_response
+from gangplane.server.metrics_api import MetricsApi, metrics_routes
 from gangplane.server.query import MethodNotAllowed, Target, parse_target
 from gangplane.server.resources import Registry, default_registry
 from gangplane.server.streams import WATCH_THREADS
@@ -216,7 +218,13 @@ def create_app(
     )
     app = Starlette(
         # extra routes (e.g. Kueue's visibility API) go first: the generic /apis/{rest} route would shadow them
-        routes=[*extra_routes, *routes(Api(ctx)), *([metrics_route(metrics)] if metrics is not None else [])],
+        routes=[
+            *extra_routes,
+            *authorization_routes(),
+            *metrics_routes(MetricsApi(store, ctx.clock)),
+            *routes(Api(ctx)),
+            *([metrics_route(metrics)] if metrics is not None else []),
+        ],
         exception_handlers={ApiError: _api_error, Exception: _internal_error, 404: _route_not_found},
     )
     return BearerAuth(ContainErrors(app), token)

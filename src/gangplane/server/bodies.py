@@ -10,7 +10,7 @@ from starlette.requests import Request
 
 from gangplane.api import limits
 from gangplane.errors import BadRequest, RequestEntityTooLarge
-from gangplane.server import query
+from gangplane.server import k8sproto, protowire, query
 
 
 class _JsonLikeYaml(yaml.CSafeLoader):
@@ -54,8 +54,12 @@ def _decode(raw: bytes, yaml_ok: bool) -> Any:
 
 
 async def read(request: Request, *, yaml_ok: bool = False) -> Any:
-    """The decoded body (None when empty): 415 for other media types, 413 past 3 MiB, 400 if undecodable."""
-    query.check_body_type(request.headers.get("content-type", ""), yaml_ok=yaml_ok)
+    """The decoded body (None when empty): 415 for other media types, 413 past 3 MiB, 400 if undecodable.
+    Protobuf (what kubectl's typed commands send) is decoded for the built-in kinds ``k8sproto`` knows."""
+    content_type = request.headers.get("content-type", "")
+    if content_type.split(";", 1)[0].strip().lower() == protowire.CONTENT_TYPE:
+        return k8sproto.decode(await _read_capped(request))
+    query.check_body_type(content_type, yaml_ok=yaml_ok)
     raw = await _read_capped(request)
     if not raw.strip():
         return None

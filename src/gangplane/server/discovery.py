@@ -13,6 +13,9 @@ from gangplane.server.resources import GroupInfo, Registry, Served
 KUBERNETES_VERSION = (1, 32)
 VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
 STATUS_VERBS = ("get", "patch", "update")
+# Served beside the registry's groups by their own routes (server/metrics_api.py), as an aggregated API is.
+METRICS_GROUP, METRICS_VERSION = "metrics.k8s.io", "v1beta1"
+METRICS_INFO = GroupInfo(METRICS_GROUP, (METRICS_VERSION,))
 
 
 def version_info(gangplane_version: str) -> dict[str, Any]:
@@ -49,7 +52,7 @@ def api_group(info: GroupInfo) -> dict[str, Any]:
 
 
 def api_group_list(registry: Registry) -> dict[str, Any]:
-    groups = [api_group(g) for g in registry.groups()]
+    groups = [api_group(g) for g in [*registry.groups(), METRICS_INFO]]
     for g in groups:
         del g["kind"], g["apiVersion"]
     return {"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}
@@ -90,6 +93,9 @@ def api_resource_list(registry: Registry, group: str, version: str) -> dict[str,
 
 __all__ = [
     "KUBERNETES_VERSION",
+    "METRICS_GROUP",
+    "METRICS_INFO",
+    "METRICS_VERSION",
     "VERBS",
     "api_group",
     "api_group_list",

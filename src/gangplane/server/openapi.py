@@ -1,19 +1,26 @@
-"""Pure OpenAPI v3 documents: just enough for kubectl's validation probe, ``apply`` and ``explain``.
+"""Pure OpenAPI v3 documents for kubectl's validation probe, ``apply`` and ``explain``.
 
 kubectl (1.27+) checks the PATCH operation of each kind for a ``fieldValidation`` query parameter; finding it,
 it leaves validation to the server instead of fetching the protobuf OpenAPI v2 document, which is not served.
-Schemas are deliberately open (``x-kubernetes-preserve-unknown-fields``). PATCH operations do not list
+Custom kinds (Trainer, JobSet, Kueue, Volcano, KAI, scheduler-plugins) get their full structural schema,
+generated from the upstream CRDs into ``crd_schemas.json.gz`` (``scripts/gen_crd_schemas.py``), so
+``kubectl explain`` works to any depth; built-in kinds get theirs from the protobuf descriptors
+(``builtin_schemas``). PATCH operations do not list
 ``application/strategic-merge-patch+json``: kubectl then computes strategic merge patches for built-in kinds
-from its compiled-in types (and JSON merge patches for custom kinds) instead of from these open schemas; the
+from its compiled-in types (and JSON merge patches for custom kinds) instead of from these schemas; the
 server still accepts all four patch types.
 """
 
 from __future__ import annotations
 
+import functools
+import gzip
 import hashlib
 import json
+from importlib import resources
 from typing import Any
 
+from gangplane.server import builtin_schemas
 from gangplane.server.resources import Registry, Served
 from gangplane.store.base import ResourceType
 
@@ -30,7 +37,11 @@ def _gv_path(group: str, version: str) -> str:
 
 
 def schema_name(rt: ResourceType) -> str:
-    """Kubernetes naming: reversed group, version, kind (``org.kubeflow.trainer.v1alpha1.TrainJob``)."""
+    """Kubernetes naming: reversed group, version, kind (``org.kubeflow.trainer.v1alpha1.TrainJob``); the
+    built-in kinds by their Go package (``io.k8s.api.batch.v1.Job``)."""
+    message = builtin_schemas.kind_message(rt.api_version, rt.kind)
+    if message is not None:
+        return builtin_schemas.component_name(message.full_name)
     reversed_group = ".".join(reversed(rt.group.split("."))) if rt.group else "io.k8s.api.core"
     return f"{reversed_group}.{rt.version}.{rt.kind}"
 
@@ -39,7 +50,18 @@ def _gvk(rt: ResourceType) -> dict[str, str]:
     return {"group": rt.group, "version": rt.version, "kind": rt.kind}
 
 
+@functools.cache
+def crd_schemas() -> dict[str, Any]:
+    """``group/version/Kind`` -> the structural schema shipped with the package (generated from the CRDs)."""
+    packed = resources.files("gangplane.server").joinpath("crd_schemas.json.gz").read_bytes()
+    loaded: dict[str, Any] = json.loads(gzip.decompress(packed))
+    return loaded
+
+
 def _schema(rt: ResourceType) -> dict[str, Any]:
+    structural = crd_schemas().get(f"{rt.group}/{rt.version}/{rt.kind}")
+    if structural is not None:
+        return {**structural, "x-kubernetes-group-version-kind": [_gvk(rt)]}
     return {
         "type": "object",
         "description": f"{rt.kind} ({rt.api_version}) served by gangplane.",
@@ -101,11 +123,20 @@ def _paths(rt: ResourceType) -> dict[str, Any]:
     return paths
 
 
+def _schemas(rt: ResourceType) -> dict[str, Any]:
+    """The kind's schema and, for a built-in kind, the components it refers to."""
+    message = builtin_schemas.kind_message(rt.api_version, rt.kind)
+    if message is None:
+        return {schema_name(rt): _schema(rt)}
+    return builtin_schemas.components(message, _gvk(rt))[1]
+
+
 def group_version_document(served: list[Served]) -> dict[str, Any]:
     paths: dict[str, Any] = {}
+    schemas: dict[str, Any] = {}
     for s in served:
         paths.update(_paths(s.rt))
-    schemas = {schema_name(s.rt): _schema(s.rt) for s in served}
+        schemas.update(_schemas(s.rt))
     return {
         "openapi": "3.0.0",
         "info": {"title": "gangplane", "version": "v1"},
@@ -129,4 +160,4 @@ def root_document(registry: Registry) -> dict[str, Any]:
     return {"paths": paths}
 
 
-__all__ = ["document_hash", "group_version_document", "root_document", "schema_name"]
+__all__ = ["crd_schemas", "document_hash", "group_version_document", "root_document", "schema_name"]

@@ -52,6 +52,9 @@ class Registry:
     def find(self, group: str, version: str, plural: str) -> Served | None:
         return self._by_plural.get((group, version, plural))
 
+    def find_kind(self, api_version: str, kind: str) -> Served | None:
+        return self._by_kind.get((api_version, kind))
+
     def in_group_version(self, group: str, version: str) -> list[Served]:
         return [s for s in self.served if (s.rt.group, s.rt.version) == (group, version)]
 

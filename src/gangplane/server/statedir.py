@@ -30,6 +30,7 @@ import yaml
 
 from gangplane.clock import WallClock, to_datetime
 from gangplane.server import tls
+from gangplane.server.home import default_state_dir
 
 LOCK_FILE = "lock"
 
@@ -184,11 +185,6 @@ class Paths:
     @property
     def key(self) -> Path:
         return self.root / "tls.key"
-
-
-def default_state_dir() -> Path:
-    home = os.environ.get("GANGPLANE_HOME")
-    return Path(home).expanduser() if home else Path.home() / ".gangplane"
 
 
 def prepare(state_dir: Path) -> Paths:

@@ -47,6 +47,40 @@ def last_true_condition(obj: Object) -> Cell:
     return str(true[-1]) if true else ""
 
 
+# The ``gangplane.dev/Waiting`` condition's reasons that have a word of their own (controllers/pending.py).
+_WAITING_WORDS = {"QueuedByKueue": "Queued", "Suspended": "Suspended"}
+_STATE_ORDER = ("Failed", "Complete", "gangplane.dev/Waiting", "Suspended")
+
+
+def _true_conditions(obj: Object) -> dict[str, dict[str, Any]]:
+    conditions = _get(obj, "status", "conditions") or []
+    return {str(c.get("type")): c for c in conditions if isinstance(c, dict) and c.get("status") == "True"}
+
+
+def _deciding(obj: Object) -> tuple[str, dict[str, Any]] | None:
+    true = _true_conditions(obj)
+    return next(((kind, true[kind]) for kind in _STATE_ORDER if kind in true), None)
+
+
+def trainjob_state(obj: Object) -> Cell:
+    """A TrainJob's state in one word: Failed, Complete, Queued (by Kueue), Suspended, Waiting, or Running
+    when no condition says otherwise (as the Kubeflow SDK reads a TrainJob without conditions). Upstream's
+    printer column shows the last condition's type, which for a waiting job would be gangplane's condition
+    type; the condition's reason is the REASON column (``-o wide``)."""
+    found = _deciding(obj)
+    if found is None:
+        return str(last_true_condition(obj) or "Running")
+    kind, condition = found
+    if kind == "gangplane.dev/Waiting":
+        return _WAITING_WORDS.get(str(condition.get("reason")), "Waiting")
+    return kind
+
+
+def trainjob_reason(obj: Object) -> Cell:
+    found = _deciding(obj)
+    return str(found[1].get("reason") or "") if found is not None else ""
+
+
 def _statuses(obj: Object) -> list[dict[str, Any]]:
     return [s for s in _get(obj, "status", "containerStatuses") or [] if isinstance(s, dict)]
 
@@ -114,7 +148,8 @@ _KIND_COLUMNS: dict[tuple[str, str], tuple[Column, ...]] = {
     ("scheduling.k8s.io", "PriorityClass"): (Column("Value", _path("value"), "integer"),),
     ("coordination.k8s.io", "Lease"): (Column("Holder", _path("spec", "holderIdentity")),),
     ("trainer.kubeflow.org", "TrainJob"): (
-        Column("State", last_true_condition),
+        Column("State", trainjob_state),
+        Column("Reason", trainjob_reason, priority=1),
         Column("Suspended", lambda o: "True" if _get(o, "spec", "suspend") else "False", priority=1),
     ),
     ("jobset.x-k8s.io", "JobSet"): (Column("TerminalState", _path("status", "terminalState")),),
@@ -225,4 +260,13 @@ def render_table(
     }
 
 
-__all__ = ["Column", "age", "columns_for", "human_duration", "last_true_condition", "render_table"]
+__all__ = [
+    "Column",
+    "age",
+    "columns_for",
+    "human_duration",
+    "last_true_condition",
+    "render_table",
+    "trainjob_reason",
+    "trainjob_state",
+]

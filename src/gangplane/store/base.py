@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Protocol
 
-from gangplane.api.base import Object as Object  # re-exported: the one alias
+from gangplane.api.jsondata import Object as Object  # re-exported: the one alias
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,8 +9,8 @@ from __future__ import annotations
 import pickle
 from typing import Any
 
-from gangplane.api.base import clone as clone  # re-exported for the store's modules
 from gangplane.api.builtin_kinds import name_rule
+from gangplane.api.jsondata import clone as clone  # re-exported for the store's modules
 from gangplane.errors import CauseType, Conflict, FieldError, Invalid
 from gangplane.store.base import Object, ResourceType
 

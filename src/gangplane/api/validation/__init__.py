@@ -13,6 +13,7 @@ from gangplane.api import trainer as t
 from gangplane.api.base import ApiModel
 from gangplane.api.validation.common import Validation
 from gangplane.api.validation.runtime import validate_jobset_spec, validate_runtime
+from gangplane.api.validation.stages import Parsed, parse_all
 from gangplane.api.validation.trainjob import (
     validate_runtime_patches_mutability,
     validate_trainjob,
@@ -43,6 +44,13 @@ def validate_object(
     return Validation()
 
 
+def parse_wire(obj: dict[str, Any]) -> Parsed:
+    """Every schema error of a wire object, and a model of the rest for the later rules to judge."""
+    from gangplane.api.serde import to_model
+
+    return parse_all(obj, to_model)
+
+
 def _model(obj: ApiModel | dict[str, Any]) -> ApiModel:
     # serde imports every registered model; keep it off this package's import path.
     from gangplane.api.serde import to_model
@@ -51,7 +59,9 @@ def _model(obj: ApiModel | dict[str, Any]) -> ApiModel:
 
 
 __all__ = [
+    "Parsed",
     "Validation",
+    "parse_wire",
     "validate_jobset_spec",
     "validate_object",
     "validate_runtime",

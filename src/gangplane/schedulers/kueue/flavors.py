@@ -30,6 +30,7 @@ from gangplane.schedulers.kueue.model import (
     ResourceGroup,
     Usage,
     WorkloadRequest,
+    format_amount,
 )
 from gangplane.schedulers.kueue.quota import (
     QuotaNode,
@@ -169,14 +170,17 @@ def _fit_resource(
             0,
             (
                 f"insufficient quota for {resource} in flavor {flavor}, previously considered podsets requests "
-                f"({assumed}) + current podset request ({request}) > maximum capacity ({capacity})"
+                f"({format_amount(resource, assumed)}) + current podset request ({format_amount(resource, request)})"
+                f" > maximum capacity ({format_amount(resource, capacity)})"
             ),
         )
     borrow, may_reclaim = lowest_fitting_subtree_height(ctx.node, fr, val)
     free = available(ctx.node, fr)
     if val <= free:
         return FlavorMode.FIT, borrow, ""
-    message = f"insufficient unused quota for {resource} in flavor {flavor}, {val - free} more needed"
+    # Amounts as Kubernetes quantities, as upstream's resourceFormatter: "8" CPUs, not 8000 millicores.
+    needed = format_amount(resource, val - free)
+    message = f"insufficient unused quota for {resource} in flavor {flavor}, {needed} more needed"
     if val <= ctx.node.nominal(fr) or may_reclaim or ctx.may_preempt_while_borrowing():
         return ctx.oracle(fr, val), borrow, message
     return FlavorMode.NO_FIT, borrow, message

@@ -37,6 +37,16 @@ from gangplane.schedulers.kueue.convert import (
     workload_request,
 )
 from gangplane.schedulers.kueue.cycle import CycleResult, run_cycle
+from gangplane.schedulers.kueue.lifecycle import (
+    OWNER_NOT_FOUND,
+    OWNER_NOT_FOUND_MESSAGE,
+    Fate,
+    Verdict,
+    controller_trainjob,
+    finalizers_without_ours,
+    is_finished,
+    verdict,
+)
 from gangplane.schedulers.kueue.metrics import KueueMetrics
 from gangplane.schedulers.kueue.state import Eviction, KueueConfig, KueueState
 from gangplane.schedulers.kueue.visibility import PendingWorkload, pending_in_cluster_queue
@@ -106,6 +116,8 @@ class KueueReconciler:
         elif state is not None and state.phase in (Phase.PENDING, Phase.INACTIVE):
             jobs.stop_job(self.store, job)
             jobs.clear_patch_when_stopped(self.store, job)
+        elif state is not None and state.phase == Phase.ADMITTED and job.spec.suspend:
+            self._start(state)  # admitted but never started (a crash between the two writes): start it
 
     # ------------------------------------------------------------ reading the store into the core
 
@@ -135,25 +147,50 @@ class KueueReconciler:
             o["metadata"]["name"]: o["metadata"].get("labels") or {}
             for o in self.store.list(catalog.NAMESPACES).items
         }
-        seen = set()
+        seen, finalize = set(), []
         for obj in self.store.list(catalog.WORKLOADS).items:
             workload = kw.Workload.model_validate(obj)
             namespace = workload.metadata.namespace or ""
             cq = local_queues.get((namespace, workload.spec.queue_name or ""), "")
             request = workload_request(workload, cq, labels.get(namespace, {}))
-            seen.add(request.key)
-            self._sync_one(workload, request, now)
+            fate, owner = self._fate(workload)
+            if fate.fate != Fate.DELETING:  # a Workload being deleted leaves the core below: quota freed now
+                seen.add(request.key)
+                self._sync_one(workload, request, owner, now)
+            elif owner is not None and fate.remove_finalizer:
+                jobs.stop_job(self.store, owner)
+            if fate.fate == Fate.ORPHANED:
+                self.core.finish_workload(request.key, False, OWNER_NOT_FOUND_MESSAGE, now, OWNER_NOT_FOUND)
+                self._touched.add(request.key)
+            if fate.remove_finalizer:
+                finalize.append(workload)
         for key in [k for k in self.core.workloads if k not in seen]:
             self.core.delete_workload(key, now)
             self._written.pop(key, None)
+        self._write_statuses()  # an orphan says Finished before its finalizer goes, as upstream
+        for workload in finalize:
+            self._remove_finalizer(workload)
 
-    def _sync_one(self, workload: kw.Workload, request: Any, now: float) -> None:
+    def _fate(self, workload: kw.Workload) -> tuple[Verdict, t.TrainJob | None]:
+        """The Workload's fate and its owner TrainJob; the owner is read only when something needs it."""
+        if is_finished(workload) and not workload.metadata.deletion_timestamp:
+            return verdict(workload, None), None
+        owner = self._owner(workload)
+        return verdict(workload, owner.metadata.uid if owner is not None else None), owner
+
+    def _remove_finalizer(self, workload: kw.Workload) -> None:
+        body = {"metadata": {"finalizers": finalizers_without_ours(workload)}}
+        with contextlib.suppress(NotFound):
+            self.store.patch(catalog.WORKLOADS, workload.metadata.namespace or "", workload.metadata.name or "",
+                             body, MERGE_PATCH)  # fmt: skip
+
+    def _sync_one(self, workload: kw.Workload, request: Any, owner: t.TrainJob | None, now: float) -> None:
         state = self.core.workloads.get(request.key)
         if state is not None and not state.cluster_queue and request.cluster_queue:
             self.core.delete_workload(request.key, now)  # its LocalQueue appeared: queue it for real
             state = None
         if state is None:
-            if _condition_true(workload, kw.WorkloadConditionType.FINISHED):
+            if is_finished(workload):
                 return
             admitted = workload.status.admission if workload.status else None
             if admitted is not None and _condition_true(workload, kw.WorkloadConditionType.QUOTA_RESERVED):
@@ -163,7 +200,8 @@ class KueueReconciler:
             else:
                 self.core.add_workload(request, now)
             self._touched.add(request.key)
-        self._sync_job_state(workload, request.key, now)
+        if owner is not None:
+            self._sync_job_state(owner, request.key, now)
 
     @staticmethod
     def _reserved_at(workload: kw.Workload, now: float) -> float:
@@ -173,17 +211,13 @@ class KueueReconciler:
         return now
 
     def _owner(self, workload: kw.Workload) -> t.TrainJob | None:
-        for ref in workload.metadata.owner_references or []:
-            if ref.kind == t.TRAINJOB_KIND and ref.controller:
-                return self._trainjob(workload.metadata.namespace or "", ref.name)
-        return None
+        """The TrainJob named by the Workload's controller reference, if it exists (whatever its uid)."""
+        ref = controller_trainjob(workload)
+        return self._trainjob(workload.metadata.namespace or "", ref.name) if ref is not None else None
 
-    def _sync_job_state(self, workload: kw.Workload, key: str, now: float) -> None:
+    def _sync_job_state(self, job: t.TrainJob, key: str, now: float) -> None:
         state = self.core.workloads.get(key)
         if state is None or state.phase == Phase.FINISHED:
-            return
-        job = self._owner(workload)
-        if job is None:
             return
         finished, succeeded, message = jobs.job_finished(job)
         if finished:

@@ -148,14 +148,15 @@ class KueueState:
         if state.phase == Phase.ADMITTED:
             self._release(state, now)
 
-    def finish_workload(self, key: str, succeeded: bool, message: str, now: float) -> None:
+    def finish_workload(self, key: str, succeeded: bool, message: str, now: float, reason: str = "") -> None:
+        """Release the quota for good; ``reason`` defaults to ``Succeeded`` / ``Failed``."""
         state = self.workloads.get(key)
         if state is None or state.phase == Phase.FINISHED:
             return
         self.queues.forget(key, state.cluster_queue)
         if state.phase == Phase.ADMITTED:
             self._release(state, now)
-        mark_finished(state, "Succeeded" if succeeded else "Failed", message, now)
+        mark_finished(state, reason or ("Succeeded" if succeeded else "Failed"), message, now)
 
     def set_pods_ready(self, key: str, ready: bool, now: float) -> None:
         """Report whether all pods are ready or succeeded; a loss after readiness starts recovery."""

@@ -9,6 +9,7 @@ from prometheus_client import CollectorRegistry
 
 from gangplane.clock import ManualClock
 from gangplane.schedulers.kueue.controller import build_kueue_controller
+from gangplane.schedulers.kueue.state import KueueConfig
 from gangplane.store import catalog
 from gangplane.store.memory import MemoryStore
 
@@ -52,7 +53,9 @@ def trainjob(name: str, priority_class: str | None = None) -> dict[str, Any]:
     }
 
 
-def setup(store: MemoryStore | None = None) -> tuple[MemoryStore, ManualClock, Any, CollectorRegistry]:
+def setup(
+    store: MemoryStore | None = None, config: KueueConfig | None = None
+) -> tuple[MemoryStore, ManualClock, Any, CollectorRegistry]:
     """The objects above and the embedded Kueue; a new store stamps creation times from the manual clock."""
     clock, registry = ManualClock(1_800_000_000), CollectorRegistry()
     store = store or MemoryStore(clock=clock)
@@ -79,7 +82,7 @@ def setup(store: MemoryStore | None = None) -> tuple[MemoryStore, ManualClock, A
                                         "spec": {"clusterQueue": "cq"}})  # fmt: skip
     store.create(catalog.WORKLOAD_PRIORITY_CLASSES, {"apiVersion": KUEUE, "kind": "WorkloadPriorityClass",
                                                      "metadata": {"name": "high"}, "value": 1000})  # fmt: skip
-    kueue = build_kueue_controller(store, clock, registry)
+    kueue = build_kueue_controller(store, clock, registry, config)
     return store, clock, kueue, registry
 
 

@@ -49,6 +49,7 @@ from gangplane.schedulers.kueue.lifecycle import (
 )
 from gangplane.schedulers.kueue.metrics import KueueMetrics
 from gangplane.schedulers.kueue.state import Eviction, KueueConfig, KueueState
+from gangplane.schedulers.kueue.statuswriter import QueueStatusWriter
 from gangplane.schedulers.kueue.visibility import PendingWorkload, pending_in_cluster_queue
 from gangplane.schedulers.kueue.workloads import Phase, WorkloadState
 from gangplane.store import MERGE_PATCH, catalog
@@ -82,6 +83,7 @@ class KueueReconciler:
         self._touched: set[str] = set()
         self._positions: dict[tuple[str, str], int] = {}
         self._pending: dict[str, list[PendingWorkload]] = {}
+        self.queue_status = QueueStatusWriter(store)
 
     def reconcile(self, key: Key) -> Result:
         if key == CYCLE_KEY:
@@ -123,8 +125,9 @@ class KueueReconciler:
 
     def _sync_config(self, now: float) -> list[Eviction]:
         objects = {rt: self.store.list(rt).items for rt in _CONFIG_TYPES}
+        # uid + generation: a spec change reconfigures the core, a status write (ours) does not
         version = tuple(
-            f"{rt.plural}/{o['metadata']['name']}@{o['metadata'].get('resourceVersion', '')}"
+            f"{rt.plural}/{o['metadata']['name']}@{o['metadata'].get('uid')}/{o['metadata'].get('generation')}"
             for rt, items in objects.items()
             for o in items
         )
@@ -249,6 +252,7 @@ class KueueReconciler:
                 break
         self._snapshot_pending()  # before the writes that wake the TrainJob controller
         self._write_statuses()
+        self.queue_status.write(self.core, now)
         wakeup = self.core.next_wakeup()
         return Result(requeue_after=max(0.05, wakeup - now) if wakeup is not None else None)
 

@@ -104,7 +104,18 @@ class KueueState:
 
     def is_active(self, cq: str) -> bool:
         spec = self.cluster_queues.get(cq)
-        return spec is not None and cq not in self.tree.inactive and spec.stop_policy == StopPolicy.NONE
+        return (
+            spec is not None
+            and cq not in self.tree.inactive
+            and spec.stop_policy == StopPolicy.NONE
+            and not self.missing_flavors(cq)
+        )
+
+    def missing_flavors(self, cq: str) -> list[str]:
+        """ResourceFlavors the ClusterQueue names that do not exist: it admits nothing (``FlavorNotFound``)."""
+        spec = self.cluster_queues[cq]
+        named = dict.fromkeys(f.name for g in spec.resource_groups for f in g.flavors)
+        return [name for name in named if name not in self.flavors]
 
     def tree_members(self, cq: str) -> list[str]:
         """Every ClusterQueue sharing ``cq``'s root cohort (just ``cq`` without a cohort)."""

@@ -38,8 +38,11 @@ def test_deleting_a_pending_trainjob_frees_its_queue_position_at_once() -> None:
     _submit(store, kueue, clock, "running", "second", "third")
     third = workload_of(store, "third")["metadata"]["name"]
     assert kueue.reconciler.position("ml", third) == 1
+    moved: list[tuple[str, str]] = []
+    kueue.reconciler.on_position_changed = moved.append
     store.delete(catalog.TRAINJOBS, "ml", "second")
     kueue.reconciler.reconcile(CYCLE_KEY)
+    assert moved == [("ml", "third")]  # the TrainJob controller is told: its "1 workload ahead" is stale
     assert _workloads(store) == ["running", "third"]  # not left Terminating behind the finalizer
     assert kueue.reconciler.position("ml", third) == 0
     assert [p.name for p in kueue.reconciler.pending_in_cluster_queue("cq") or []] == [third]

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -84,6 +85,9 @@ class KueueReconciler:
         self._positions: dict[tuple[str, str], int] = {}
         self._pending: dict[str, list[PendingWorkload]] = {}
         self.queue_status = QueueStatusWriter(store)
+        self._owners: dict[str, str] = {}  # Workload key -> owner TrainJob name
+        self.on_position_changed: Callable[[Key], None] | None = None
+        """Told each TrainJob whose Workload moved in its queue (the TrainJob controller's enqueue)."""
 
     def reconcile(self, key: Key) -> Result:
         if key == CYCLE_KEY:
@@ -157,6 +161,8 @@ class KueueReconciler:
             cq = local_queues.get((namespace, workload.spec.queue_name or ""), "")
             request = workload_request(workload, cq, labels.get(namespace, {}))
             fate, owner = self._fate(workload)
+            if (ref := controller_trainjob(workload)) is not None:
+                self._owners[request.key] = ref.name
             if fate.fate != Fate.DELETING:  # a Workload being deleted leaves the core below: quota freed now
                 seen.add(request.key)
                 self._sync_one(workload, request, owner, now)
@@ -170,6 +176,7 @@ class KueueReconciler:
         for key in [k for k in self.core.workloads if k not in seen]:
             self.core.delete_workload(key, now)
             self._written.pop(key, None)
+            self._owners.pop(key, None)
         self._write_statuses()  # an orphan says Finished before its finalizer goes, as upstream
         for workload in finalize:
             self._remove_finalizer(workload)
@@ -260,10 +267,17 @@ class KueueReconciler:
         """The pending workloads per ClusterQueue as of this pass, for readers on other threads (visibility,
         queue positions): both mappings are replaced whole, never mutated."""
         pending = {cq: pending_in_cluster_queue(self.core, cq) for cq in sorted(self.core.cluster_queues)}
-        self._positions = {
-            (p.namespace, p.name): p.position_in_local_queue for ps in pending.values() for p in ps
-        }
+        old, self._positions = (
+            self._positions,
+            {(p.namespace, p.name): p.position_in_local_queue for ps in pending.values() for p in ps},
+        )
         self._pending = pending
+        moved = [k for k in old.keys() | self._positions.keys() if old.get(k) != self._positions.get(k)]
+        owners = {(ns, owner) for ns, wl in moved if (owner := self._owners.get(f"{ns}/{wl}"))}
+        notify = self.on_position_changed
+        if notify is not None:
+            for key in sorted(owners):
+                notify(key)  # its "N workloads ahead" is stale
 
     def position(self, namespace: str, workload: str) -> int | None:
         """``controllers.pending.QueuePositions``: workloads ahead of this one in its LocalQueue."""

@@ -22,7 +22,13 @@ from gangplane.api.scheduling.kueue import QueueingStrategy
 from gangplane.api.scheduling.kueue_workload import EvictionReason
 from gangplane.schedulers.kueue.fairsharing import Contender, find_fair_targets, next_fair_entry
 from gangplane.schedulers.kueue.flavors import Assignment, assign_flavors
-from gangplane.schedulers.kueue.model import AssignmentMode, PendingReason, selector_matches
+from gangplane.schedulers.kueue.model import (
+    AssignmentMode,
+    ClusterQueueSpec,
+    PendingReason,
+    Usage,
+    selector_matches,
+)
 from gangplane.schedulers.kueue.preemption import Preemptor, Target, find_targets, oracle_for
 from gangplane.schedulers.kueue.quota import QuotaTree, available
 from gangplane.schedulers.kueue.state import Eviction, KueueState
@@ -128,6 +134,25 @@ def _admit(state: KueueState, entry: Entry, view: QuotaTree, now: float, result:
     result.admitted.append(workload)
 
 
+def capped_reservation(assignment: Assignment, spec: ClusterQueueSpec, view: QuotaTree) -> Usage:
+    """What a workload that needs preemption but found no victims holds back in the cycle (kueue scheduler
+    ``quotaResourcesToReserve``): without borrowing, what is left of its nominal quota; when borrowing, what is
+    left below nominal + borrowingLimit (all of it without a limit)."""
+    if assignment.mode != AssignmentMode.PREEMPT:
+        return dict(assignment.usage)
+    used, quotas = view.cqs[spec.name].usage, spec.quotas()
+    reserved: Usage = {}
+    for fr, amount in assignment.usage.items():
+        quota = quotas.get(fr)
+        nominal = quota.nominal if quota is not None else 0
+        if assignment.borrow > 0:
+            limit = quota.borrowing_limit if quota is not None else None
+            reserved[fr] = amount if limit is None else min(amount, nominal + limit - used.get(fr, 0))
+        else:
+            reserved[fr] = max(0, min(amount, nominal - used.get(fr, 0)))
+    return reserved
+
+
 def _targets(state: KueueState, entry: Entry, view: QuotaTree) -> list[Target]:
     assert entry.assignment is not None
     spec = state.cluster_queues[entry.workload.cluster_queue]
@@ -148,8 +173,9 @@ def _preempt(
         entry.reason, entry.message = PendingReason.WAITING_FOR_QUOTA, entry.assignment.message()
         entry.inadmissible = True
         spec = state.cluster_queues[workload.cluster_queue]
-        if spec.preemption.reclaim_within_cohort != "Any":
-            view.add_usage(workload.cluster_queue, usage)  # keep lower entries off the quota it waits for
+        if spec.preemption.reclaim_within_cohort != "Any":  # upstream's CanAlwaysReclaim
+            # keep lower entries off the quota it waits for, capped at what it could ever get
+            view.add_usage(workload.cluster_queue, capped_reservation(entry.assignment, spec, view))
         return
     if any(t.workload.key in taken for t in targets):
         entry.reason, entry.message = (

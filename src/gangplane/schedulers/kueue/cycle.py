@@ -20,7 +20,8 @@ from dataclasses import dataclass, field
 
 from gangplane.api.scheduling.kueue import QueueingStrategy
 from gangplane.api.scheduling.kueue_workload import EvictionReason
-from gangplane.schedulers.kueue.fairsharing import Contender, find_fair_targets, next_fair_entry
+from gangplane.schedulers.kueue.fairpreemption import find_fair_targets
+from gangplane.schedulers.kueue.fairsharing import Contender, next_fair_entry
 from gangplane.schedulers.kueue.flavors import Assignment, assign_flavors
 from gangplane.schedulers.kueue.model import (
     AssignmentMode,

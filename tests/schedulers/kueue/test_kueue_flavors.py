@@ -28,7 +28,7 @@ FLAVORS = {
 
 
 def _no_preemption(fr, amount):  # type: ignore[no-untyped-def]
-    return FlavorMode.NO_CANDIDATES
+    return FlavorMode.NO_CANDIDATES, 0
 
 
 def _assign(spec, request, *, usage=None, flavors=FLAVORS, oracle=_no_preemption, extra=()):  # type: ignore[no-untyped-def]
@@ -148,7 +148,7 @@ def test_when_can_preempt(when_can_preempt: F, expected_flavor: str, expected_mo
         spec,
         wl("j", "team", {GPU: 4}),
         usage={"team": {("a100", GPU): 8}},
-        oracle=lambda fr, v: FlavorMode.PREEMPT,
+        oracle=lambda fr, v: (FlavorMode.PREEMPT, 0),
     )
     assert result.pod_sets[0].flavors[GPU] == expected_flavor
     assert result.mode == expected_mode

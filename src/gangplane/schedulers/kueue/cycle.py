@@ -26,6 +26,7 @@ from gangplane.schedulers.kueue.flavors import Assignment, assign_flavors
 from gangplane.schedulers.kueue.model import (
     AssignmentMode,
     ClusterQueueSpec,
+    FlavorResource,
     PendingReason,
     Usage,
     selector_matches,
@@ -79,8 +80,9 @@ def _nominate(state: KueueState, workload: WorkloadState, view: QuotaTree) -> En
         entry.reason, entry.inadmissible = PendingReason.MISCONFIGURED, True
         entry.message = "Workload namespace doesn't match ClusterQueue selector"
         return entry
-    oracle = oracle_for(entry.preemptor, spec, view, state.admitted)
-    entry.assignment = assign_flavors(workload.request, spec, view, state.flavors, oracle)
+    oracle = oracle_for(spec, view, lambda fr, amount: _find(state, entry, spec, view, {fr: amount}, {fr}))
+    fair = state.config.fair_sharing is not None
+    entry.assignment = assign_flavors(workload.request, spec, view, state.flavors, oracle, fair_sharing=fair)
     if entry.assignment.mode == AssignmentMode.NO_FIT:
         entry.reason, entry.message = entry.assignment.reason, entry.assignment.message()
         entry.inadmissible = True
@@ -154,14 +156,21 @@ def capped_reservation(assignment: Assignment, spec: ClusterQueueSpec, view: Quo
     return reserved
 
 
+def _find(state: KueueState, entry: Entry, spec: ClusterQueueSpec, view: QuotaTree, usage: Usage,
+          frs: set[FlavorResource]) -> list[Target]:  # fmt: skip
+    """Victims for ``usage`` on the contested ``frs``, fair or classical as configured (``getTargets``)."""
+    if state.config.fair_sharing is not None:
+        strategies = state.config.fair_sharing
+        return find_fair_targets(
+            entry.preemptor, spec, view, usage, frozenset(frs), state.admitted, strategies
+        )
+    return find_targets(entry.preemptor, spec, view, usage, frs, state.admitted)
+
+
 def _targets(state: KueueState, entry: Entry, view: QuotaTree) -> list[Target]:
     assert entry.assignment is not None
     spec = state.cluster_queues[entry.workload.cluster_queue]
-    usage, frs, admitted = entry.assignment.usage, entry.assignment.preempt_frs, state.admitted
-    if state.config.fair_sharing is not None:
-        strategies = state.config.fair_sharing
-        return find_fair_targets(entry.preemptor, spec, view, usage, frozenset(frs), admitted, strategies)
-    return find_targets(entry.preemptor, spec, view, usage, frs, admitted)
+    return _find(state, entry, spec, view, entry.assignment.usage, entry.assignment.preempt_frs)
 
 
 def _preempt(
@@ -197,7 +206,8 @@ def _preempt(
     view.add_usage(workload.cluster_queue, usage)
     state.queues.queue(workload.cluster_queue).sticky = workload.key
     entry.reason = PendingReason.WAITING_FOR_PREEMPTED_WORKLOADS
-    entry.message = f"Waiting for {len(targets)} preempted workload(s) to release their quota"
+    # upstream: the flavor assigner's message, then the number of victims
+    entry.message = f"{entry.assignment.message()}. Pending the preemption of {len(targets)} workload(s)"
 
 
 def _process(

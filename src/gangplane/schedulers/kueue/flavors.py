@@ -40,7 +40,9 @@ from gangplane.schedulers.kueue.quota import (
     potential_available,
 )
 
-Oracle = Callable[[FlavorResource, int], FlavorMode]
+Oracle = Callable[[FlavorResource, int], tuple[FlavorMode, int]]
+"""``SimulatePreemption``: the mode preemption would give ``amount`` of ``fr``, and the borrowing level once the
+victims are gone (upstream picks flavors by that level, not the one before preemption)."""
 """Asked when ``val`` more of a flavor-resource does not fit: NO_CANDIDATES, PREEMPT or RECLAIM."""
 
 _BLOCKING_EFFECTS = frozenset({"NoSchedule", "NoExecute"})
@@ -152,9 +154,14 @@ class _Context:
     spec: ClusterQueueSpec
     node: QuotaNode
     oracle: Oracle
+    fair_sharing: bool = False
 
     def may_preempt_while_borrowing(self) -> bool:
-        return self.spec.preemption.borrow_within_cohort != PreemptionPolicy.NEVER
+        """``canPreemptWhileBorrowing``: borrowWithinCohort, or any reclaim policy under fair sharing."""
+        preemption = self.spec.preemption
+        return preemption.borrow_within_cohort != PreemptionPolicy.NEVER or (
+            self.fair_sharing and preemption.reclaim_within_cohort != PreemptionPolicy.NEVER
+        )
 
 
 def _fit_resource(
@@ -182,7 +189,8 @@ def _fit_resource(
     needed = format_amount(resource, val - free)
     message = f"insufficient unused quota for {resource} in flavor {flavor}, {needed} more needed"
     if val <= ctx.node.nominal(fr) or may_reclaim or ctx.may_preempt_while_borrowing():
-        return ctx.oracle(fr, val), borrow, message
+        mode, borrow_after = ctx.oracle(fr, val)
+        return mode, borrow_after, message
     return FlavorMode.NO_FIT, borrow, message
 
 
@@ -292,10 +300,10 @@ def _apply_group(
 
 def assign_flavors(
     workload: WorkloadRequest, spec: ClusterQueueSpec, tree: QuotaTree, flavors: Mapping[str, FlavorSpec],
-    oracle: Oracle,
+    oracle: Oracle, *, fair_sharing: bool = False,
 ) -> Assignment:  # fmt: skip
     """Flavor assignment for every PodSet of ``workload`` in ``spec``'s ClusterQueue, against ``tree``."""
-    ctx = _Context(spec, tree.cqs[spec.name], oracle)
+    ctx = _Context(spec, tree.cqs[spec.name], oracle, fair_sharing)
     assumed: Usage = {}
     pod_sets = []
     for pod_set in workload.pod_sets:

@@ -42,15 +42,22 @@ def _one_cycle(
     return admitted, [e.key.split("/")[1] for e in result.evictions]
 
 
+def _lender_pair(prefix: str, preference: FungibilityPreference) -> KueueState:
+    """``<prefix>-cq`` (on-demand 5 no borrowing, spot 0 borrowing up to 5) running ``low-<prefix>`` (5 cpu,
+    priority -1) on on-demand, and ``<prefix>-lender`` with 5 spot, in one cohort."""
+    fungibility = Fungibility(**TRY_NEXT, preference=preference)
+    s = state(
+        cq(f"{prefix}-cq", {"on-demand": {CPU: (5000, 0, None)}, "spot": {CPU: (0, 5000, None)}},
+           cohort=f"{prefix}-cohort", within=P.LOWER_PRIORITY, fungibility=fungibility),
+        cq(f"{prefix}-lender", {"on-demand": {CPU: 0}, "spot": {CPU: 5000}}, cohort=f"{prefix}-cohort"),
+    )  # fmt: skip
+    _admit(s, f"low-{prefix}", f"{prefix}-cq", "on-demand", 5000, -1)
+    return s
+
+
 def test_preemption_over_borrowing_preempt_in_first_flavor_instead_of_borrowing_in_second() -> None:
     """``PreemptionOverBorrowing preference: preempt in first flavor instead of borrowing in second``."""
-    pob = Fungibility(**TRY_NEXT, preference=FungibilityPreference.PREEMPTION_OVER_BORROWING)
-    s = state(
-        cq("pob-cq", {"on-demand": {CPU: (5000, 0, None)}, "spot": {CPU: (0, 5000, None)}}, cohort="pob-cohort",
-           within=P.LOWER_PRIORITY, fungibility=pob),
-        cq("pob-lender", {"on-demand": {CPU: 0}, "spot": {CPU: 5000}}, cohort="pob-cohort"),
-    )  # fmt: skip
-    _admit(s, "low-pob", "pob-cq", "on-demand", 5000, -1)
+    s = _lender_pair("pob", FungibilityPreference.PREEMPTION_OVER_BORROWING)
     admitted, evicted = _one_cycle(s, "high-pob", "pob-cq", 5000, 0)
     assert (admitted, evicted) == ([], ["low-pob"])
     high = s.workloads["ns/high-pob"]
@@ -69,7 +76,8 @@ def test_preemption_over_borrowing_select_fitting_second_flavor_over_first_with_
         cq("nopc-cq", {"on-demand": {CPU: (5000, 0, None)}, "spot": {CPU: 0}}, cohort="nopc-mid",
            within=P.LOWER_PRIORITY, fungibility=pob),
         cq("nopc-sibling", {"on-demand": {CPU: 5000}, "spot": {CPU: 0}}, cohort="nopc-mid"),
-        cohorts=(cohort("nopc-root", {"on-demand": {CPU: 0}, "spot": {CPU: 5000}}), cohort("nopc-mid", None, "nopc-root")),
+        cohorts=(cohort("nopc-root", {"on-demand": {CPU: 0}, "spot": {CPU: 5000}}),
+                 cohort("nopc-mid", None, "nopc-root")),
     )  # fmt: skip
     _admit(s, "admitted-nopc", "nopc-cq", "on-demand", 5000, 0)
     assert _one_cycle(s, "pending-nopc", "nopc-cq", 5000, 0) == (["pending-nopc@spot"], [])
@@ -77,11 +85,5 @@ def test_preemption_over_borrowing_select_fitting_second_flavor_over_first_with_
 
 def test_borrowing_over_preemption_borrow_in_second_flavor_instead_of_preempting_in_first() -> None:
     """``BorrowingOverPreemption preference: borrow in second flavor instead of preempting in first``."""
-    bop = Fungibility(**TRY_NEXT, preference=FungibilityPreference.BORROWING_OVER_PREEMPTION)
-    s = state(
-        cq("bop-cq", {"on-demand": {CPU: (5000, 0, None)}, "spot": {CPU: (0, 5000, None)}}, cohort="bop-cohort",
-           within=P.LOWER_PRIORITY, fungibility=bop),
-        cq("bop-lender", {"on-demand": {CPU: 0}, "spot": {CPU: 5000}}, cohort="bop-cohort"),
-    )  # fmt: skip
-    _admit(s, "low-bop", "bop-cq", "on-demand", 5000, -1)
+    s = _lender_pair("bop", FungibilityPreference.BORROWING_OVER_PREEMPTION)
     assert _one_cycle(s, "high-bop", "bop-cq", 5000, 0) == (["high-bop@spot"], [])

@@ -29,6 +29,7 @@ from gangplane.clock import Clock, parse_rfc3339, rfc3339
 from gangplane.errors import NotFound
 from gangplane.runtime.plugins.kueue import is_managed, workload_name
 from gangplane.schedulers.kueue import jobs
+from gangplane.schedulers.kueue.changes import Batch, Changes
 from gangplane.schedulers.kueue.convert import (
     admission,
     assignment_from_admission,
@@ -61,10 +62,6 @@ MAX_CYCLES_PER_PASS = 200
 _CONFIG_TYPES = (catalog.CLUSTER_QUEUES, catalog.COHORTS, catalog.RESOURCE_FLAVORS)
 
 
-def _cycle_key(_: Object) -> list[Key]:
-    return [CYCLE_KEY]
-
-
 def _condition_true(obj: kw.Workload, type_: str) -> bool:
     return any(
         c.type == type_ and c.status == "True" for c in (obj.status.conditions if obj.status else None) or []
@@ -85,6 +82,9 @@ class KueueReconciler:
         self._positions: dict[tuple[str, str], int] = {}
         self._pending: dict[str, list[PendingWorkload]] = {}
         self.queue_status = QueueStatusWriter(store)
+        self.changes = Changes(CYCLE_KEY)
+        self._local_queues: dict[tuple[str, str], str] = {}  # (namespace, LocalQueue) -> ClusterQueue
+        self._namespace_labels: dict[str, dict[str, str]] = {}
         self._owners: dict[str, str] = {}  # Workload key -> owner TrainJob name
         self.on_position_changed: Callable[[Key], None] | None = None
         """Told each TrainJob whose Workload moved in its queue (the TrainJob controller's enqueue)."""
@@ -110,6 +110,7 @@ class KueueReconciler:
         if job is None or not is_managed(job):
             return
         wl_name = workload_name(name, job.metadata.uid or "")
+        self.changes.mark(f"{namespace}/{wl_name}")  # its readiness or completion may have changed
         state = self.core.workloads.get(f"{namespace}/{wl_name}")
         if state is None and not jobs.job_finished(job)[0]:
             with contextlib.suppress(NotFound):
@@ -127,7 +128,9 @@ class KueueReconciler:
 
     # ------------------------------------------------------------ reading the store into the core
 
-    def _sync_config(self, now: float) -> list[Eviction]:
+    def _sync_config(self, now: float, changed: bool) -> list[Eviction]:
+        if not changed:
+            return []
         objects = {rt: self.store.list(rt).items for rt in _CONFIG_TYPES}
         # uid + generation: a spec change reconfigures the core, a status write (ours) does not
         version = tuple(
@@ -145,35 +148,55 @@ class KueueReconciler:
             now,
         )
 
-    def _sync_workloads(self, now: float) -> None:
-        local_queues = {
+    def _read_queues_and_namespaces(self) -> None:
+        self._local_queues = {
             (o["metadata"].get("namespace", ""), o["metadata"]["name"]): (o.get("spec") or {}).get("clusterQueue", "")
             for o in self.store.list(catalog.LOCAL_QUEUES).items
         }  # fmt: skip
-        labels = {
+        self._namespace_labels = {
             o["metadata"]["name"]: o["metadata"].get("labels") or {}
             for o in self.store.list(catalog.NAMESPACES).items
         }
-        seen, finalize = set(), []
-        for obj in self.store.list(catalog.WORKLOADS).items:
+
+    def _changed_workloads(self, batch: Batch) -> tuple[dict[str, Object], list[str]]:
+        """(Workloads to read into the core by key, keys that are gone): all of them, or what changed."""
+        if batch.everything:
+            self._read_queues_and_namespaces()
+            found = {f"{o['metadata'].get('namespace', '')}/{o['metadata']['name']}": o
+                     for o in self.store.list(catalog.WORKLOADS).items}  # fmt: skip
+            return found, [k for k in self.core.workloads if k not in found]
+        found, gone = {}, []
+        for key in sorted(batch.workloads):
+            namespace, name = key.split("/", 1)
+            try:
+                found[key] = self.store.get(catalog.WORKLOADS, namespace, name)
+            except NotFound:
+                gone.append(key)
+        return found, gone
+
+    def _sync_workloads(self, now: float, batch: Batch) -> None:
+        found, gone = self._changed_workloads(batch)
+        finalize = []
+        for obj in found.values():
             workload = kw.Workload.model_validate(obj)
             namespace = workload.metadata.namespace or ""
-            cq = local_queues.get((namespace, workload.spec.queue_name or ""), "")
-            request = workload_request(workload, cq, labels.get(namespace, {}))
+            cq = self._local_queues.get((namespace, workload.spec.queue_name or ""), "")
+            request = workload_request(workload, cq, self._namespace_labels.get(namespace, {}))
             fate, owner = self._fate(workload)
             if (ref := controller_trainjob(workload)) is not None:
                 self._owners[request.key] = ref.name
-            if fate.fate != Fate.DELETING:  # a Workload being deleted leaves the core below: quota freed now
-                seen.add(request.key)
+            if fate.fate != Fate.DELETING:
                 self._sync_one(workload, request, owner, now)
-            elif owner is not None and fate.remove_finalizer:
-                jobs.stop_job(self.store, owner)
+            else:  # a Workload being deleted leaves the core below: its quota and position are freed now
+                gone.append(request.key)
+                if owner is not None and fate.remove_finalizer:
+                    jobs.stop_job(self.store, owner)
             if fate.fate == Fate.ORPHANED:
                 self.core.finish_workload(request.key, False, OWNER_NOT_FOUND_MESSAGE, now, OWNER_NOT_FOUND)
                 self._touched.add(request.key)
             if fate.remove_finalizer:
                 finalize.append(workload)
-        for key in [k for k in self.core.workloads if k not in seen]:
+        for key in gone:
             self.core.delete_workload(key, now)
             self._written.pop(key, None)
             self._owners.pop(key, None)
@@ -245,9 +268,12 @@ class KueueReconciler:
 
     def _schedule(self) -> Result:
         now = self.clock.now()
-        evictions = self._sync_config(now)
-        self._sync_workloads(now)
-        self._evict([*evictions, *self.core.check_pods_ready(now)])
+        batch = self.changes.take()
+        evictions = [*self._sync_config(now, batch.config)]
+        self._sync_workloads(now, batch)
+        evictions += self.core.check_pods_ready(now)
+        self._evict(evictions)
+        busy = not batch.empty or bool(evictions)
         for _ in range(MAX_CYCLES_PER_PASS):
             started = time.monotonic()
             result = run_cycle(self.core, now)
@@ -255,11 +281,13 @@ class KueueReconciler:
                 self.metrics.observe_cycle(self.core, result, now, time.monotonic() - started)
             self._evict(result.evictions)
             self._apply(result)
+            busy = busy or result.heads > 0
             if not result.progressed:
                 break
-        self._snapshot_pending()  # before the writes that wake the TrainJob controller
-        self._write_statuses()
-        self.queue_status.write(self.core, now)
+        if busy:  # an idle pass (nothing changed, no head to look at) has nothing to publish
+            self._snapshot_pending()  # before the writes that wake the TrainJob controller
+            self._write_statuses()
+            self.queue_status.write(self.core, now)
         wakeup = self.core.next_wakeup()
         return Result(requeue_after=max(0.05, wakeup - now) if wakeup is not None else None)
 
@@ -373,17 +401,18 @@ class KueueController:
     controller: Controller
 
     def register(self, manager: Manager) -> None:
+        changes = self.reconciler.changes
         manager.add(self.controller)
         self.controller.watch(manager.informer(catalog.TRAINJOBS), own_key)
+        self.controller.watch(manager.informer(catalog.TRAINJOBS), changes.owner)
         self.controller.watch(manager.informer(catalog.WORKLOADS), controller_owner(t.TRAINJOB_KIND))
-        for rt in (
-            *_CONFIG_TYPES,
-            catalog.WORKLOADS,
-            catalog.LOCAL_QUEUES,
-            catalog.NAMESPACES,
-            catalog.JOBSETS,
-        ):
-            self.controller.watch(manager.informer(rt), _cycle_key)
+        self.controller.watch(manager.informer(catalog.WORKLOADS), changes.workload)
+        self.controller.watch(manager.informer(catalog.JOBSETS), changes.owner)
+        for rt in _CONFIG_TYPES:
+            self.controller.watch(manager.informer(rt), changes.configuration)
+        for rt in (catalog.LOCAL_QUEUES, catalog.NAMESPACES):
+            self.controller.watch(manager.informer(rt), changes.everything)
+        changes.watched = True
 
 
 def build_kueue_controller(

@@ -233,6 +233,8 @@ class KueueState:
 
     def check_pods_ready(self, now: float) -> list[Eviction]:
         """Evict every admitted workload whose pods did not become ready in time."""
+        if not self.config.wait_for_pods_ready.enabled:
+            return []
         evictions = []
         for cq in sorted(self.admitted):
             for key, state in sorted(self.admitted[cq].items()):
@@ -250,6 +252,6 @@ class KueueState:
     def next_wakeup(self) -> float | None:
         """The earliest time something happens without an outside event (requeue, backoff, timeout)."""
         times = [t for t in (self.queues.next_wakeup(),) if t is not None]
-        for admitted in self.admitted.values():
+        for admitted in self.admitted.values() if self.config.wait_for_pods_ready.enabled else ():
             times.extend(d for s in admitted.values() if (d := self.pods_ready_deadline(s)) is not None)
         return min(times, default=None)

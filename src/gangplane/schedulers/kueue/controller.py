@@ -50,9 +50,10 @@ from gangplane.schedulers.kueue.lifecycle import (
     verdict,
 )
 from gangplane.schedulers.kueue.metrics import KueueMetrics
+from gangplane.schedulers.kueue.snapshot import PendingSnapshot
 from gangplane.schedulers.kueue.state import Eviction, KueueConfig, KueueState
 from gangplane.schedulers.kueue.statuswriter import QueueStatusWriter
-from gangplane.schedulers.kueue.visibility import PendingWorkload, pending_in_cluster_queue
+from gangplane.schedulers.kueue.visibility import PendingWorkload
 from gangplane.schedulers.kueue.workloads import Phase, WorkloadState
 from gangplane.store import MERGE_PATCH, catalog
 from gangplane.store.base import Object, Store
@@ -79,8 +80,8 @@ class KueueReconciler:
         self._config_version: tuple[str, ...] = ()
         self._written: dict[str, Any] = {}
         self._touched: set[str] = set()
-        self._positions: dict[tuple[str, str], int] = {}
-        self._pending: dict[str, list[PendingWorkload]] = {}
+        self.snapshot = PendingSnapshot()
+        self._moved_cqs: set[str] = set()  # ClusterQueues whose workloads changed in this pass
         self.queue_status = QueueStatusWriter(store)
         self.changes = Changes(CYCLE_KEY)
         self._local_queues: dict[tuple[str, str], str] = {}  # (namespace, LocalQueue) -> ClusterQueue
@@ -197,6 +198,8 @@ class KueueReconciler:
             if fate.remove_finalizer:
                 finalize.append(workload)
         for key in gone:
+            if (state := self.core.workloads.get(key)) is not None:
+                self._moved_cqs.add(state.cluster_queue)
             self.core.delete_workload(key, now)
             self._written.pop(key, None)
             self._owners.pop(key, None)
@@ -273,7 +276,6 @@ class KueueReconciler:
         self._sync_workloads(now, batch)
         evictions += self.core.check_pods_ready(now)
         self._evict(evictions)
-        busy = not batch.empty or bool(evictions)
         for _ in range(MAX_CYCLES_PER_PASS):
             started = time.monotonic()
             result = run_cycle(self.core, now)
@@ -281,47 +283,34 @@ class KueueReconciler:
                 self.metrics.observe_cycle(self.core, result, now, time.monotonic() - started)
             self._evict(result.evictions)
             self._apply(result)
-            busy = busy or result.heads > 0
             if not result.progressed:
                 break
-        if busy:  # an idle pass (nothing changed, no head to look at) has nothing to publish
-            self._snapshot_pending()  # before the writes that wake the TrainJob controller
-            self._write_statuses()
-            self.queue_status.write(self.core, now)
+        self._write_statuses()
+        cqs, self._moved_cqs = (None if batch.everything or batch.config else self._moved_cqs), set()
+        if cqs is None or cqs:  # an idle pass (nothing changed) has nothing to publish
+            self._snapshot_pending(cqs)
+            self.queue_status.write(self.core, now, cqs)
         wakeup = self.core.next_wakeup()
         return Result(requeue_after=max(0.05, wakeup - now) if wakeup is not None else None)
 
-    def _snapshot_pending(self) -> None:
-        """The pending workloads per ClusterQueue as of this pass, for readers on other threads (visibility,
-        queue positions): both mappings are replaced whole, never mutated."""
-        pending = {cq: pending_in_cluster_queue(self.core, cq) for cq in sorted(self.core.cluster_queues)}
-        old, self._positions = (
-            self._positions,
-            {(p.namespace, p.name): p.position_in_local_queue for ps in pending.values() for p in ps},
-        )
-        self._pending = pending
-        moved = [k for k in old.keys() | self._positions.keys() if old.get(k) != self._positions.get(k)]
-        owners = {(ns, owner) for ns, wl in moved if (owner := self._owners.get(f"{ns}/{wl}"))}
-        notify = self.on_position_changed
-        if notify is not None:
-            for key in sorted(owners):
-                notify(key)  # its "N workloads ahead" is stale
+    def _snapshot_pending(self, cqs: set[str] | None) -> None:
+        """Refresh the pending lists and positions of ``cqs`` (all when None) and tell the TrainJobs whose
+        "N workloads ahead" is stale."""
+        moved = self.snapshot.refresh(self.core, cqs, self._owners)
+        if self.on_position_changed is not None:
+            for key in moved:
+                self.on_position_changed(key)
 
     def position(self, namespace: str, workload: str) -> int | None:
         """``controllers.pending.QueuePositions``: workloads ahead of this one in its LocalQueue."""
-        return self._positions.get((namespace, workload))
+        return self.snapshot.position(namespace, workload)
 
     def pending_in_cluster_queue(self, cq: str) -> list[PendingWorkload] | None:
         """The visibility API's view of ``cq`` as of the last pass; None for an unknown ClusterQueue."""
-        return self._pending.get(cq)
+        return self.snapshot.pending.get(cq)
 
     def pending_in_local_queue(self, namespace: str, local_queue: str) -> list[PendingWorkload]:
-        return [
-            p
-            for ps in self._pending.values()
-            for p in ps
-            if (p.namespace, p.local_queue) == (namespace, local_queue)
-        ]
+        return self.snapshot.in_local_queue(namespace, local_queue)
 
     def _evict(self, evictions: list[Eviction]) -> None:
         """Write the victims' Workload status (``Evicted``), then suspend their jobs, before any later
@@ -382,6 +371,7 @@ class KueueReconciler:
             state = self.core.workloads.get(key)
             if state is None:
                 continue
+            self._moved_cqs.add(state.cluster_queue)
             status = self._status(state)
             if self._written.get(key) == status:
                 continue

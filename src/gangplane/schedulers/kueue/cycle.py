@@ -129,6 +129,7 @@ def _admit(state: KueueState, entry: Entry, view: QuotaTree, now: float, result:
     view.add_usage(workload.cluster_queue, usage)
     state.tree.add_usage(workload.cluster_queue, usage)
     state.admitted.setdefault(workload.cluster_queue, {})[workload.key] = workload
+    state.pods_ready_stale = True
     mark_admitted(workload, entry.assignment, now)
     queue = state.queues.queue(workload.cluster_queue)
     if queue.sticky == workload.key:

@@ -83,11 +83,13 @@ def _flavor_usage(spec: ClusterQueueSpec, usage: Usage, *, borrowed: bool) -> li
     return found
 
 
-def pending_counts(state: KueueState) -> Counter[tuple[str, str, str]]:
-    """Pending workloads per ``(cluster queue, namespace, local queue)``."""
+def pending_counts(state: KueueState, cqs: set[str] | None = None) -> Counter[tuple[str, str, str]]:
+    """Pending workloads per ``(cluster queue, namespace, local queue)``, of ``cqs`` (all when None)."""
     counts: Counter[tuple[str, str, str]] = Counter()
-    waiting = [*(s for q in state.queues.queues.values() for _, s in q.members.values()),
-               *state.queues.backoff.values()]  # fmt: skip
+    queues = state.queues.queues
+    names = queues.keys() if cqs is None else [c for c in cqs if c in queues]
+    waiting = [*(s for c in names for _, s in queues[c].members.values()),
+               *(s for s in state.queues.backoff.values() if cqs is None or s.cluster_queue in cqs)]  # fmt: skip
     for s in waiting:
         counts[(s.cluster_queue, s.request.namespace, s.request.local_queue)] += 1
     return counts

@@ -32,12 +32,13 @@ class QueueStatusWriter:
     def __init__(self, store: Store) -> None:
         self.store = store
 
-    def write(self, core: KueueState, now: float) -> None:
-        pending = qs.pending_counts(core)
+    def write(self, core: KueueState, now: float, cqs: set[str] | None = None) -> None:
+        """Status of ``cqs`` (every ClusterQueue when None), their LocalQueues, and the Cohorts."""
+        pending = qs.pending_counts(core, cqs)
         per_cq: dict[str, int] = {}
         for (cq, _, _), count in pending.items():
             per_cq[cq] = per_cq.get(cq, 0) + count
-        for obj in self.store.list(catalog.CLUSTER_QUEUES).items:
+        for obj in self._cluster_queues(cqs):
             name = obj["metadata"]["name"]
             if name in core.cluster_queues:
                 old = obj.get("status") or {}
@@ -47,12 +48,25 @@ class QueueStatusWriter:
             meta, old = obj["metadata"], obj.get("status") or {}
             namespace, name = meta.get("namespace", ""), meta["name"]
             cq = (obj.get("spec") or {}).get("clusterQueue", "")
+            if cqs is not None and cq not in cqs:
+                continue
             count = pending.get((cq, namespace, name), 0)
             new = qs.local_queue_status(core, namespace, name, cq, old, _generation(obj), count, now)
             self._patch(catalog.LOCAL_QUEUES, obj, _changes(old, new, _LQ_FIELDS))
+        if cqs is not None and core.config.fair_sharing is None:
+            return  # without fair sharing a Cohort's status only changes with its configuration
         for obj in self.store.list(catalog.COHORTS).items:
             new_status = qs.cohort_status(core, obj["metadata"]["name"])
             self._patch(catalog.COHORTS, obj, _changes(obj.get("status") or {}, new_status, _COHORT_FIELDS))
+
+    def _cluster_queues(self, cqs: set[str] | None) -> list[Object]:
+        if cqs is None:
+            return self.store.list(catalog.CLUSTER_QUEUES).items
+        found = []
+        for name in sorted(cqs):
+            with contextlib.suppress(NotFound):
+                found.append(self.store.get(catalog.CLUSTER_QUEUES, "", name))
+        return found
 
     def _patch(self, rt: ResourceType, obj: Object, changes: dict[str, Any]) -> None:
         if not changes:

@@ -4,6 +4,7 @@ once (no Workload left Terminating behind Kueue's finalizer), and the freed stat
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -20,6 +21,7 @@ from gangplane.errors import NotFound
 from gangplane.store import catalog
 
 pytestmark = pytest.mark.slow
+KUBECTL = shutil.which("kubectl")
 
 CLUSTER = """\
 nodeGroups:
@@ -188,5 +190,21 @@ def test_deleting_admitted_and_pending_trainjobs_frees_quota_and_position(tmp_pa
         assert view.running("third") and view.queue() == (1, 1, "2", 1), view.state()
         assert view.workloads() == ["fourth", "third"] and view.gone("pending") and view.gone("admitted")
         api.close()
+        if KUBECTL:  # what a user sees: the counts in upstream's printer columns
+            command = [
+                KUBECTL,
+                "--kubeconfig",
+                str(home / "kubeconfig"),
+                "get",
+                "clusterqueues,localqueues",
+                "-A",
+            ]
+            shown = subprocess.run(command, capture_output=True, text=True, timeout=60).stdout
+            rows = {cells[0] if "/" in cells[0] else cells[1]: cells for cells in map(str.split, shown.splitlines())
+                    if len(cells) > 2}  # fmt: skip
+            # NAME, PENDING WORKLOADS, ADMITTED WORKLOADS, AGE (COHORT is empty)
+            assert rows["clusterqueue.kueue.x-k8s.io/cq"][1:3] == ["1", "1"], shown
+            # NAMESPACE, NAME, CLUSTERQUEUE, PENDING WORKLOADS, ADMITTED WORKLOADS, AGE
+            assert rows["localqueue.kueue.x-k8s.io/lq"][2:5] == ["cq", "1", "1"], shown
     finally:
         subprocess.run([sys.executable, "-m", "gangplane", "down"], env=env, timeout=60, check=False)

@@ -3,8 +3,9 @@ one admission cycle over the core. Quantities are cpu in milli-units; ``(nominal
 as upstream's ``Resource(cpu, nominal, borrowingLimit)``.
 
 Ported here: the flavor-fungibility cases whose outcome depends on the borrowing level the preemption oracle
-reports after its victims are gone (``PreemptionOverBorrowing`` / ``BorrowingOverPreemption``). Upstream's
-expected events and ``schedulingStats`` are not modelled by the core and are not compared.
+reports after its victims are gone (``PreemptionOverBorrowing`` / ``BorrowingOverPreemption``), and three
+ordering cases of ``scheduler_fs_test.go`` ``TestScheduleForFairSharing``. Upstream's expected events and
+``schedulingStats`` are not modelled by the core and are not compared.
 """
 
 from __future__ import annotations
@@ -14,8 +15,9 @@ from kueue_builders import cohort, cq, state, wl
 from gangplane.api.scheduling.kueue import FlavorFungibilityPolicy as F
 from gangplane.api.scheduling.kueue import PreemptionPolicy as P
 from gangplane.schedulers.kueue.cycle import run_cycle
+from gangplane.schedulers.kueue.fairsharing import DEFAULT_STRATEGIES
 from gangplane.schedulers.kueue.flavors import Assignment, PodSetAssignment
-from gangplane.schedulers.kueue.model import Fungibility, FungibilityPreference
+from gangplane.schedulers.kueue.model import ClusterQueueSpec, CohortSpec, Fungibility, FungibilityPreference
 from gangplane.schedulers.kueue.state import KueueState
 
 CPU = "cpu"
@@ -87,3 +89,72 @@ def test_borrowing_over_preemption_borrow_in_second_flavor_instead_of_preempting
     """``BorrowingOverPreemption preference: borrow in second flavor instead of preempting in first``."""
     s = _lender_pair("bop", FungibilityPreference.BORROWING_OVER_PREEMPTION)
     assert _one_cycle(s, "high-bop", "bop-cq", 5000, 0) == (["high-bop@spot"], [])
+
+
+# ---------------------------------------------------------------- scheduler_fs_test.go TestScheduleForFairSharing
+
+NO_LONGER_FITS = ("WaitingForQuota", "Workload no longer fits after processing another workload")
+
+
+def _fair(*cqs: ClusterQueueSpec, cohorts: tuple[CohortSpec, ...] = ()) -> KueueState:
+    return state(*cqs, cohorts=cohorts, fair=DEFAULT_STRATEGIES)
+
+
+def _queued(s: KueueState, name: str, cq_name: str, cpu: int, *, count: int = 1, priority: int = 0,
+            created: float = 1.0) -> None:  # fmt: skip
+    s.add_workload(wl(name, cq_name, {CPU: cpu}, count=count, priority=priority, created=created), 1)
+
+
+def _reason(s: KueueState, name: str) -> tuple[str, str]:
+    condition = s.workloads[f"ns/{name}"].conditions["QuotaReserved"]
+    return condition.reason, condition.message
+
+
+def _admitted_now(s: KueueState) -> list[str]:
+    result = run_cycle(s, 2)  # past configure's batched requeue
+    return sorted(w.key.split("/")[1] for w in result.admitted)
+
+
+def test_with_fair_sharing_schedule_workload_with_lowest_share_first() -> None:
+    """``with fair sharing: schedule workload with lowest share first``: eng-alpha (at nominal) and eng-beta
+    (borrowing half the shared quota) both have a head; eng-alpha's has the lower share after admission."""
+    on_demand, spot = "on-demand", "spot"
+    s = _fair(
+        cq("eng-alpha", {on_demand: {CPU: (50_000, 50_000, None)}, spot: {CPU: (100_000, 0, None)}}, cohort="eng"),
+        cq("eng-beta", {on_demand: {CPU: (50_000, 10_000, None)}, spot: {CPU: (0, 100_000, None)}}, cohort="eng",
+           reclaim=P.ANY, within=P.LOWER_PRIORITY),
+        cq("eng-shared", {on_demand: {CPU: (10_000, 0, None)}}, cohort="eng"),
+    )  # fmt: skip
+    for name, cq_name, count in (("all_nominal", "eng-alpha", 50), ("borrowing", "eng-beta", 55)):
+        usage = {(on_demand, CPU): count * 1000}
+        assignment = Assignment([PodSetAssignment("one", count, {CPU: on_demand}, usage)])
+        s.restore_admitted(wl(name, cq_name, {CPU: 1000}, count=count), assignment, 0.0, True)
+    _queued(s, "older_new", "eng-beta", 1000, created=0.0)
+    _queued(s, "new", "eng-alpha", 1000, count=5, created=60.0)
+    assert _admitted_now(s) == ["new"]
+    assert s.workloads["ns/new"].assignment.pod_sets[0].flavors == {CPU: on_demand}  # type: ignore[union-attr]
+    assert _reason(s, "older_new") == NO_LONGER_FITS
+
+
+def _b_and_c() -> KueueState:
+    """Cohort A lends 10 cpu on-demand to ClusterQueues b and c, which have none of their own."""
+    return _fair(cq("b", {"on-demand": {CPU: 0}}, cohort="A"), cq("c", {"on-demand": {CPU: 0}}, cohort="A"),
+                 cohorts=(cohort("A", {"on-demand": {CPU: 10_000}}), cohort("B")))  # fmt: skip
+
+
+def test_fair_sharing_schedule_highest_priority_first() -> None:
+    """``fair sharing schedule highest priority first``."""
+    s = _b_and_c()
+    _queued(s, "b1", "b", 10_000, priority=99)
+    _queued(s, "c1", "c", 10_000, priority=101)
+    assert _admitted_now(s) == ["c1"]
+    assert _reason(s, "b1") == NO_LONGER_FITS
+
+
+def test_fair_sharing_schedule_earliest_timestamp_first() -> None:
+    """``fair sharing schedule earliest timestamp first``."""
+    s = _b_and_c()
+    _queued(s, "b1", "b", 10_000, priority=101, created=2.0)
+    _queued(s, "c1", "c", 10_000, priority=101, created=1.0)
+    assert _admitted_now(s) == ["c1"]
+    assert _reason(s, "b1") == NO_LONGER_FITS

@@ -3,7 +3,7 @@ one admission cycle over the core. Quantities are cpu in milli-units; ``(nominal
 as upstream's ``Resource(cpu, nominal, borrowingLimit)``.
 
 Ported here: the flavor-fungibility cases whose outcome depends on the borrowing level the preemption oracle
-reports after its victims are gone (``PreemptionOverBorrowing`` / ``BorrowingOverPreemption``), and three
+reports after its victims are gone (``PreemptionOverBorrowing`` / ``BorrowingOverPreemption``), and four
 ordering cases of ``scheduler_fs_test.go`` ``TestScheduleForFairSharing``. Upstream's expected events and
 ``schedulingStats`` are not modelled by the core and are not compared.
 """
@@ -158,3 +158,25 @@ def test_fair_sharing_schedule_earliest_timestamp_first() -> None:
     _queued(s, "c1", "c", 10_000, priority=101, created=1.0)
     assert _admitted_now(s) == ["c1"]
     assert _reason(s, "b1") == NO_LONGER_FITS
+
+
+def test_hierarchical_fair_sharing_schedule_workload_which_wins_tournament() -> None:
+    """``hierarchical fair sharing schedule workload which wins tournament``: cohort A (200 cpu) over B (d, e)
+    and C (f, g); d uses 10, e 20, g 100. B's subtree shares less than C's, and within B d less than e: d1
+    (70) wins and takes what is left; e1, f1 and g1 no longer fit."""
+    zero = {"on-demand": {CPU: 0}}
+    tree = (cohort("A", {"on-demand": {CPU: 200_000}}), cohort("B", None, "A"), cohort("C", None, "A"))
+    s = _fair(
+        *(cq(name, zero, cohort=parent) for name, parent in zip("defg", "BBCC", strict=True)), cohorts=tree
+    )
+    for name, cq_name, cpu in (("d0", "d", 10_000), ("e0", "e", 20_000), ("g0", "g", 100_000)):
+        _admit(s, name, cq_name, "on-demand", cpu, 0)
+    for name, cq_name, cpu in (
+        ("d1", "d", 70_000),
+        ("e1", "e", 61_000),
+        ("f1", "f", 1_000),
+        ("g1", "g", 1_000),
+    ):
+        _queued(s, name, cq_name, cpu)
+    assert _admitted_now(s) == ["d1"]
+    assert [_reason(s, n) for n in ("e1", "f1", "g1")] == [NO_LONGER_FITS] * 3

@@ -63,7 +63,7 @@ class QueueStatusWriter:
         if cqs is None:
             return self.store.list(catalog.CLUSTER_QUEUES).items
         found = []
-        for name in sorted(cqs):
+        for name in sorted(c for c in cqs if c):  # "" holds workloads whose LocalQueue does not exist
             with contextlib.suppress(NotFound):
                 found.append(self.store.get(catalog.CLUSTER_QUEUES, "", name))
         return found

@@ -5,11 +5,10 @@ As upstream: the ClusterQueues of ``defaultClusterQueues``; the incoming workloa
 given (``assignment``), the flavor-resources in ``Preempt`` mode are the contested ones; workloads reserved
 quota at the same time, so candidate order ties go by UID (the name).
 
-Ported: the cases on the standalone, ``cohort`` (c1, c2), ``cohort-no-limits`` (d1, d2), ``legion`` (l1) and
-``preventStarvation`` ClusterQueues. Not ported: "reclaim quota if workload requests 0 resources for a resource
-at nominal quota" and "each podset preempts a different flavor" (multi-pod-set assignments the table builds
-by hand), and the ``BorrowWithinCohort``, lending-limit and exhausted-queue cases after them (their own
-ClusterQueue sets); ``test_kueue_scenarios.py`` covers those behaviours.
+Ported: 34 of its 36 cases. Not ported: "reclaim quota if workload requests 0 resources for a resource at
+nominal quota" and "each podset preempts a different flavor", whose admitted workloads and multi-pod-set
+assignments the upstream table builds by hand in a shape this harness does not express;
+``test_kueue_scenarios.py`` covers zero requests and per-pod-set flavors by behaviour.
 """
 
 from __future__ import annotations
@@ -18,7 +17,7 @@ import dataclasses
 from dataclasses import dataclass
 
 import pytest
-from kueue_builders import cq, state, wl
+from kueue_builders import cohort, cq, state, wl
 
 from gangplane.api.scheduling.kueue import PreemptionPolicy as P
 from gangplane.schedulers.kueue.flavors import Assignment, PodSetAssignment
@@ -43,6 +42,18 @@ def _standalone():  # type: ignore[no-untyped-def]
     return dataclasses.replace(spec, resource_groups=(*spec.resource_groups, memory))
 
 
+def _shared(name: str, nominal: float, within: P, reclaim: P):  # type: ignore[no-untyped-def]
+    """A ``with_shared_cq`` member: borrowWithinCohort LowerPriority with maxPriorityThreshold 0."""
+    quotas = {CPU: (int(nominal * 1000), (13 if nominal == 0 else 12) * 1000, None)}
+    return cq(name, {"default": quotas}, cohort="with_shared_cq", within=within, reclaim=reclaim,
+              borrow_within=P.LOWER_PRIORITY, threshold=0)  # fmt: skip
+
+
+def _lend(name: str, lending: int):  # type: ignore[no-untyped-def]
+    return cq(name, {"default": {CPU: (6000, None, lending * 1000)}}, cohort="cohort-lend", within=P.LOWER_PRIORITY,
+              reclaim=P.LOWER_PRIORITY)  # fmt: skip
+
+
 CQS = [
     _standalone(),
     _cohort_cq("c1", "cohort", 6, 3 * GI, P.LOWER_PRIORITY, P.LOWER_PRIORITY),
@@ -51,6 +62,21 @@ CQS = [
     _cohort_cq("d2", "cohort-no-limits", None, None, P.NEVER, P.ANY),
     _cohort_cq("l1", "legion", 12, 6 * GI, P.LOWER_PRIORITY, P.LOWER_PRIORITY),
     cq("preventStarvation", {"default": {CPU: 6000}}, within=P.LOWER_OR_NEWER_EQUAL_PRIORITY),
+    _shared("a_standard", 1, P.NEVER, P.LOWER_PRIORITY),
+    _shared("b_standard", 1, P.LOWER_PRIORITY, P.ANY),
+    _shared("a_best_effort", 1, P.NEVER, P.LOWER_PRIORITY),
+    _shared("b_best_effort", 0, P.NEVER, P.LOWER_PRIORITY),
+    cq("shared", {"default": {CPU: 10_000}}, cohort="with_shared_cq"),
+    _lend("lend1", 4),
+    _lend("lend2", 2),
+    cq("a", {"default": {CPU: 2000, MEM: 2}}, cohort="cohort-three", within=P.LOWER_PRIORITY, reclaim=P.ANY),
+    cq("b", {"default": {CPU: 2000, MEM: 2}}, cohort="cohort-three"),
+    cq("c", {"default": {CPU: 2000, MEM: 2}}, cohort="cohort-three"),
+]
+LONG_RANGE_COHORTS = (cohort("cohort-left", None, "root"), cohort("cohort-right", None, "root"))
+LONG_RANGE = [
+    cq("cq-left", {"default": {CPU: 10_000}}, cohort="cohort-left", reclaim=P.ANY),
+    cq("cq-right", {"default": {CPU: 0}}, cohort="cohort-right"),
 ]
 
 Use = dict[str, tuple[str, int]]  # resource -> (flavor, amount)
@@ -63,6 +89,7 @@ class Case:
     incoming: tuple[int, Use, set[str]]  # priority, usage, resources in Preempt mode
     want: set[tuple[str, str]]
     created: dict[str, float] | None = None
+    long_range: bool = False
 
 
 def cpu(cores: float) -> Use:
@@ -134,13 +161,61 @@ CASES = {
         "preventStarvation", [("wl1", "preventStarvation", 2, cpu(2)), ("wl2", "preventStarvation", 1, cpu(2)),
                               ("wl3", "preventStarvation", 1, cpu(2))], (1, cpu(2), {CPU}), {("wl2", CQ_R)},
         created={"in": -15.0}),
+    "use BorrowWithinCohort; allow preempting a lower-priority workload from another ClusterQueue while "
+    "borrowing": Case(
+        "a_standard", [("a_best_effort_low", "a_best_effort", -1, cpu(10)),
+                       ("b_best_effort_low", "b_best_effort", -1, cpu(1))],
+        (0, cpu(10), {CPU}), {("a_best_effort_low", "InCohortReclaimWhileBorrowing")}),
+    "use BorrowWithinCohort; don't allow preempting a lower-priority workload with priority above "
+    "MaxPriorityThreshold, if borrowing is required even after the preemption": Case(
+        "a_standard", [("b_standard", "b_standard", 1, cpu(10))], (2, cpu(10), {CPU}), set()),
+    "use BorrowWithinCohort; allow preempting a lower-priority workload with priority above MaxPriorityThreshold, "
+    "if borrowing is not required after the preemption": Case(
+        "a_standard", [("b_standard", "b_standard", 1, cpu(13))], (2, cpu(1), {CPU}), {("b_standard", RECLAIM)}),
+    "use BorrowWithinCohort; don't allow for preemption of lower-priority workload from the same ClusterQueue": Case(
+        "a_standard", [("a_standard", "a_standard", 1, cpu(13))], (2, cpu(1), {CPU}), set()),
+    "use BorrowWithinCohort; only preempt from CQ if no workloads below threshold and already above nominal": Case(
+        "b_standard", [("a_standard_1", "a_standard", 1, cpu(10)), ("a_standard_2", "a_standard", 1, cpu(1)),
+                       ("b_standard_1", "b_standard", 1, cpu(1)), ("b_standard_2", "b_standard", 2, cpu(1))],
+        (3, cpu(1), {CPU}), {("b_standard_1", CQ_R)}),
+    "use BorrowWithinCohort; preempt from CQ and from other CQs with workloads below threshold": Case(
+        "b_standard", [("b_standard_high", "b_standard", 2, cpu(10)), ("b_standard_mid", "b_standard", 1, cpu(1)),
+                       ("a_best_effort_low", "a_best_effort", -1, cpu(1)),
+                       ("a_best_effort_lower", "a_best_effort", -2, cpu(1))],
+        (2, cpu(2), {CPU}), {("a_best_effort_lower", "InCohortReclaimWhileBorrowing"), ("b_standard_mid", CQ_R)}),
+    "reclaim quota from lender": Case(
+        "lend1", [("lend1-low", "lend1", -1, cpu(3)), ("lend2-mid", "lend2", 0, cpu(3)),
+                  ("lend2-high", "lend2", 1, cpu(4))], (1, cpu(3), {CPU}), {("lend2-mid", RECLAIM)}),
+    "preempt from all ClusterQueues in cohort-lend": Case(
+        "lend1", [("lend1-low", "lend1", -1, cpu(3)), ("lend1-mid", "lend1", 0, cpu(2)),
+                  ("lend2-low", "lend2", -1, cpu(3)), ("lend2-mid", "lend2", 0, cpu(4))],
+        (0, cpu(4), {CPU}), {("lend1-low", CQ_R), ("lend2-low", RECLAIM)}),
+    "cannot preempt from other ClusterQueues if exceeds requestable quota including lending limit": Case(
+        "lend1", [("lend2-low", "lend2", -1, cpu(10))], (0, cpu(9), {CPU}), set()),
+    "preemptions from cq when target queue is exhausted for the single requested resource": Case(
+        "a", [("a1", "a", -2, cpu(1)), ("a2", "a", -2, cpu(1)), ("a3", "a", -1, cpu(1)), ("b1", "b", 0, cpu(1)),
+              ("b2", "b", 0, cpu(1)), ("b3", "b", 0, cpu(1))], (0, cpu(2), {CPU}), {("a1", CQ_R), ("a2", CQ_R)}),
+    "preemptions from cq when target queue is exhausted for two requested resources": Case(
+        "a", [(n, q, p, {**cpu(1), MEM: ("default", 1)}) for n, q, p in (
+            ("a1", "a", -2), ("a2", "a", -2), ("a3", "a", -1), ("b1", "b", 0), ("b2", "b", 0), ("b3", "b", 0))],
+        (0, {**cpu(2), MEM: ("default", 2)}, {CPU, MEM}), {("a1", CQ_R), ("a2", CQ_R)}),
+    "preemptions from cq when target queue is exhausted for one requested resource, but not the other": Case(
+        "a", [("a1", "a", -2, cpu(1)), ("a2", "a", -2, cpu(1)), ("a3", "a", -1, cpu(1)), ("b1", "b", 0, cpu(1)),
+              ("b2", "b", 0, cpu(1)), ("b3", "b", 0, cpu(1))], (0, {**cpu(2), MEM: ("default", 2)}, {CPU, MEM}),
+        {("a1", CQ_R), ("a2", CQ_R)}),
+    "allow preemption from other cluster queues if target cq is not exhausted for the requested resource": Case(
+        "a", [("a1", "a", -1, cpu(1)), ("b1", "b", 0, cpu(1)), ("b2", "b", 0, cpu(1)), ("b3", "b", 0, cpu(1)),
+              ("b4", "b", 0, cpu(1)), ("b5", "b", -1, cpu(1))], (0, cpu(2), {CPU}), {("a1", CQ_R), ("b5", RECLAIM)}),
+    "long range preemption": Case(
+        "cq-left", [("to-be-preempted", "cq-right", 0, cpu(5))], (0, cpu(8), {CPU}), {("to-be-preempted", RECLAIM)},
+        long_range=True),
 }  # fmt: skip
 
 
 @pytest.mark.parametrize("name", list(CASES))
 def test_preemption(name: str) -> None:
     case = CASES[name]
-    s = state(*CQS)
+    s = state(*LONG_RANGE, cohorts=LONG_RANGE_COHORTS) if case.long_range else state(*CQS)
     for wl_name, cq_name, priority, use in case.admitted:
         usage = {(flavor, r): amount for r, (flavor, amount) in use.items()}
         flavors = {r: flavor for r, (flavor, _) in use.items()}

@@ -7,8 +7,8 @@ quota at the same time, so candidate order ties go by UID (the name).
 
 Ported: 34 of its 36 cases. Not ported: "reclaim quota if workload requests 0 resources for a resource at
 nominal quota" and "each podset preempts a different flavor", whose admitted workloads and multi-pod-set
-assignments the upstream table builds by hand in a shape this harness does not express;
-``test_kueue_scenarios.py`` covers zero requests and per-pod-set flavors by behaviour.
+assignments the upstream table builds by hand in a shape this harness does not express (one pod set per
+workload here). Preemption across two pod sets on different flavors is therefore not tested case by case.
 """
 
 from __future__ import annotations

@@ -3,8 +3,8 @@ one admission cycle over the core. Quantities are cpu in milli-units; ``(nominal
 as upstream's ``Resource(cpu, nominal, borrowingLimit)``.
 
 Ported here: the flavor-fungibility cases whose outcome depends on the borrowing level the preemption oracle
-reports after its victims are gone (``PreemptionOverBorrowing`` / ``BorrowingOverPreemption``), and four
-ordering cases of ``scheduler_fs_test.go`` ``TestScheduleForFairSharing``. Upstream's expected events and
+reports after its victims are gone (``PreemptionOverBorrowing`` / ``BorrowingOverPreemption``), and five
+cases of ``scheduler_fs_test.go`` ``TestScheduleForFairSharing``. Upstream's expected events and
 ``schedulingStats`` are not modelled by the core and are not compared.
 """
 
@@ -115,16 +115,23 @@ def _admitted_now(s: KueueState) -> list[str]:
     return sorted(w.key.split("/")[1] for w in result.admitted)
 
 
+def _eng(third: str, on_demand: int) -> KueueState:
+    """Upstream's eng-alpha and eng-beta (cohort eng) and a third ClusterQueue with ``on_demand`` cpu, no
+    borrowing; fair sharing on."""
+    return _fair(
+        cq("eng-alpha", {"on-demand": {CPU: (50_000, 50_000, None)}, "spot": {CPU: (100_000, 0, None)}},
+           cohort="eng"),
+        cq("eng-beta", {"on-demand": {CPU: (50_000, 10_000, None)}, "spot": {CPU: (0, 100_000, None)}},
+           cohort="eng", reclaim=P.ANY, within=P.LOWER_PRIORITY),
+        cq(third, {"on-demand": {CPU: (on_demand, 0, None)}}, cohort="eng"),
+    )  # fmt: skip
+
+
 def test_with_fair_sharing_schedule_workload_with_lowest_share_first() -> None:
     """``with fair sharing: schedule workload with lowest share first``: eng-alpha (at nominal) and eng-beta
     (borrowing half the shared quota) both have a head; eng-alpha's has the lower share after admission."""
-    on_demand, spot = "on-demand", "spot"
-    s = _fair(
-        cq("eng-alpha", {on_demand: {CPU: (50_000, 50_000, None)}, spot: {CPU: (100_000, 0, None)}}, cohort="eng"),
-        cq("eng-beta", {on_demand: {CPU: (50_000, 10_000, None)}, spot: {CPU: (0, 100_000, None)}}, cohort="eng",
-           reclaim=P.ANY, within=P.LOWER_PRIORITY),
-        cq("eng-shared", {on_demand: {CPU: (10_000, 0, None)}}, cohort="eng"),
-    )  # fmt: skip
+    on_demand = "on-demand"
+    s = _eng("eng-shared", 10_000)
     for name, cq_name, count in (("all_nominal", "eng-alpha", 50), ("borrowing", "eng-beta", 55)):
         usage = {(on_demand, CPU): count * 1000}
         assignment = Assignment([PodSetAssignment("one", count, {CPU: on_demand}, usage)])
@@ -180,3 +187,26 @@ def test_hierarchical_fair_sharing_schedule_workload_which_wins_tournament() -> 
         _queued(s, name, cq_name, cpu)
     assert _admitted_now(s) == ["d1"]
     assert [_reason(s, n) for n in ("e1", "f1", "g1")] == [NO_LONGER_FITS] * 3
+
+
+def test_with_fair_sharing_preempt_workload_from_cq_with_the_highest_share() -> None:
+    """``with fair sharing: preempt workload from CQ with the highest share``: on-demand is full (alpha 80 of
+    its 50 + 50, gamma 70 of 50 with no borrowing), spot is full; eng-beta's 30-cpu preemptor, within its
+    nominal quota, reclaims one workload from each of the two ClusterQueues over their nominal quota."""
+    on_demand, spot = "on-demand", "spot"
+    s = _eng("eng-gamma", 50_000)
+    _admit(s, "all_spot", "eng-alpha", spot, 100_000, 0)
+    for name, cq_name, cpu in (("alpha1", "eng-alpha", 20), ("alpha2", "eng-alpha", 20), ("alpha3", "eng-alpha", 20),
+                               ("alpha4", "eng-alpha", 20), ("gamma1", "eng-gamma", 10), ("gamma2", "eng-gamma", 20),
+                               ("gamma3", "eng-gamma", 20), ("gamma4", "eng-gamma", 20)):  # fmt: skip
+        _admit(s, name, cq_name, on_demand, cpu * 1000, 0)
+    _queued(s, "preemptor", "eng-beta", 30_000)
+    result = run_cycle(s, 2)
+    victims = {(e.key.split("/")[1], str(e.preemption_reason)) for e in result.evictions}
+    assert victims == {("alpha1", "InCohortReclamation"), ("gamma1", "InCohortReclamation")}
+    assert _reason(s, "preemptor") == (
+        "WaitingForPreemptedWorkloads",
+        "couldn't assign flavors to pod set main: insufficient unused quota for cpu in flavor on-demand, 30 more "
+        "needed, insufficient unused quota for cpu in flavor spot, 30 more needed. Pending the preemption of 2 "
+        "workload(s)",
+    )

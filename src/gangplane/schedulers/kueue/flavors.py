@@ -95,10 +95,11 @@ class Assignment:
         return failed[0].reason if failed else PendingReason.WAITING_FOR_QUOTA
 
     def message(self) -> str:
-        """Upstream shape: ``couldn't assign flavors to pod set <name>: <reason>; <reason>``."""
-        parts = [f"couldn't assign flavors to pod set {p.name}: {'; '.join(p.reasons)}" for p in self.pod_sets
-                 if p.mode < FlavorMode.FIT and p.reasons]  # fmt: skip
-        return ", ".join(parts)
+        """Upstream's ``Assignment.Message``: per pod set not fitting, ``couldn't assign flavors to pod set
+        <name>: <reasons>``, its reasons sorted and joined by ", ", pod sets joined by "; "."""
+        parts = [f"couldn't assign flavors to pod set {p.name}: {', '.join(sorted(p.reasons))}"
+                 for p in self.pod_sets if p.mode < FlavorMode.FIT and p.reasons]  # fmt: skip
+        return "; ".join(parts)
 
 
 @dataclass(frozen=True)
@@ -248,17 +249,20 @@ def _assign_group(
     ctx: _Context, flavors: Mapping[str, FlavorSpec], group: ResourceGroup, pod_set: PodSetRequest,
     requests: Mapping[str, int], assumed: Usage,
 ) -> tuple[_Attempt | None, list[str]]:  # fmt: skip
+    """The chosen attempt, and the reasons of every flavor looked at, in scan order (upstream's status
+    accumulates them all, so a message names each flavor that did not fit)."""
     attempts: list[_Attempt] = []
-    skipped: list[str] = []
+    reasons: list[str] = []
     for flavor in group.flavors:
         if (why := flavor_ineligibility(flavors.get(flavor.name), flavor.name, pod_set)) is not None:
-            skipped.append(why)
+            reasons.append(why)
             continue
         attempt = _try_flavor(ctx, flavor.name, requests, assumed)
         attempts.append(attempt)
+        reasons.extend(attempt.reasons)
         if _stops_search(ctx, attempt):
-            return attempt, skipped
-    return _choose(ctx, attempts), skipped
+            return attempt, reasons
+    return _choose(ctx, attempts), reasons
 
 
 def _assign_pod_set(
@@ -279,12 +283,12 @@ def _assign_pod_set(
 
 
 def _apply_group(
-    result: PodSetAssignment, attempt: _Attempt | None, skipped: list[str], wanted: Mapping[str, int]
+    result: PodSetAssignment, attempt: _Attempt | None, reasons: list[str], wanted: Mapping[str, int]
 ) -> None:
     if attempt is None:
         result.mode = FlavorMode.NO_FIT
         result.reason = PendingReason.NO_MATCHING_FLAVOR
-        result.reasons.extend(skipped)
+        result.reasons.extend(reasons)
         return
     if attempt.mode < result.mode:
         result.reason = attempt.reason
@@ -292,7 +296,7 @@ def _apply_group(
     result.borrow = max(result.borrow, attempt.borrow)
     result.preempt_frs |= attempt.preempt_frs
     if attempt.mode < FlavorMode.FIT:
-        result.reasons.extend([*skipped, *attempt.reasons])
+        result.reasons.extend(reasons)
     for resource, amount in wanted.items():
         result.flavors[resource] = attempt.flavor
         result.usage[(attempt.flavor, resource)] = amount

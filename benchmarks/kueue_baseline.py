@@ -1,15 +1,21 @@
 """Kueue's baseline scheduling scenario, in virtual time over gangplane's pure Kueue core. Not a test.
 
 Shape (kueue ``test/performance/scheduler/configs/baseline/generator.yaml``, performance-anchors.md §1.2):
-5 cohorts x 6 ClusterQueues, each ``nominalQuota: 20``, ``borrowingLimit: 100``, ``reclaimWithinCohort: Any``,
-``withinClusterQueue: LowerPriority``; per ClusterQueue 350 small (1 unit, 200 ms, priority 50, one per
-100 ms), 100 medium (5 units, 500 ms, priority 100, one per 500 ms) and 50 large (20 units, 1 s, priority 200,
-one per 1.2 s) = 15,000 workloads. As in Kueue's runner, an admitted workload "runs" by finishing
-``runtime`` after admission (no pods); a preempted one runs again in full once readmitted.
+5 cohorts x 6 ClusterQueues on one ResourceFlavor ``rf``, each ``nominalQuota: 20`` cpu, ``borrowingLimit: 100``,
+``reclaimWithinCohort: Any``, ``withinClusterQueue: LowerPriority``, each with its own namespace and
+LocalQueue; per ClusterQueue 350 small (1 cpu, 200 ms, priority 50, one per 100 ms), 100 medium (5 cpu,
+500 ms, priority 100, one per 500 ms) and 50 large (20 cpu, 1 s, priority 200, one per 1.2 s) = 15,000
+workloads, named as the generator names them. As in Kueue's runner, an admitted workload "runs" by
+finishing ``runtime`` after admission (no pods); a preempted one runs again in full once readmitted.
+Pass/fail limits are upstream's ``rangespec.yaml``: all done within 425 s, usage >= 50 %, mean time to
+admission large <= 23 s, medium <= 90 s, small <= 260 s.
 
-Each admission cycle costs ``--cycle-ms`` of virtual time (default 0: an ideal scheduler bounded only by
-one head per ClusterQueue per cycle). Upstream (real API server, envtest) finishes in ~351 s (limit 425 s);
-mean time to admission: large ~6.7-16.5 s, medium ~77 s, small ~215 s.
+Differences from upstream's run, all from having no API server: time is virtual; each admission cycle costs
+``--cycle-ms`` of it (default 0: an ideal scheduler bounded only by one head per ClusterQueue per cycle),
+where upstream pays real API round trips (envtest) per admission and eviction; creation times are exact,
+where the API server's have one-second precision (ties then go by UID); the generator's creating goroutines
+are not modelled (every arrival happens exactly on time). Upstream (envtest) finishes in ~351 s; mean time
+to admission: large ~16.5 s (6.7 s before SchedulingEquivalenceHashing), medium ~77 s, small ~215 s.
 
 Usage: ``.venv/bin/python benchmarks/kueue_baseline.py [--cycle-ms N]``.
 """
@@ -37,8 +43,8 @@ from gangplane.schedulers.kueue.model import (
 from gangplane.schedulers.kueue.podsready import WaitForPodsReady
 from gangplane.schedulers.kueue.state import KueueConfig, KueueState
 
-RESOURCE = "example.com/units"
-FLAVOR = "default"
+RESOURCE = "cpu"  # amounts in milli-cpu, as Kueue counts them
+FLAVOR = "rf"  # the generator's default ResourceFlavor
 
 
 @dataclass(frozen=True)
@@ -59,22 +65,24 @@ CLASSES = (
 
 
 def _cluster_queue(name: str, cohort: str) -> ClusterQueueSpec:
-    quota = {RESOURCE: ResourceQuota(20, borrowing_limit=100)}
+    quota = {RESOURCE: ResourceQuota(20_000, borrowing_limit=100_000)}  # nominalQuota 20, borrowingLimit 100
     group = ResourceGroup((RESOURCE,), (FlavorQuotas(FLAVOR, quota),))
     preemption = Preemption(PreemptionPolicy.LOWER_PRIORITY, PreemptionPolicy.ANY)
     return ClusterQueueSpec(name, (group,), cohort, preemption=preemption)
 
 
 def _arrivals(queues: list[str]) -> list[tuple[float, WorkloadRequest, WorkloadClass]]:
+    """As the generator: each ClusterQueue has its own namespace and LocalQueue, both named after it;
+    workload ``<class>-<set>-<i>-0`` of a set is created ``(i + 1) x creationIntervalMs`` after the start."""
     found = []
     for cq in queues:
-        for cls in CLASSES:
+        for set_index, cls in enumerate(CLASSES):
             for i in range(cls.count):
                 created = (i + 1) * cls.interval
-                name = f"{cq}-{cls.name}-{i}"
-                pod_set = PodSetRequest("main", 1, {RESOURCE: cls.units})
+                name = f"{cls.name}-{set_index}-{i}-0"
+                pod_set = PodSetRequest("main", 1, {RESOURCE: cls.units * 1000})
                 request = WorkloadRequest(
-                    f"ns/{name}", "ns", cq, cq, (pod_set,), cls.priority, created, name, cls.name
+                    f"{cq}/{name}", cq, cq, cq, (pod_set,), cls.priority, created, f"{cq}-{name}", cls.name
                 )  # fmt: skip
                 found.append((created, request, cls))
     return sorted(found, key=lambda a: (a[0], a[1].key))
@@ -93,10 +101,9 @@ class Run:
 
 def run(cycle_seconds: float) -> Run:
     state = KueueState(KueueConfig(WaitForPodsReady(enabled=False)))
-    queues = [f"cq-{c}-{q}" for c in range(5) for q in range(6)]
-    state.configure(
-        [_cluster_queue(q, f"cohort-{q.split('-')[1]}") for q in queues], [], [FlavorSpec(FLAVOR)], 0
-    )
+    # the generator's names: cohort-<i>, and cq-<set>-<j>-<cohort> for its ClusterQueues
+    queues = [f"cq-0-{q}-cohort-{c}" for c in range(5) for q in range(6)]
+    state.configure([_cluster_queue(q, q.split("-", 3)[3]) for q in queues], [], [FlavorSpec(FLAVOR)], 0)
     arrivals = _arrivals(queues)
     runtime = {r.key: cls.runtime for _, r, cls in arrivals}
     units = {r.key: cls.units for _, r, cls in arrivals}
@@ -123,7 +130,7 @@ def run(cycle_seconds: float) -> Run:
             admitted_at[w.key] = now
             generation = finish_generation.get(w.key, 0) + 1
             finish_generation[w.key] = generation
-            used_unit_seconds += runtime[w.key] * sum(w.usage.values())
+            used_unit_seconds += runtime[w.key] * units[w.key]
             seq += 1
             heapq.heappush(events, (now + runtime[w.key], seq, "finish", f"{w.key}#{generation}"))
         for eviction in result.evictions:

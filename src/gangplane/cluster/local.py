@@ -50,7 +50,8 @@ class LocalCluster:
         self.metrics = CollectorRegistry()
         self.manager = Manager(store, clock)
         self.kueue = build_kueue_controller(store, clock, self.metrics)
-        build_controllers(self.manager, positions=self.kueue.reconciler)  # "N workloads ahead" on TrainJobs
+        trainjobs = build_controllers(self.manager, positions=self.kueue.reconciler)[0]  # "N workloads ahead"
+        self.kueue.reconciler.on_position_changed = trainjobs.enqueue
         build_podgrouper_controller(self.manager)  # KAI's pod-grouper; a real cluster runs KAI's own
         namespace_controller(self.manager)
         self.kueue.register(self.manager)

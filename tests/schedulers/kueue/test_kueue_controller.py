@@ -4,105 +4,24 @@ from __future__ import annotations
 
 from typing import Any
 
-from prometheus_client import CollectorRegistry
+from kueue_shell import conditions, setup, trainjob, workload_of
 
-from gangplane.clock import ManualClock
-from gangplane.schedulers.kueue.controller import CYCLE_KEY, build_kueue_controller
+from gangplane.schedulers.kueue.controller import CYCLE_KEY
 from gangplane.store import catalog
 from gangplane.store.memory import MemoryStore
 
-KUEUE = "kueue.x-k8s.io/v1beta2"
-
-
-def _runtime() -> dict[str, Any]:
-    container = {
-        "name": "node",
-        "image": "busybox",
-        "resources": {"requests": {"cpu": "2", "nvidia.com/gpu": 2}},
-    }
-    rjob = {
-        "name": "node",
-        "template": {
-            "metadata": {"labels": {"trainer.kubeflow.org/trainjob-ancestor-step": "trainer"}},
-            "spec": {"template": {"spec": {"containers": [container]}}},
-        },
-    }
-    return {
-        "apiVersion": "trainer.kubeflow.org/v1alpha1",
-        "kind": "ClusterTrainingRuntime",
-        "metadata": {"name": "rt"},
-        "spec": {"mlPolicy": {"numNodes": 2}, "template": {"spec": {"replicatedJobs": [rjob]}}},
-    }
-
-
-def _trainjob(name: str, priority_class: str | None = None) -> dict[str, Any]:
-    labels = {"kueue.x-k8s.io/queue-name": "team"}
-    if priority_class:
-        labels["kueue.x-k8s.io/priority-class"] = priority_class
-    return {
-        "apiVersion": "trainer.kubeflow.org/v1alpha1",
-        "kind": "TrainJob",
-        "metadata": {"name": name, "namespace": "ml", "labels": labels},
-        "spec": {
-            "runtimeRef": {"name": "rt"},
-            "suspend": True,
-            "runtimePatches": [{"manager": "kueue.x-k8s.io/manager"}],
-        },
-    }
-
-
-def _setup(store: MemoryStore | None = None) -> tuple[MemoryStore, ManualClock, Any, CollectorRegistry]:
-    store, clock, registry = store or MemoryStore(), ManualClock(), CollectorRegistry()
-    store.create(catalog.NAMESPACES, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "ml"}})
-    store.create(catalog.CLUSTER_TRAINING_RUNTIMES, _runtime())
-    flavor = {"nodeLabels": {"gpu-type": "a100"}, "tolerations": [{"key": "gpu", "operator": "Exists"}]}
-    store.create(catalog.RESOURCE_FLAVORS, {"apiVersion": KUEUE, "kind": "ResourceFlavor", "metadata": {"name": "a100"},
-                                            "spec": flavor})  # fmt: skip
-    quotas = [{"name": "cpu", "nominalQuota": 8}, {"name": "nvidia.com/gpu", "nominalQuota": 4}]
-    cq_spec = {
-        "namespaceSelector": {},
-        "preemption": {"withinClusterQueue": "LowerPriority"},
-        "resourceGroups": [
-            {
-                "coveredResources": ["cpu", "nvidia.com/gpu"],
-                "flavors": [{"name": "a100", "resources": quotas}],
-            }
-        ],
-    }
-    store.create(catalog.CLUSTER_QUEUES, {"apiVersion": KUEUE, "kind": "ClusterQueue", "metadata": {"name": "cq"},
-                                          "spec": cq_spec})  # fmt: skip
-    local_queue = {"name": "team", "namespace": "ml"}
-    store.create(catalog.LOCAL_QUEUES, {"apiVersion": KUEUE, "kind": "LocalQueue", "metadata": local_queue,
-                                        "spec": {"clusterQueue": "cq"}})  # fmt: skip
-    store.create(catalog.WORKLOAD_PRIORITY_CLASSES, {"apiVersion": KUEUE, "kind": "WorkloadPriorityClass",
-                                                     "metadata": {"name": "high"}, "value": 1000})  # fmt: skip
-    kueue = build_kueue_controller(store, clock, registry)
-    return store, clock, kueue, registry
-
-
-def _workload(store: MemoryStore, job: str) -> dict[str, Any]:
-    found = [
-        w for w in store.list(catalog.WORKLOADS).items if w["metadata"]["ownerReferences"][0]["name"] == job
-    ]
-    assert len(found) == 1
-    return found[0]
-
-
-def _conditions(obj: dict[str, Any]) -> dict[str, tuple[str, str]]:
-    return {c["type"]: (c["status"], c["reason"]) for c in obj.get("status", {}).get("conditions", [])}
-
 
 def test_trainjob_is_admitted_and_started() -> None:
-    store, clock, kueue, registry = _setup()
-    store.create(catalog.TRAINJOBS, _trainjob("first"))
+    store, clock, kueue, registry = setup()
+    store.create(catalog.TRAINJOBS, trainjob("first"))
     kueue.reconciler.reconcile(("ml", "first"))
-    workload = _workload(store, "first")
+    workload = workload_of(store, "first")
     assert workload["spec"]["podSets"][0]["count"] == 2
     clock.advance(2)
     kueue.reconciler.reconcile(CYCLE_KEY)
-    workload = _workload(store, "first")
-    assert _conditions(workload)["QuotaReserved"] == ("True", "QuotaReserved")
-    assert _conditions(workload)["Admitted"][0] == "True"
+    workload = workload_of(store, "first")
+    assert conditions(workload)["QuotaReserved"] == ("True", "QuotaReserved")
+    assert conditions(workload)["Admitted"][0] == "True"
     assert workload["status"]["admission"]["podSetAssignments"][0]["flavors"] == {
         "cpu": "a100",
         "nvidia.com/gpu": "a100",
@@ -125,28 +44,28 @@ def test_trainjob_is_admitted_and_started() -> None:
 
 
 def test_quota_keeps_second_job_suspended_and_high_priority_preempts() -> None:
-    store, clock, kueue, _ = _setup()
-    store.create(catalog.TRAINJOBS, _trainjob("low"))
+    store, clock, kueue, _ = setup()
+    store.create(catalog.TRAINJOBS, trainjob("low"))
     kueue.reconciler.reconcile(("ml", "low"))
     clock.advance(2)
     kueue.reconciler.reconcile(CYCLE_KEY)
-    store.create(catalog.TRAINJOBS, _trainjob("other"))
+    store.create(catalog.TRAINJOBS, trainjob("other"))
     kueue.reconciler.reconcile(("ml", "other"))
     kueue.reconciler.reconcile(CYCLE_KEY)
-    other = _workload(store, "other")
-    assert _conditions(other)["QuotaReserved"] == ("False", "WaitingForQuota")
+    other = workload_of(store, "other")
+    assert conditions(other)["QuotaReserved"] == ("False", "WaitingForQuota")
     assert "insufficient unused quota for" in other["status"]["conditions"][0]["message"]
     assert store.get(catalog.TRAINJOBS, "ml", "other")["spec"]["suspend"] is True
 
-    store.create(catalog.TRAINJOBS, _trainjob("urgent", priority_class="high"))
+    store.create(catalog.TRAINJOBS, trainjob("urgent", priority_class="high"))
     kueue.reconciler.reconcile(("ml", "urgent"))
-    assert _workload(store, "urgent")["spec"]["priority"] == 1000
+    assert workload_of(store, "urgent")["spec"]["priority"] == 1000
     kueue.reconciler.reconcile(CYCLE_KEY)
-    low = _workload(store, "low")
-    assert _conditions(low)["Evicted"] == ("True", "Preempted")
-    assert _conditions(low)["Preempted"] == ("True", "InClusterQueue")
+    low = workload_of(store, "low")
+    assert conditions(low)["Evicted"] == ("True", "Preempted")
+    assert conditions(low)["Preempted"] == ("True", "InClusterQueue")
     assert store.get(catalog.TRAINJOBS, "ml", "low")["spec"]["suspend"] is True
-    assert _conditions(_workload(store, "urgent"))["Admitted"][0] == "True"
+    assert conditions(workload_of(store, "urgent"))["Admitted"][0] == "True"
     assert store.get(catalog.TRAINJOBS, "ml", "urgent")["spec"]["suspend"] is False
 
 
@@ -164,12 +83,12 @@ class _RecordingStore(MemoryStore):
 
 def test_victims_are_evicted_before_the_preemptor_starts() -> None:
     store = _RecordingStore()
-    _, clock, kueue, _ = _setup(store)
-    store.create(catalog.TRAINJOBS, _trainjob("low"))
+    _, clock, kueue, _ = setup(store)
+    store.create(catalog.TRAINJOBS, trainjob("low"))
     kueue.reconciler.reconcile(("ml", "low"))
     clock.advance(2)
     kueue.reconciler.reconcile(CYCLE_KEY)
-    store.create(catalog.TRAINJOBS, _trainjob("urgent", priority_class="high"))
+    store.create(catalog.TRAINJOBS, trainjob("urgent", priority_class="high"))
     kueue.reconciler.reconcile(("ml", "urgent"))
     store.patches.clear()
     kueue.reconciler.reconcile(CYCLE_KEY)
@@ -197,9 +116,9 @@ def test_victims_are_evicted_before_the_preemptor_starts() -> None:
 
 
 def test_finished_trainjob_releases_quota() -> None:
-    store, clock, kueue, _ = _setup()
+    store, clock, kueue, _ = setup()
     for name in ("a", "b"):
-        store.create(catalog.TRAINJOBS, _trainjob(name))
+        store.create(catalog.TRAINJOBS, trainjob(name))
         kueue.reconciler.reconcile(("ml", name))
     clock.advance(2)
     kueue.reconciler.reconcile(CYCLE_KEY)
@@ -212,8 +131,8 @@ def test_finished_trainjob_releases_quota() -> None:
     }
     store.update_status(catalog.TRAINJOBS, job)
     kueue.reconciler.reconcile(CYCLE_KEY)
-    assert _conditions(_workload(store, running))["Finished"] == ("True", "Succeeded")
-    assert _workload(store, running)["status"]["admission"]["clusterQueue"] == "cq"  # kept, as upstream
+    assert conditions(workload_of(store, running))["Finished"] == ("True", "Succeeded")
+    assert workload_of(store, running)["status"]["admission"]["clusterQueue"] == "cq"  # kept, as upstream
     clock.advance(1)  # the batched requeue
     kueue.reconciler.reconcile(CYCLE_KEY)
     assert store.get(catalog.TRAINJOBS, "ml", waiting)["spec"]["suspend"] is False
@@ -224,12 +143,12 @@ def test_registered_on_a_manager_admits_without_direct_calls() -> None:
 
     from gangplane.client.controller import Manager
 
-    store, clock, kueue, _ = _setup()
+    store, clock, kueue, _ = setup()
     manager = Manager(store, clock)
     kueue.register(manager)
     manager.start(timeout=10)
     try:
-        store.create(catalog.TRAINJOBS, _trainjob("watched"))
+        store.create(catalog.TRAINJOBS, trainjob("watched"))
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:
             if store.get(catalog.TRAINJOBS, "ml", "watched")["spec"].get("suspend") is False:

@@ -28,7 +28,7 @@ FLAVORS = {
 
 
 def _no_preemption(fr, amount):  # type: ignore[no-untyped-def]
-    return FlavorMode.NO_CANDIDATES
+    return FlavorMode.NO_CANDIDATES, 0
 
 
 def _assign(spec, request, *, usage=None, flavors=FLAVORS, oracle=_no_preemption, extra=()):  # type: ignore[no-untyped-def]
@@ -84,6 +84,17 @@ def test_no_fit_message_says_how_much_is_missing() -> None:
     )
 
 
+def test_messages_give_amounts_as_quantities_not_millicores() -> None:
+    """Upstream formats amounts with its resourceFormatter: cpu 8000m reads "8", 1500m reads "1500m"."""
+    spec = cq("team", {"a100": {"cpu": 16_000, "memory": 2**34}})
+    used = {"team": {("a100", "cpu"): 8000, ("a100", "memory"): 2**33}}
+    result = _assign(spec, wl("j", "team", {"cpu": 16_000, "memory": 2**33 + 2**32}), usage=used)
+    assert "insufficient unused quota for cpu in flavor a100, 8 more needed" in result.message()
+    assert "insufficient unused quota for memory in flavor a100, 4Gi more needed" in result.message()
+    over = _assign(spec, wl("j", "team", {"cpu": 1500}, count=11))
+    assert "current podset request (16500m) > maximum capacity (16)" in over.message()
+
+
 def test_exceeds_max_quota() -> None:
     spec = cq("team", {"a100": {GPU: 8}})
     result = _assign(spec, wl("j", "team", {GPU: 3}, count=3))
@@ -137,7 +148,7 @@ def test_when_can_preempt(when_can_preempt: F, expected_flavor: str, expected_mo
         spec,
         wl("j", "team", {GPU: 4}),
         usage={"team": {("a100", GPU): 8}},
-        oracle=lambda fr, v: FlavorMode.PREEMPT,
+        oracle=lambda fr, v: (FlavorMode.PREEMPT, 0),
     )
     assert result.pod_sets[0].flavors[GPU] == expected_flavor
     assert result.mode == expected_mode

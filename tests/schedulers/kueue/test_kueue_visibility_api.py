@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from kueue_shell import setup, trainjob
 from starlette.testclient import TestClient
-from test_kueue_controller import _setup, _trainjob
 
 from gangplane.clock import ManualClock
 from gangplane.cluster.visibility import PREFIX, visibility_routes
@@ -17,9 +17,9 @@ from gangplane.store.memory import MemoryStore
 
 def test_pending_workloads_of_cluster_and_local_queues(tmp_path: Path) -> None:
     store_clock = ManualClock()  # creation times order the queue: make them distinct and deterministic
-    store, clock, kueue, _ = _setup(MemoryStore(clock=store_clock))
+    store, clock, kueue, _ = setup(MemoryStore(clock=store_clock))
     for name in ("running", "second", "third"):
-        store.create(catalog.TRAINJOBS, _trainjob(name))
+        store.create(catalog.TRAINJOBS, trainjob(name))
         kueue.reconciler.reconcile(("ml", name))
         clock.advance(2)
         store_clock.advance(2)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,6 +29,7 @@ from gangplane.clock import Clock, parse_rfc3339, rfc3339
 from gangplane.errors import NotFound
 from gangplane.runtime.plugins.kueue import is_managed, workload_name
 from gangplane.schedulers.kueue import jobs
+from gangplane.schedulers.kueue.changes import Batch, Changes
 from gangplane.schedulers.kueue.convert import (
     admission,
     assignment_from_admission,
@@ -37,9 +39,21 @@ from gangplane.schedulers.kueue.convert import (
     workload_request,
 )
 from gangplane.schedulers.kueue.cycle import CycleResult, run_cycle
+from gangplane.schedulers.kueue.lifecycle import (
+    OWNER_NOT_FOUND,
+    OWNER_NOT_FOUND_MESSAGE,
+    Fate,
+    Verdict,
+    controller_trainjob,
+    finalizers_without_ours,
+    is_finished,
+    verdict,
+)
 from gangplane.schedulers.kueue.metrics import KueueMetrics
+from gangplane.schedulers.kueue.snapshot import PendingSnapshot
 from gangplane.schedulers.kueue.state import Eviction, KueueConfig, KueueState
-from gangplane.schedulers.kueue.visibility import PendingWorkload, pending_in_cluster_queue
+from gangplane.schedulers.kueue.statuswriter import QueueStatusWriter
+from gangplane.schedulers.kueue.visibility import PendingWorkload
 from gangplane.schedulers.kueue.workloads import Phase, WorkloadState
 from gangplane.store import MERGE_PATCH, catalog
 from gangplane.store.base import Object, Store
@@ -47,10 +61,6 @@ from gangplane.store.base import Object, Store
 CYCLE_KEY: Key = ("", "kueue-admission-cycle")
 MAX_CYCLES_PER_PASS = 200
 _CONFIG_TYPES = (catalog.CLUSTER_QUEUES, catalog.COHORTS, catalog.RESOURCE_FLAVORS)
-
-
-def _cycle_key(_: Object) -> list[Key]:
-    return [CYCLE_KEY]
 
 
 def _condition_true(obj: kw.Workload, type_: str) -> bool:
@@ -70,8 +80,15 @@ class KueueReconciler:
         self._config_version: tuple[str, ...] = ()
         self._written: dict[str, Any] = {}
         self._touched: set[str] = set()
-        self._positions: dict[tuple[str, str], int] = {}
-        self._pending: dict[str, list[PendingWorkload]] = {}
+        self.snapshot = PendingSnapshot()
+        self._moved_cqs: set[str] = set()  # ClusterQueues whose workloads changed in this pass
+        self.queue_status = QueueStatusWriter(store)
+        self.changes = Changes(CYCLE_KEY)
+        self._local_queues: dict[tuple[str, str], str] = {}  # (namespace, LocalQueue) -> ClusterQueue
+        self._namespace_labels: dict[str, dict[str, str]] = {}
+        self._owners: dict[str, str] = {}  # Workload key -> owner TrainJob name
+        self.on_position_changed: Callable[[Key], None] | None = None
+        """Told each TrainJob whose Workload moved in its queue (the TrainJob controller's enqueue)."""
 
     def reconcile(self, key: Key) -> Result:
         if key == CYCLE_KEY:
@@ -94,6 +111,7 @@ class KueueReconciler:
         if job is None or not is_managed(job):
             return
         wl_name = workload_name(name, job.metadata.uid or "")
+        self.changes.mark(f"{namespace}/{wl_name}")  # its readiness or completion may have changed
         state = self.core.workloads.get(f"{namespace}/{wl_name}")
         if state is None and not jobs.job_finished(job)[0]:
             with contextlib.suppress(NotFound):
@@ -106,13 +124,18 @@ class KueueReconciler:
         elif state is not None and state.phase in (Phase.PENDING, Phase.INACTIVE):
             jobs.stop_job(self.store, job)
             jobs.clear_patch_when_stopped(self.store, job)
+        elif state is not None and state.phase == Phase.ADMITTED and job.spec.suspend:
+            self._start(state)  # admitted but never started (a crash between the two writes): start it
 
     # ------------------------------------------------------------ reading the store into the core
 
-    def _sync_config(self, now: float) -> list[Eviction]:
+    def _sync_config(self, now: float, changed: bool) -> list[Eviction]:
+        if not changed:
+            return []
         objects = {rt: self.store.list(rt).items for rt in _CONFIG_TYPES}
+        # uid + generation: a spec change reconfigures the core, a status write (ours) does not
         version = tuple(
-            f"{rt.plural}/{o['metadata']['name']}@{o['metadata'].get('resourceVersion', '')}"
+            f"{rt.plural}/{o['metadata']['name']}@{o['metadata'].get('uid')}/{o['metadata'].get('generation')}"
             for rt, items in objects.items()
             for o in items
         )
@@ -126,34 +149,84 @@ class KueueReconciler:
             now,
         )
 
-    def _sync_workloads(self, now: float) -> None:
-        local_queues = {
+    def _read_queues_and_namespaces(self) -> None:
+        self._local_queues = {
             (o["metadata"].get("namespace", ""), o["metadata"]["name"]): (o.get("spec") or {}).get("clusterQueue", "")
             for o in self.store.list(catalog.LOCAL_QUEUES).items
         }  # fmt: skip
-        labels = {
+        self._namespace_labels = {
             o["metadata"]["name"]: o["metadata"].get("labels") or {}
             for o in self.store.list(catalog.NAMESPACES).items
         }
-        seen = set()
-        for obj in self.store.list(catalog.WORKLOADS).items:
+
+    def _changed_workloads(self, batch: Batch) -> tuple[dict[str, Object], list[str]]:
+        """(Workloads to read into the core by key, keys that are gone): all of them, or what changed."""
+        if batch.everything:
+            self._read_queues_and_namespaces()
+            found = {f"{o['metadata'].get('namespace', '')}/{o['metadata']['name']}": o
+                     for o in self.store.list(catalog.WORKLOADS).items}  # fmt: skip
+            return found, [k for k in self.core.workloads if k not in found]
+        found, gone = {}, []
+        for key in sorted(batch.workloads):
+            namespace, name = key.split("/", 1)
+            try:
+                found[key] = self.store.get(catalog.WORKLOADS, namespace, name)
+            except NotFound:
+                gone.append(key)
+        return found, gone
+
+    def _sync_workloads(self, now: float, batch: Batch) -> None:
+        found, gone = self._changed_workloads(batch)
+        finalize = []
+        for obj in found.values():
             workload = kw.Workload.model_validate(obj)
             namespace = workload.metadata.namespace or ""
-            cq = local_queues.get((namespace, workload.spec.queue_name or ""), "")
-            request = workload_request(workload, cq, labels.get(namespace, {}))
-            seen.add(request.key)
-            self._sync_one(workload, request, now)
-        for key in [k for k in self.core.workloads if k not in seen]:
+            cq = self._local_queues.get((namespace, workload.spec.queue_name or ""), "")
+            request = workload_request(workload, cq, self._namespace_labels.get(namespace, {}))
+            fate, owner = self._fate(workload)
+            if (ref := controller_trainjob(workload)) is not None:
+                self._owners[request.key] = ref.name
+            if fate.fate != Fate.DELETING:
+                self._sync_one(workload, request, owner, now)
+            else:  # a Workload being deleted leaves the core below: its quota and position are freed now
+                gone.append(request.key)
+                if owner is not None and fate.remove_finalizer:
+                    jobs.stop_job(self.store, owner)
+            if fate.fate == Fate.ORPHANED:
+                self.core.finish_workload(request.key, False, OWNER_NOT_FOUND_MESSAGE, now, OWNER_NOT_FOUND)
+                self._touched.add(request.key)
+            if fate.remove_finalizer:
+                finalize.append(workload)
+        for key in gone:
+            if (state := self.core.workloads.get(key)) is not None:
+                self._moved_cqs.add(state.cluster_queue)
             self.core.delete_workload(key, now)
             self._written.pop(key, None)
+            self._owners.pop(key, None)
+        self._write_statuses()  # an orphan says Finished before its finalizer goes, as upstream
+        for workload in finalize:
+            self._remove_finalizer(workload)
 
-    def _sync_one(self, workload: kw.Workload, request: Any, now: float) -> None:
+    def _fate(self, workload: kw.Workload) -> tuple[Verdict, t.TrainJob | None]:
+        """The Workload's fate and its owner TrainJob; the owner is read only when something needs it."""
+        if is_finished(workload) and not workload.metadata.deletion_timestamp:
+            return verdict(workload, None), None
+        owner = self._owner(workload)
+        return verdict(workload, owner.metadata.uid if owner is not None else None), owner
+
+    def _remove_finalizer(self, workload: kw.Workload) -> None:
+        body = {"metadata": {"finalizers": finalizers_without_ours(workload)}}
+        with contextlib.suppress(NotFound):
+            self.store.patch(catalog.WORKLOADS, workload.metadata.namespace or "", workload.metadata.name or "",
+                             body, MERGE_PATCH)  # fmt: skip
+
+    def _sync_one(self, workload: kw.Workload, request: Any, owner: t.TrainJob | None, now: float) -> None:
         state = self.core.workloads.get(request.key)
         if state is not None and not state.cluster_queue and request.cluster_queue:
             self.core.delete_workload(request.key, now)  # its LocalQueue appeared: queue it for real
             state = None
         if state is None:
-            if _condition_true(workload, kw.WorkloadConditionType.FINISHED):
+            if is_finished(workload):
                 return
             admitted = workload.status.admission if workload.status else None
             if admitted is not None and _condition_true(workload, kw.WorkloadConditionType.QUOTA_RESERVED):
@@ -163,7 +236,8 @@ class KueueReconciler:
             else:
                 self.core.add_workload(request, now)
             self._touched.add(request.key)
-        self._sync_job_state(workload, request.key, now)
+        if owner is not None:
+            self._sync_job_state(owner, request.key, now)
 
     @staticmethod
     def _reserved_at(workload: kw.Workload, now: float) -> float:
@@ -173,17 +247,13 @@ class KueueReconciler:
         return now
 
     def _owner(self, workload: kw.Workload) -> t.TrainJob | None:
-        for ref in workload.metadata.owner_references or []:
-            if ref.kind == t.TRAINJOB_KIND and ref.controller:
-                return self._trainjob(workload.metadata.namespace or "", ref.name)
-        return None
+        """The TrainJob named by the Workload's controller reference, if it exists (whatever its uid)."""
+        ref = controller_trainjob(workload)
+        return self._trainjob(workload.metadata.namespace or "", ref.name) if ref is not None else None
 
-    def _sync_job_state(self, workload: kw.Workload, key: str, now: float) -> None:
+    def _sync_job_state(self, job: t.TrainJob, key: str, now: float) -> None:
         state = self.core.workloads.get(key)
         if state is None or state.phase == Phase.FINISHED:
-            return
-        job = self._owner(workload)
-        if job is None:
             return
         finished, succeeded, message = jobs.job_finished(job)
         if finished:
@@ -201,9 +271,11 @@ class KueueReconciler:
 
     def _schedule(self) -> Result:
         now = self.clock.now()
-        evictions = self._sync_config(now)
-        self._sync_workloads(now)
-        self._evict([*evictions, *self.core.check_pods_ready(now)])
+        batch = self.changes.take()
+        evictions = [*self._sync_config(now, batch.config)]
+        self._sync_workloads(now, batch)
+        evictions += self.core.check_pods_ready(now)
+        self._evict(evictions)
         for _ in range(MAX_CYCLES_PER_PASS):
             started = time.monotonic()
             result = run_cycle(self.core, now)
@@ -213,35 +285,32 @@ class KueueReconciler:
             self._apply(result)
             if not result.progressed:
                 break
-        self._snapshot_pending()  # before the writes that wake the TrainJob controller
         self._write_statuses()
+        cqs, self._moved_cqs = (None if batch.everything or batch.config else self._moved_cqs), set()
+        if cqs is None or cqs:  # an idle pass (nothing changed) has nothing to publish
+            self._snapshot_pending(cqs)
+            self.queue_status.write(self.core, now, cqs)
         wakeup = self.core.next_wakeup()
         return Result(requeue_after=max(0.05, wakeup - now) if wakeup is not None else None)
 
-    def _snapshot_pending(self) -> None:
-        """The pending workloads per ClusterQueue as of this pass, for readers on other threads (visibility,
-        queue positions): both mappings are replaced whole, never mutated."""
-        pending = {cq: pending_in_cluster_queue(self.core, cq) for cq in sorted(self.core.cluster_queues)}
-        self._positions = {
-            (p.namespace, p.name): p.position_in_local_queue for ps in pending.values() for p in ps
-        }
-        self._pending = pending
+    def _snapshot_pending(self, cqs: set[str] | None) -> None:
+        """Refresh the pending lists and positions of ``cqs`` (all when None) and tell the TrainJobs whose
+        "N workloads ahead" is stale."""
+        moved = self.snapshot.refresh(self.core, cqs, self._owners)
+        if self.on_position_changed is not None:
+            for key in moved:
+                self.on_position_changed(key)
 
     def position(self, namespace: str, workload: str) -> int | None:
         """``controllers.pending.QueuePositions``: workloads ahead of this one in its LocalQueue."""
-        return self._positions.get((namespace, workload))
+        return self.snapshot.position(namespace, workload)
 
     def pending_in_cluster_queue(self, cq: str) -> list[PendingWorkload] | None:
         """The visibility API's view of ``cq`` as of the last pass; None for an unknown ClusterQueue."""
-        return self._pending.get(cq)
+        return self.snapshot.pending.get(cq)
 
     def pending_in_local_queue(self, namespace: str, local_queue: str) -> list[PendingWorkload]:
-        return [
-            p
-            for ps in self._pending.values()
-            for p in ps
-            if (p.namespace, p.local_queue) == (namespace, local_queue)
-        ]
+        return self.snapshot.in_local_queue(namespace, local_queue)
 
     def _evict(self, evictions: list[Eviction]) -> None:
         """Write the victims' Workload status (``Evicted``), then suspend their jobs, before any later
@@ -302,6 +371,7 @@ class KueueReconciler:
             state = self.core.workloads.get(key)
             if state is None:
                 continue
+            self._moved_cqs.add(state.cluster_queue)
             status = self._status(state)
             if self._written.get(key) == status:
                 continue
@@ -321,17 +391,18 @@ class KueueController:
     controller: Controller
 
     def register(self, manager: Manager) -> None:
+        changes = self.reconciler.changes
         manager.add(self.controller)
         self.controller.watch(manager.informer(catalog.TRAINJOBS), own_key)
+        self.controller.watch(manager.informer(catalog.TRAINJOBS), changes.owner)
         self.controller.watch(manager.informer(catalog.WORKLOADS), controller_owner(t.TRAINJOB_KIND))
-        for rt in (
-            *_CONFIG_TYPES,
-            catalog.WORKLOADS,
-            catalog.LOCAL_QUEUES,
-            catalog.NAMESPACES,
-            catalog.JOBSETS,
-        ):
-            self.controller.watch(manager.informer(rt), _cycle_key)
+        self.controller.watch(manager.informer(catalog.WORKLOADS), changes.workload)
+        self.controller.watch(manager.informer(catalog.JOBSETS), changes.owner)
+        for rt in _CONFIG_TYPES:
+            self.controller.watch(manager.informer(rt), changes.configuration)
+        for rt in (catalog.LOCAL_QUEUES, catalog.NAMESPACES):
+            self.controller.watch(manager.informer(rt), changes.everything)
+        changes.watched = True
 
 
 def build_kueue_controller(

@@ -20,9 +20,17 @@ from dataclasses import dataclass, field
 
 from gangplane.api.scheduling.kueue import QueueingStrategy
 from gangplane.api.scheduling.kueue_workload import EvictionReason
-from gangplane.schedulers.kueue.fairsharing import Contender, find_fair_targets, next_fair_entry
+from gangplane.schedulers.kueue.fairpreemption import find_fair_targets
+from gangplane.schedulers.kueue.fairsharing import Contender, next_fair_entry
 from gangplane.schedulers.kueue.flavors import Assignment, assign_flavors
-from gangplane.schedulers.kueue.model import AssignmentMode, PendingReason, selector_matches
+from gangplane.schedulers.kueue.model import (
+    AssignmentMode,
+    ClusterQueueSpec,
+    FlavorResource,
+    PendingReason,
+    Usage,
+    selector_matches,
+)
 from gangplane.schedulers.kueue.preemption import Preemptor, Target, find_targets, oracle_for
 from gangplane.schedulers.kueue.quota import QuotaTree, available
 from gangplane.schedulers.kueue.state import Eviction, KueueState
@@ -72,8 +80,9 @@ def _nominate(state: KueueState, workload: WorkloadState, view: QuotaTree) -> En
         entry.reason, entry.inadmissible = PendingReason.MISCONFIGURED, True
         entry.message = "Workload namespace doesn't match ClusterQueue selector"
         return entry
-    oracle = oracle_for(entry.preemptor, spec, view, state.admitted)
-    entry.assignment = assign_flavors(workload.request, spec, view, state.flavors, oracle)
+    oracle = oracle_for(spec, view, lambda fr, amount: _find(state, entry, spec, view, {fr: amount}, {fr}))
+    fair = state.config.fair_sharing is not None
+    entry.assignment = assign_flavors(workload.request, spec, view, state.flavors, oracle, fair_sharing=fair)
     if entry.assignment.mode == AssignmentMode.NO_FIT:
         entry.reason, entry.message = entry.assignment.reason, entry.assignment.message()
         entry.inadmissible = True
@@ -120,6 +129,7 @@ def _admit(state: KueueState, entry: Entry, view: QuotaTree, now: float, result:
     view.add_usage(workload.cluster_queue, usage)
     state.tree.add_usage(workload.cluster_queue, usage)
     state.admitted.setdefault(workload.cluster_queue, {})[workload.key] = workload
+    state.pods_ready_stale = True
     mark_admitted(workload, entry.assignment, now)
     queue = state.queues.queue(workload.cluster_queue)
     if queue.sticky == workload.key:
@@ -128,14 +138,40 @@ def _admit(state: KueueState, entry: Entry, view: QuotaTree, now: float, result:
     result.admitted.append(workload)
 
 
+def capped_reservation(assignment: Assignment, spec: ClusterQueueSpec, view: QuotaTree) -> Usage:
+    """What a workload that needs preemption but found no victims holds back in the cycle (kueue scheduler
+    ``quotaResourcesToReserve``): without borrowing, what is left of its nominal quota; when borrowing, what is
+    left below nominal + borrowingLimit (all of it without a limit)."""
+    if assignment.mode != AssignmentMode.PREEMPT:
+        return dict(assignment.usage)
+    used, quotas = view.cqs[spec.name].usage, spec.quotas()
+    reserved: Usage = {}
+    for fr, amount in assignment.usage.items():
+        quota = quotas.get(fr)
+        nominal = quota.nominal if quota is not None else 0
+        if assignment.borrow > 0:
+            limit = quota.borrowing_limit if quota is not None else None
+            reserved[fr] = amount if limit is None else min(amount, nominal + limit - used.get(fr, 0))
+        else:
+            reserved[fr] = max(0, min(amount, nominal - used.get(fr, 0)))
+    return reserved
+
+
+def _find(state: KueueState, entry: Entry, spec: ClusterQueueSpec, view: QuotaTree, usage: Usage,
+          frs: set[FlavorResource]) -> list[Target]:  # fmt: skip
+    """Victims for ``usage`` on the contested ``frs``, fair or classical as configured (``getTargets``)."""
+    if state.config.fair_sharing is not None:
+        strategies = state.config.fair_sharing
+        return find_fair_targets(
+            entry.preemptor, spec, view, usage, frozenset(frs), state.admitted, strategies
+        )
+    return find_targets(entry.preemptor, spec, view, usage, frs, state.admitted)
+
+
 def _targets(state: KueueState, entry: Entry, view: QuotaTree) -> list[Target]:
     assert entry.assignment is not None
     spec = state.cluster_queues[entry.workload.cluster_queue]
-    usage, frs, admitted = entry.assignment.usage, entry.assignment.preempt_frs, state.admitted
-    if state.config.fair_sharing is not None:
-        strategies = state.config.fair_sharing
-        return find_fair_targets(entry.preemptor, spec, view, usage, frozenset(frs), admitted, strategies)
-    return find_targets(entry.preemptor, spec, view, usage, frs, admitted)
+    return _find(state, entry, spec, view, entry.assignment.usage, entry.assignment.preempt_frs)
 
 
 def _preempt(
@@ -148,8 +184,9 @@ def _preempt(
         entry.reason, entry.message = PendingReason.WAITING_FOR_QUOTA, entry.assignment.message()
         entry.inadmissible = True
         spec = state.cluster_queues[workload.cluster_queue]
-        if spec.preemption.reclaim_within_cohort != "Any":
-            view.add_usage(workload.cluster_queue, usage)  # keep lower entries off the quota it waits for
+        if spec.preemption.reclaim_within_cohort != "Any":  # upstream's CanAlwaysReclaim
+            # keep lower entries off the quota it waits for, capped at what it could ever get
+            view.add_usage(workload.cluster_queue, capped_reservation(entry.assignment, spec, view))
         return
     if any(t.workload.key in taken for t in targets):
         entry.reason, entry.message = (
@@ -170,7 +207,8 @@ def _preempt(
     view.add_usage(workload.cluster_queue, usage)
     state.queues.queue(workload.cluster_queue).sticky = workload.key
     entry.reason = PendingReason.WAITING_FOR_PREEMPTED_WORKLOADS
-    entry.message = f"Waiting for {len(targets)} preempted workload(s) to release their quota"
+    # upstream: the flavor assigner's message, then the number of victims
+    entry.message = f"{entry.assignment.message()}. Pending the preemption of {len(targets)} workload(s)"
 
 
 def _process(

@@ -13,17 +13,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
-from gangplane.api.scheduling.kueue_workload import PreemptionReason
-from gangplane.schedulers.kueue.model import ClusterQueueSpec, FlavorResource, Usage
-from gangplane.schedulers.kueue.preemption import Preemptor, Target, candidate_order, satisfies_policy
+from gangplane.schedulers.kueue.model import FlavorResource, Usage
 from gangplane.schedulers.kueue.quota import (
     QuotaNode,
     QuotaTree,
-    available,
-    is_borrowing,
     potential_available,
 )
-from gangplane.schedulers.kueue.workloads import WorkloadState
 
 
 class PreemptionStrategy(StrEnum):
@@ -37,25 +32,52 @@ DEFAULT_STRATEGIES = (
 )
 
 
-def dominant_resource_share(node: QuotaNode, extra: Mapping[FlavorResource, int] | None = None) -> float:
-    """DRS of ``node`` if ``extra`` more were used by it; 0 for roots and non-borrowers, inf with weight 0."""
+@dataclass(frozen=True)
+class Drs:
+    """kueue ``DRS``: the largest borrowed-per-thousand-lendable ratio over resource names, the node's weight,
+    and whether it borrows at all."""
+
+    ratio: float
+    weight: float
+    borrowing: bool
+
+    @property
+    def share(self) -> float:
+        if self.ratio == 0:
+            return 0.0
+        return math.inf if self.weight == 0 else self.ratio / self.weight
+
+    @property
+    def key(self) -> tuple[int, float]:
+        """Orders as ``CompareDRS``: zero-weight borrowers above all others, among themselves by ratio."""
+        return (1, self.ratio) if self.weight == 0 and self.ratio != 0 else (0, self.share)
+
+
+NEGATIVE_DRS = Drs(-1.0, 1.0, False)
+
+
+def drs(node: QuotaNode, extra: Mapping[FlavorResource, int] | None = None) -> Drs:
+    """``dominantResourceShare`` of ``node`` if ``extra`` more were used by it; roots never borrow."""
     if node.parent is None:
-        return 0.0
+        return Drs(0.0, node.weight, False)
     extra = extra or {}
     borrowed: dict[str, int] = {}
-    lendable: dict[str, int] = {}
-    for fr in node.subtree.keys() | extra.keys():
-        over = node.usage.get(fr, 0) + extra.get(fr, 0) - node.subtree.get(fr, 0)
-        borrowed[fr[1]] = borrowed.get(fr[1], 0) + max(0, over)
+    for fr, quota in node.subtree.items():
+        over = node.usage.get(fr, 0) + extra.get(fr, 0) - quota
+        if over > 0:
+            borrowed[fr[1]] = borrowed.get(fr[1], 0) + over
+    if not borrowed:
+        return Drs(0.0, node.weight, False)
+    lendable: dict[str, int] = {}  # what the parent could lend, over every flavor of the whole tree
+    for fr in node.root().subtree:
         lendable[fr[1]] = lendable.get(fr[1], 0) + potential_available(node.parent, fr)
-    ratio = max(
-        (b * 1000 / lendable[r] for r, b in borrowed.items() if b > 0 and lendable[r] > 0), default=0.0
-    )
-    if not any(borrowed.values()):
-        return 0.0
-    if node.weight == 0:
-        return math.inf
-    return ratio / node.weight
+    ratio = max((b * 1000 / lendable[r] for r, b in borrowed.items() if lendable.get(r, 0) > 0), default=0.0)
+    return Drs(ratio, node.weight, True)
+
+
+def dominant_resource_share(node: QuotaNode, extra: Mapping[FlavorResource, int] | None = None) -> float:
+    """DRS of ``node`` if ``extra`` more were used by it; 0 for roots and non-borrowers, inf with weight 0."""
+    return drs(node, extra).share
 
 
 def weighted_share(node: QuotaNode) -> int:
@@ -115,129 +137,3 @@ def next_fair_entry(tree: QuotaTree, contenders: Sequence[Contender]) -> Contend
         if found is not None:
             return found[0]
     raise ValueError("no contender")
-
-
-# ---------------------------------------------------------------- fair preemption
-
-
-def _drs_path_choice(
-    node: QuotaNode, own: QuotaNode, candidates: Mapping[str, list[WorkloadState]]
-) -> QuotaNode | None:  # fmt: skip
-    """Descend into the child with the highest DRS that is borrowing (or is ``own``) and has candidates."""
-    if node.is_cq:
-        return node if candidates.get(node.name) else None
-    for child in sorted(node.children, key=lambda c: (-dominant_resource_share(c), c.name)):
-        if child is not own and not is_borrowing_any(child):
-            continue
-        if child.is_cq and candidates.get(child.name):
-            return child
-        if not child.is_cq and (found := _drs_path_choice(child, own, candidates)) is not None:
-            return found
-    return None
-
-
-def is_borrowing_any(node: QuotaNode) -> bool:
-    return any(is_borrowing(node, fr) for fr in node.subtree.keys() | node.usage.keys())
-
-
-def _fits(node: QuotaNode, requests: Mapping[FlavorResource, int]) -> bool:
-    """With the preemptor's usage already added: nothing on its path is overcommitted."""
-    return all(available(node, fr) >= 0 for fr in requests)
-
-
-def _accepts(strategy: PreemptionStrategy, preemptor_node: QuotaNode, target_node: QuotaNode,
-             victim: WorkloadState) -> bool:  # fmt: skip
-    mine = dominant_resource_share(preemptor_node)
-    if strategy == PreemptionStrategy.LESS_THAN_OR_EQUAL_TO_FINAL_SHARE:
-        after = dominant_resource_share(target_node, {fr: -v for fr, v in victim.usage.items()})
-        return mine <= after
-    return mine < dominant_resource_share(target_node)
-
-
-def _fair_candidates(
-    preemptor: Preemptor, spec: ClusterQueueSpec, tree: QuotaTree,
-    frs: frozenset[FlavorResource], admitted: Mapping[str, Mapping[str, WorkloadState]],
-) -> dict[str, list[WorkloadState]]:  # fmt: skip
-    root = tree.cqs[spec.name].root()
-    found: dict[str, list[WorkloadState]] = {}
-    for name, node in tree.cqs.items():
-        if node.root() is not root or (name != spec.name and not is_borrowing_any(node)):
-            continue
-        policy = (
-            spec.preemption.within_cluster_queue
-            if name == spec.name
-            else spec.preemption.reclaim_within_cohort
-        )
-        usable = [
-            w
-            for w in admitted.get(name, {}).values()
-            if frs & w.usage.keys() and satisfies_policy(policy, preemptor, w)
-        ]
-        if usable:
-            found[name] = sorted(usable, key=lambda w: candidate_order(w, spec.name), reverse=True)
-    return found
-
-
-def find_fair_targets(
-    preemptor: Preemptor, spec: ClusterQueueSpec, tree: QuotaTree, requests: Mapping[FlavorResource, int],
-    frs: frozenset[FlavorResource], admitted: Mapping[str, Mapping[str, WorkloadState]],
-    strategies: Sequence[PreemptionStrategy] = DEFAULT_STRATEGIES,
-) -> list[Target]:  # fmt: skip
-    """Fair-sharing victims for ``requests`` (the view is restored before returning)."""
-    node = tree.cqs[spec.name]
-    tree.add_usage(spec.name, requests)
-    candidates = _fair_candidates(preemptor, spec, tree, frs, admitted)
-    chosen: list[Target] = []
-    try:
-        for strategy in strategies:
-            if _run_strategy(tree, node, requests, candidates, strategy, chosen):
-                return _minimal(tree, node, requests, chosen)
-        return []
-    finally:
-        for target in chosen:
-            tree.add_usage(target.workload.cluster_queue, target.workload.usage)
-        tree.remove_usage(spec.name, requests)
-
-
-def _run_strategy(tree: QuotaTree, node: QuotaNode, requests: Mapping[FlavorResource, int],
-                  candidates: dict[str, list[WorkloadState]], strategy: PreemptionStrategy,
-                  chosen: list[Target]) -> bool:  # fmt: skip
-    retry: dict[str, list[WorkloadState]] = {}
-    pool = {k: list(v) for k, v in candidates.items()}
-    while not _fits(node, requests):
-        target_node = _drs_path_choice(node.root(), node, pool)
-        if target_node is None:
-            candidates.clear()
-            candidates.update(retry)
-            return False
-        victim = pool[target_node.name].pop()
-        take = _take(tree, node, target_node, victim, strategy)
-        if take is None:
-            retry.setdefault(target_node.name, []).append(victim)
-            continue
-        tree.remove_usage(victim.cluster_queue, victim.usage)
-        chosen.append(Target(victim, take))
-    return True
-
-
-def _take(tree: QuotaTree, node: QuotaNode, target_node: QuotaNode, victim: WorkloadState,
-          strategy: PreemptionStrategy) -> PreemptionReason | None:  # fmt: skip
-    if target_node is node:
-        return PreemptionReason.IN_CLUSTER_QUEUE
-    within_nominal = all(node.usage.get(fr, 0) <= node.subtree.get(fr, 0) for fr in node.usage)
-    if within_nominal:
-        return PreemptionReason.IN_COHORT_RECLAMATION
-    if _accepts(strategy, node, target_node, victim):
-        return PreemptionReason.IN_COHORT_FAIR_SHARING
-    return None
-
-
-def _minimal(tree: QuotaTree, node: QuotaNode, requests: Mapping[FlavorResource, int],
-             chosen: list[Target]) -> list[Target]:  # fmt: skip
-    for target in reversed(chosen[:-1]):
-        tree.add_usage(target.workload.cluster_queue, target.workload.usage)
-        if _fits(node, requests):
-            chosen.remove(target)
-        else:
-            tree.remove_usage(target.workload.cluster_queue, target.workload.usage)
-    return list(chosen)

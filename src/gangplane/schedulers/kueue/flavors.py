@@ -30,6 +30,7 @@ from gangplane.schedulers.kueue.model import (
     ResourceGroup,
     Usage,
     WorkloadRequest,
+    format_amount,
 )
 from gangplane.schedulers.kueue.quota import (
     QuotaNode,
@@ -39,7 +40,9 @@ from gangplane.schedulers.kueue.quota import (
     potential_available,
 )
 
-Oracle = Callable[[FlavorResource, int], FlavorMode]
+Oracle = Callable[[FlavorResource, int], tuple[FlavorMode, int]]
+"""``SimulatePreemption``: the mode preemption would give ``amount`` of ``fr``, and the borrowing level once the
+victims are gone (upstream picks flavors by that level, not the one before preemption)."""
 """Asked when ``val`` more of a flavor-resource does not fit: NO_CANDIDATES, PREEMPT or RECLAIM."""
 
 _BLOCKING_EFFECTS = frozenset({"NoSchedule", "NoExecute"})
@@ -92,10 +95,11 @@ class Assignment:
         return failed[0].reason if failed else PendingReason.WAITING_FOR_QUOTA
 
     def message(self) -> str:
-        """Upstream shape: ``couldn't assign flavors to pod set <name>: <reason>; <reason>``."""
-        parts = [f"couldn't assign flavors to pod set {p.name}: {'; '.join(p.reasons)}" for p in self.pod_sets
-                 if p.mode < FlavorMode.FIT and p.reasons]  # fmt: skip
-        return ", ".join(parts)
+        """Upstream's ``Assignment.Message``: per pod set not fitting, ``couldn't assign flavors to pod set
+        <name>: <reasons>``, its reasons sorted and joined by ", ", pod sets joined by "; "."""
+        parts = [f"couldn't assign flavors to pod set {p.name}: {', '.join(sorted(p.reasons))}"
+                 for p in self.pod_sets if p.mode < FlavorMode.FIT and p.reasons]  # fmt: skip
+        return "; ".join(parts)
 
 
 @dataclass(frozen=True)
@@ -151,9 +155,14 @@ class _Context:
     spec: ClusterQueueSpec
     node: QuotaNode
     oracle: Oracle
+    fair_sharing: bool = False
 
     def may_preempt_while_borrowing(self) -> bool:
-        return self.spec.preemption.borrow_within_cohort != PreemptionPolicy.NEVER
+        """``canPreemptWhileBorrowing``: borrowWithinCohort, or any reclaim policy under fair sharing."""
+        preemption = self.spec.preemption
+        return preemption.borrow_within_cohort != PreemptionPolicy.NEVER or (
+            self.fair_sharing and preemption.reclaim_within_cohort != PreemptionPolicy.NEVER
+        )
 
 
 def _fit_resource(
@@ -169,16 +178,20 @@ def _fit_resource(
             0,
             (
                 f"insufficient quota for {resource} in flavor {flavor}, previously considered podsets requests "
-                f"({assumed}) + current podset request ({request}) > maximum capacity ({capacity})"
+                f"({format_amount(resource, assumed)}) + current podset request ({format_amount(resource, request)})"
+                f" > maximum capacity ({format_amount(resource, capacity)})"
             ),
         )
     borrow, may_reclaim = lowest_fitting_subtree_height(ctx.node, fr, val)
     free = available(ctx.node, fr)
     if val <= free:
         return FlavorMode.FIT, borrow, ""
-    message = f"insufficient unused quota for {resource} in flavor {flavor}, {val - free} more needed"
+    # Amounts as Kubernetes quantities, as upstream's resourceFormatter: "8" CPUs, not 8000 millicores.
+    needed = format_amount(resource, val - free)
+    message = f"insufficient unused quota for {resource} in flavor {flavor}, {needed} more needed"
     if val <= ctx.node.nominal(fr) or may_reclaim or ctx.may_preempt_while_borrowing():
-        return ctx.oracle(fr, val), borrow, message
+        mode, borrow_after = ctx.oracle(fr, val)
+        return mode, borrow_after, message
     return FlavorMode.NO_FIT, borrow, message
 
 
@@ -236,17 +249,20 @@ def _assign_group(
     ctx: _Context, flavors: Mapping[str, FlavorSpec], group: ResourceGroup, pod_set: PodSetRequest,
     requests: Mapping[str, int], assumed: Usage,
 ) -> tuple[_Attempt | None, list[str]]:  # fmt: skip
+    """The chosen attempt, and the reasons of every flavor looked at, in scan order (upstream's status
+    accumulates them all, so a message names each flavor that did not fit)."""
     attempts: list[_Attempt] = []
-    skipped: list[str] = []
+    reasons: list[str] = []
     for flavor in group.flavors:
         if (why := flavor_ineligibility(flavors.get(flavor.name), flavor.name, pod_set)) is not None:
-            skipped.append(why)
+            reasons.append(why)
             continue
         attempt = _try_flavor(ctx, flavor.name, requests, assumed)
         attempts.append(attempt)
+        reasons.extend(attempt.reasons)
         if _stops_search(ctx, attempt):
-            return attempt, skipped
-    return _choose(ctx, attempts), skipped
+            return attempt, reasons
+    return _choose(ctx, attempts), reasons
 
 
 def _assign_pod_set(
@@ -267,12 +283,12 @@ def _assign_pod_set(
 
 
 def _apply_group(
-    result: PodSetAssignment, attempt: _Attempt | None, skipped: list[str], wanted: Mapping[str, int]
+    result: PodSetAssignment, attempt: _Attempt | None, reasons: list[str], wanted: Mapping[str, int]
 ) -> None:
     if attempt is None:
         result.mode = FlavorMode.NO_FIT
         result.reason = PendingReason.NO_MATCHING_FLAVOR
-        result.reasons.extend(skipped)
+        result.reasons.extend(reasons)
         return
     if attempt.mode < result.mode:
         result.reason = attempt.reason
@@ -280,7 +296,7 @@ def _apply_group(
     result.borrow = max(result.borrow, attempt.borrow)
     result.preempt_frs |= attempt.preempt_frs
     if attempt.mode < FlavorMode.FIT:
-        result.reasons.extend([*skipped, *attempt.reasons])
+        result.reasons.extend(reasons)
     for resource, amount in wanted.items():
         result.flavors[resource] = attempt.flavor
         result.usage[(attempt.flavor, resource)] = amount
@@ -288,10 +304,10 @@ def _apply_group(
 
 def assign_flavors(
     workload: WorkloadRequest, spec: ClusterQueueSpec, tree: QuotaTree, flavors: Mapping[str, FlavorSpec],
-    oracle: Oracle,
+    oracle: Oracle, *, fair_sharing: bool = False,
 ) -> Assignment:  # fmt: skip
     """Flavor assignment for every PodSet of ``workload`` in ``spec``'s ClusterQueue, against ``tree``."""
-    ctx = _Context(spec, tree.cqs[spec.name], oracle)
+    ctx = _Context(spec, tree.cqs[spec.name], oracle, fair_sharing)
     assumed: Usage = {}
     pod_sets = []
     for pod_set in workload.pod_sets:

@@ -20,7 +20,14 @@ from gangplane.schedulers.kueue.model import (
     FlavorResource,
     PreemptionVariant,
 )
-from gangplane.schedulers.kueue.quota import QuotaNode, QuotaTree, available, fits_in_quota, is_within_nominal
+from gangplane.schedulers.kueue.quota import (
+    QuotaNode,
+    QuotaTree,
+    available,
+    fits_in_quota,
+    is_within_nominal,
+    lowest_fitting_subtree_height,
+)
 from gangplane.schedulers.kueue.workloads import WorkloadState
 
 
@@ -243,16 +250,22 @@ def find_targets(
 
 
 def oracle_for(
-    preemptor: Preemptor, spec: ClusterQueueSpec, tree: QuotaTree,
-    admitted: Mapping[str, Mapping[str, WorkloadState]],
-) -> Callable[[FlavorResource, int], FlavorMode]:  # fmt: skip
-    """Flavor assignment's preemption oracle (kueue ``preemptionOracle.SimulatePreemption``)."""
+    spec: ClusterQueueSpec, tree: QuotaTree, find: Callable[[FlavorResource, int], list[Target]]
+) -> Callable[[FlavorResource, int], tuple[FlavorMode, int]]:  # fmt: skip
+    """Flavor assignment's preemption oracle (kueue ``PreemptionOracle.SimulatePreemption``): the mode, and the
+    borrowing level ``amount`` of ``fr`` would need once the victims ``find`` chooses are gone."""
+    node = tree.cqs[spec.name]
 
-    def simulate(fr: FlavorResource, amount: int) -> FlavorMode:
-        targets = find_targets(preemptor, spec, tree, {fr: amount}, [fr], admitted)
+    def simulate(fr: FlavorResource, amount: int) -> tuple[FlavorMode, int]:
+        targets = find(fr, amount)
         if not targets:
-            return FlavorMode.NO_CANDIDATES
+            return FlavorMode.NO_CANDIDATES, lowest_fitting_subtree_height(node, fr, amount)[0]
+        for target in targets:
+            tree.remove_usage(target.workload.cluster_queue, target.workload.usage)
+        borrow = lowest_fitting_subtree_height(node, fr, amount)[0]
+        for target in targets:
+            tree.add_usage(target.workload.cluster_queue, target.workload.usage)
         own = any(t.workload.cluster_queue == spec.name for t in targets)
-        return FlavorMode.PREEMPT if own else FlavorMode.RECLAIM
+        return (FlavorMode.PREEMPT if own else FlavorMode.RECLAIM), borrow
 
     return simulate

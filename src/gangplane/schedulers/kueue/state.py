@@ -74,6 +74,9 @@ class KueueState:
     admitted: dict[str, dict[str, WorkloadState]] = field(default_factory=dict)
     queues: QueueManager = field(default_factory=QueueManager)
     recovering_since: dict[str, float] = field(default_factory=dict)
+    pods_ready_due: float | None = None
+    """Earliest waitForPodsReady deadline, cached: ``pods_ready_stale`` says it must be recomputed."""
+    pods_ready_stale: bool = True
 
     # ------------------------------------------------------------ configuration
 
@@ -104,7 +107,18 @@ class KueueState:
 
     def is_active(self, cq: str) -> bool:
         spec = self.cluster_queues.get(cq)
-        return spec is not None and cq not in self.tree.inactive and spec.stop_policy == StopPolicy.NONE
+        return (
+            spec is not None
+            and cq not in self.tree.inactive
+            and spec.stop_policy == StopPolicy.NONE
+            and not self.missing_flavors(cq)
+        )
+
+    def missing_flavors(self, cq: str) -> list[str]:
+        """ResourceFlavors the ClusterQueue names that do not exist: it admits nothing (``FlavorNotFound``)."""
+        spec = self.cluster_queues[cq]
+        named = dict.fromkeys(f.name for g in spec.resource_groups for f in g.flavors)
+        return [name for name in named if name not in self.flavors]
 
     def tree_members(self, cq: str) -> list[str]:
         """Every ClusterQueue sharing ``cq``'s root cohort (just ``cq`` without a cohort)."""
@@ -135,6 +149,7 @@ class KueueState:
         state.pods_ready = pods_ready
         self.workloads[request.key] = state
         self.admitted.setdefault(request.cluster_queue, {})[request.key] = state
+        self.pods_ready_stale = True
         if request.cluster_queue in self.tree.cqs:
             self.tree.add_usage(request.cluster_queue, state.usage)
         return state
@@ -148,20 +163,22 @@ class KueueState:
         if state.phase == Phase.ADMITTED:
             self._release(state, now)
 
-    def finish_workload(self, key: str, succeeded: bool, message: str, now: float) -> None:
+    def finish_workload(self, key: str, succeeded: bool, message: str, now: float, reason: str = "") -> None:
+        """Release the quota for good; ``reason`` defaults to ``Succeeded`` / ``Failed``."""
         state = self.workloads.get(key)
         if state is None or state.phase == Phase.FINISHED:
             return
         self.queues.forget(key, state.cluster_queue)
         if state.phase == Phase.ADMITTED:
             self._release(state, now)
-        mark_finished(state, "Succeeded" if succeeded else "Failed", message, now)
+        mark_finished(state, reason or ("Succeeded" if succeeded else "Failed"), message, now)
 
     def set_pods_ready(self, key: str, ready: bool, now: float) -> None:
         """Report whether all pods are ready or succeeded; a loss after readiness starts recovery."""
         state = self.workloads.get(key)
         if state is None or state.phase != Phase.ADMITTED:
             return
+        self.pods_ready_stale = True
         if ready and not state.pods_ready:
             mark_pods_ready(state, now)
             self.recovering_since.pop(key, None)
@@ -174,6 +191,7 @@ class KueueState:
         if state.cluster_queue in self.tree.cqs:  # the ClusterQueue may be gone
             self.tree.remove_usage(state.cluster_queue, state.usage)
         self.admitted.get(state.cluster_queue, {}).pop(state.key, None)
+        self.pods_ready_stale = True
         self.queues.schedule_requeue(self.tree_members(state.cluster_queue), now)
 
     # ------------------------------------------------------------ eviction and waitForPodsReady
@@ -221,6 +239,9 @@ class KueueState:
 
     def check_pods_ready(self, now: float) -> list[Eviction]:
         """Evict every admitted workload whose pods did not become ready in time."""
+        due = self.earliest_pods_ready_deadline()
+        if due is None or due > now:  # an idle pass does not scan every admitted workload
+            return []
         evictions = []
         for cq in sorted(self.admitted):
             for key, state in sorted(self.admitted[cq].items()):
@@ -237,7 +258,14 @@ class KueueState:
 
     def next_wakeup(self) -> float | None:
         """The earliest time something happens without an outside event (requeue, backoff, timeout)."""
-        times = [t for t in (self.queues.next_wakeup(),) if t is not None]
-        for admitted in self.admitted.values():
-            times.extend(d for s in admitted.values() if (d := self.pods_ready_deadline(s)) is not None)
+        times = [t for t in (self.queues.next_wakeup(), self.earliest_pods_ready_deadline()) if t is not None]
         return min(times, default=None)
+
+    def earliest_pods_ready_deadline(self) -> float | None:
+        if not self.config.wait_for_pods_ready.enabled:
+            return None
+        if self.pods_ready_stale:
+            deadlines = (self.pods_ready_deadline(s) for a in self.admitted.values() for s in a.values())
+            self.pods_ready_due = min((d for d in deadlines if d is not None), default=None)
+            self.pods_ready_stale = False
+        return self.pods_ready_due

@@ -1,0 +1,126 @@
+"""Cost of the embedded Kueue controller's passes over a memory store. Not a test.
+
+Setup: ``--workloads`` standalone Workloads (default 10,000; 1 cpu each, no owner) spread over 20 ClusterQueues of
+100 cpu, so 2,000 are admitted and the rest wait, parked as inadmissible, as after any busy period
+(waitForPodsReady off: these Workloads have no pods); plus
+``max(--heads)`` spare ClusterQueues with free quota and no workload. The reconciler is marked as registered
+(its changes come from informer events), and events are delivered by calling its handlers, as an informer
+would.
+
+Measured:
+- **idle pass**: nothing changed since the last pass (target: <= 2 ms at 10,000 workloads);
+- **cycle with K heads**: K new Workloads, one in each of K spare ClusterQueues, arrive as events; one pass reads
+  them, runs the cycle (K heads, all admitted) and writes their status and the queues' status. The cost per
+  head should stay flat as K grows (linear in heads considered, not in the 10,000 Workloads present).
+
+Usage: ``.venv/bin/python benchmarks/kueue_controller.py [--workloads N] [--heads 10 40 160] [--repeat R]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from typing import Any
+
+from gangplane.clock import ManualClock
+from gangplane.schedulers.kueue.controller import CYCLE_KEY, KueueReconciler
+from gangplane.schedulers.kueue.podsready import WaitForPodsReady
+from gangplane.schedulers.kueue.state import KueueConfig
+from gangplane.store import catalog
+from gangplane.store.memory import MemoryStore
+
+KUEUE = "kueue.x-k8s.io/v1beta2"
+NS = "bench"
+QUEUES = 20
+
+
+def _cluster_queue(name: str, cpu: int) -> dict[str, Any]:
+    group = {"coveredResources": ["cpu"], "flavors": [{"name": "default", "resources": [
+        {"name": "cpu", "nominalQuota": cpu}]}]}  # fmt: skip
+    return {"apiVersion": KUEUE, "kind": "ClusterQueue", "metadata": {"name": name},
+            "spec": {"namespaceSelector": {}, "resourceGroups": [group]}}  # fmt: skip
+
+
+def _local_queue(name: str) -> dict[str, Any]:
+    return {"apiVersion": KUEUE, "kind": "LocalQueue", "metadata": {"name": name, "namespace": NS},
+            "spec": {"clusterQueue": name}}  # fmt: skip
+
+
+def _workload(name: str, queue: str) -> dict[str, Any]:
+    container = {"name": "c", "image": "x", "resources": {"requests": {"cpu": "1"}}}
+    pod_set = {"name": "main", "count": 1, "template": {"spec": {"containers": [container]}}}
+    return {"apiVersion": KUEUE, "kind": "Workload", "metadata": {"name": name, "namespace": NS},
+            "spec": {"queueName": queue, "podSets": [pod_set]}}  # fmt: skip
+
+
+def _settle(reconciler: KueueReconciler, clock: ManualClock) -> None:
+    for _ in range(50):
+        result = reconciler.reconcile(CYCLE_KEY)
+        if result.requeue_after is None:
+            return
+        clock.advance(result.requeue_after)
+
+
+def build(workloads: int, spare: int) -> tuple[MemoryStore, ManualClock, KueueReconciler]:
+    clock = ManualClock(1_800_000_000)
+    store = MemoryStore(clock=clock)
+    store.create(catalog.NAMESPACES, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}})
+    store.create(catalog.RESOURCE_FLAVORS, {"apiVersion": KUEUE, "kind": "ResourceFlavor",
+                                            "metadata": {"name": "default"}})  # fmt: skip
+    for i in range(QUEUES):
+        store.create(catalog.CLUSTER_QUEUES, _cluster_queue(f"cq-{i}", 100))
+        store.create(catalog.LOCAL_QUEUES, _local_queue(f"cq-{i}"))
+    for i in range(spare):
+        store.create(catalog.CLUSTER_QUEUES, _cluster_queue(f"spare-{i}", 1))
+        store.create(catalog.LOCAL_QUEUES, _local_queue(f"spare-{i}"))
+    for i in range(workloads):
+        store.create(catalog.WORKLOADS, _workload(f"wl-{i}", f"cq-{i % QUEUES}"))
+    # Standalone Workloads have no pods: waitForPodsReady would evict them all after its timeout.
+    reconciler = KueueReconciler(store, clock, config=KueueConfig(WaitForPodsReady(enabled=False)))
+    reconciler.changes.watched = True  # as after register(): passes go by events
+    _settle(reconciler, clock)
+    return store, clock, reconciler
+
+
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1000:.2f} ms"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--workloads", type=int, default=10_000)
+    parser.add_argument("--heads", type=int, nargs="+", default=[10, 40, 160])
+    parser.add_argument("--repeat", type=int, default=20)
+    args = parser.parse_args()
+    started = time.perf_counter()
+    store, _, reconciler = build(args.workloads, max(args.heads))
+    admitted = sum(len(a) for a in reconciler.core.admitted.values())
+    print(f"setup: {args.workloads} workloads ({admitted} admitted) in {time.perf_counter() - started:.1f} s")
+
+    idle = []
+    for _ in range(args.repeat):
+        t0 = time.perf_counter()
+        reconciler.reconcile(CYCLE_KEY)
+        idle.append(time.perf_counter() - t0)
+    print(f"idle pass: median {_ms(statistics.median(idle))}, max {_ms(max(idle))} (target <= 2 ms)")
+
+    for round_, heads in enumerate(args.heads):
+        for i in range(heads):
+            obj = store.create(catalog.WORKLOADS, _workload(f"new-{round_}-{i}", f"spare-{i}"))
+            reconciler.changes.workload(obj)
+        t0 = time.perf_counter()
+        reconciler.reconcile(CYCLE_KEY)
+        took = time.perf_counter() - t0
+        admitted_now = sum(1 for i in range(heads) if f"{NS}/new-{round_}-{i}" in reconciler.core.admitted.get(
+            f"spare-{i}", {}))  # fmt: skip
+        print(f"cycle with {heads:4d} heads: {_ms(took)} total, {_ms(took / heads)} per head "
+              f"({admitted_now} admitted)")  # fmt: skip
+        for i in range(heads):  # free the spare queues for the next round
+            store.delete(catalog.WORKLOADS, NS, f"new-{round_}-{i}")
+            reconciler.changes.mark(f"{NS}/new-{round_}-{i}")
+        reconciler.reconcile(CYCLE_KEY)
+
+
+if __name__ == "__main__":
+    main()

@@ -18,7 +18,7 @@ import numpy as np
 from gangplane.api.scheduling import coscheduling as cs
 from gangplane.clock import parse_rfc3339, rfc3339
 from gangplane.schedulers.base import PendingReason, Status
-from gangplane.schedulers.core.objects import TERMINAL_PHASES, pod_key
+from gangplane.schedulers.core.objects import BROKEN_INPUT, TERMINAL_PHASES, pod_key
 from gangplane.schedulers.core.resources import PODS, amounts
 from gangplane.schedulers.core.snapshot import Snapshot
 
@@ -63,6 +63,22 @@ class GroupSpec:
             timeout_seconds=int(timeout) if timeout else args.permit_waiting_time_seconds or 60,
             created=parse_rfc3339(stamp) if stamp else 0.0,
         )
+
+
+INVALID_POD_GROUP = "InvalidPodGroup"
+
+
+def group_specs(objs: Iterable[Obj], args: CoschedulingArgs) -> dict[str, GroupSpec | tuple[str, str]]:
+    """Each PodGroup's spec, or ``(message, reason)`` for a malformed one: only its own pods wait on it."""
+    out: dict[str, GroupSpec | tuple[str, str]] = {}
+    for obj in objs:
+        meta = obj.get("metadata") or {}
+        key = f"{meta.get('namespace') or 'default'}/{meta.get('name')}"
+        try:
+            out[key] = GroupSpec.of(obj, args)
+        except BROKEN_INPUT as err:
+            out[key] = (f"PodGroup {key} is malformed: {err}", INVALID_POD_GROUP)
+    return out
 
 
 @dataclass(slots=True)
@@ -202,11 +218,13 @@ def member_keys(members: Sequence[Obj]) -> tuple[str, ...]:
 
 
 __all__ = [
+    "INVALID_POD_GROUP",
     "CoschedulingArgs",
     "GroupBackoff",
     "GroupSpec",
     "active_members",
     "group_of",
+    "group_specs",
     "members_by_group",
     "pod_group_status",
     "prefilter_members",

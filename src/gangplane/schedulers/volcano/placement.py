@@ -56,6 +56,7 @@ def try_place(session: Session, job: Job, allowed: Mask | None = None) -> Attemp
     tasks, refusal = quota_allowed(session, job)
     if len(tasks) < max(missing, 1):
         return Attempt(False, message=_short_of_quota(job, missing, len(tasks), refusal))
+    token = session.snapshot.checkpoint()
     result = place_gang(
         session.snapshot,
         [t.pod for t in tasks],
@@ -67,11 +68,32 @@ def try_place(session: Session, job: Job, allowed: Mask | None = None) -> Attemp
         return Attempt(False, message=result.message)
     by_key = {t.pod.key: t for t in tasks}
     placed = [(by_key[b.pod_key], session.snapshot.node_position(b.node)) for b in result.bindings]
-    if missing and len(placed) > missing:  # stop at the gang minimum; extras compete again later
-        for task, _ in placed[missing:]:
+    kept, short = _kept(job, placed, missing)
+    if short:  # minTaskMember: never bind a gang short of a role's minimum (e.g. its master)
+        session.snapshot.rollback(token)
+        return Attempt(False, message=f"minTaskMember not met: {short}")
+    kept_keys = {task.pod.key for task, _ in kept}
+    for task, _ in placed:
+        if task.pod.key not in kept_keys:
             session.snapshot.forget(task.pod.key)
-        placed = placed[:missing]
-    return Attempt(True, placed)
+    return Attempt(True, kept)
+
+
+def _kept(job: Job, placed: list[tuple[Task, int]], missing: int) -> tuple[list[tuple[Task, int]], str]:
+    """The placements to keep: each role's missing minimum first, then others up to the gang minimum (all of
+    them for a ready job growing elastically); and what is still short of ``minTaskMember``, if anything."""
+    if not missing:
+        return placed, ""
+    deficits = job.role_deficits()
+    first = []
+    for item in placed:
+        if deficits.get(item[0].role, 0) > 0:
+            deficits[item[0].role] -= 1
+            first.append(item)
+    short = ", ".join(f"role {r!r} needs {n} more" for r, n in sorted(deficits.items()) if n > 0)
+    taken = {task.pod.key for task, _ in first}
+    rest = [item for item in placed if item[0].pod.key not in taken]
+    return [*first, *rest][: max(missing, len(first))], short
 
 
 def _short_of_quota(job: Job, missing: int, admitted: int, refusal: str) -> str:

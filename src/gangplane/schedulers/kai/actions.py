@@ -11,6 +11,7 @@ of one); the evicting job is pipelined onto the room and bound in a later cycle.
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import cmp_to_key
 
 from gangplane.schedulers.base import Eviction
 from gangplane.schedulers.kai import placement
@@ -39,9 +40,8 @@ def _waiting(session: KaiSession) -> dict[str, list[KaiJob]]:
 def allocate(session: KaiSession) -> None:
     per_queue = _waiting(session)
     while per_queue:
-        queue = min(
-            per_queue, key=lambda q: session.book.order_key(q, session.request(per_queue[q][0].pending()))
-        )
+        heads = [(q, session.request(jobs[0].pending())) for q, jobs in per_queue.items()]
+        queue = min(heads, key=cmp_to_key(session.book.compare))[0]
         job = per_queue[queue].pop(0)
         if not per_queue[queue]:
             del per_queue[queue]
@@ -98,10 +98,13 @@ def _restore(session: KaiSession, victim: KaiJob, removed: list[tuple[str, int]]
     )
 
 
+Taken = list[tuple[KaiJob, list[tuple[str, int]]]]  # victims with the (pod, node row) removals to undo
+
+
 def _search(
     session: KaiSession, job: KaiJob, victims: list[KaiJob], accept: Callable[[KaiJob], bool]
-) -> list[KaiJob] | None:
-    taken: list[tuple[KaiJob, list[tuple[str, int]]]] = []
+) -> Taken | None:
+    taken: Taken = []
     for victim in victims:
         if accept(victim):
             taken.append((victim, _remove(session, victim)))
@@ -116,8 +119,8 @@ def _search(
         if _fits(session, job):
             taken.remove((victim, removed))
         else:
-            _remove(session, victim)
-    return [victim for victim, _ in taken]
+            taken[taken.index((victim, removed))] = (victim, _remove(session, victim))
+    return taken
 
 
 def _evict(
@@ -140,7 +143,14 @@ def _evict(
 
 
 def _running(session: KaiSession, job: KaiJob) -> bool:
-    return any(m.running for m in job.members) and job.key not in session.pipelined
+    """A possible victim: holds resources, and is neither pipelined nor bound in this cycle (evicting a pod
+    in the cycle that binds it would only make the two writes race, and lets two jobs evict each other
+    cycle after cycle)."""
+    return (
+        any(m.running for m in job.members)
+        and job.key not in session.pipelined
+        and job.key not in session.bound_now
+    )
 
 
 def _terminating(session: KaiSession) -> list[Member]:
@@ -166,8 +176,7 @@ def _newest_first(jobs: list[KaiJob]) -> list[KaiJob]:
 
 def _reclaim_rule(session: KaiSession, job: KaiJob, request: Res) -> Callable[[KaiJob], bool]:
     def accept(victim: KaiJob) -> bool:
-        held = session.request([m for m in victim.members if m.running])
-        return session.book.reclaimable(job.queue, request, victim.queue, held)
+        return session.book.reclaimable(job.queue, request, victim.queue)
 
     return accept
 
@@ -189,18 +198,20 @@ def _base_rank(session: KaiSession) -> dict[str, int]:
 def _reclaim_victims(
     session: KaiSession, job: KaiJob, by_queue: dict[str, list[KaiJob]], rank: dict[str, int]
 ) -> list[KaiJob]:
-    """Running preemptible jobs of other queues, the highest dominant share first, then lower priority.
-    Queues within their quota are left out up front: ``reclaimable`` refuses all their jobs for the whole
-    search (releasing victims never raises a queue's allocation)."""
+    """Running preemptible jobs of other queues, by the queue comparator reversed (over fair share first,
+    lower queue priority, larger dominant share), then lower job priority, then newest. Queues whose
+    leveled ancestor is within quota are left out up front: neither strategy accepts a queue at or below
+    its deserved share, and releasing victims never raises an allocation."""
+    book = session.book
     victims = [
         v
         for queue, jobs in by_queue.items()
-        if queue != job.queue and not session.book.within_quota(queue)
+        if queue != job.queue and not book.within_quota(book.leveled(job.queue, queue)[1])
         for v in jobs
         if _running(session, v)
     ]
-    shares = {q: session.book.dominant_share(q) for q in {v.queue for v in victims}}
-    victims.sort(key=lambda v: (-shares[v.queue], v.priority, rank[v.key]))
+    keys = {q: book.victim_order_key(book.leveled(job.queue, q)[1]) for q in {v.queue for v in victims}}
+    victims.sort(key=lambda v: (keys[v.queue], v.priority, rank[v.key]))
     return victims
 
 
@@ -210,18 +221,20 @@ def reclaim(session: KaiSession) -> None:
     rank = _base_rank(session)
     for job in _starving(session):
         request = session.request(placement.needed_members(job) or [])
-        if not job.preemptible:
-            continue  # non-preemptible work never triggers reclaim (kai.md §6)
-        if (refusal := session.book.reclaim_refusal(job.queue, request)) is not None:
+        # non-preemptible work may reclaim too, within its queue's deserved quota (kai.md §6)
+        if (refusal := session.book.reclaim_refusal(job.queue, request, job.preemptible)) is not None:
             _explain(session, job, f"no reclaim: {refusal}")
             continue
         if _waiting_for_releasing(session, job, releasing):
             continue
         victims = _reclaim_victims(session, job, by_queue, rank)
-        if (
-            chosen := _search(session, job, victims, _reclaim_rule(session, job, request))
-        ) is not None and chosen:
-            _evict(session, job, chosen, "Reclaimed", releasing)
+        chosen = _search(session, job, victims, _reclaim_rule(session, job, request))
+        if chosen and (refusal := session.book.boundary_refusal(job.queue, request, job.preemptible)):
+            for victim, removed in reversed(chosen):
+                _restore(session, victim, removed)
+            _explain(session, job, f"no reclaim: {refusal}")
+        elif chosen:
+            _evict(session, job, [victim for victim, _ in chosen], "Reclaimed", releasing)
 
 
 def _explain(session: KaiSession, job: KaiJob, why: str) -> None:
@@ -241,8 +254,8 @@ def preempt(session: KaiSession) -> None:
             v for v in by_queue.get(job.queue, []) if v.priority < job.priority and _running(session, v)
         ]
         victims.sort(key=lambda v: v.priority)  # stable: newest first within a priority
-        if (chosen := _search(session, job, victims, lambda v: True)) is not None and chosen:
-            _evict(session, job, chosen, "Preempted", releasing)
+        if chosen := _search(session, job, victims, lambda v: True):
+            _evict(session, job, [victim for victim, _ in chosen], "Preempted", releasing)
 
 
 ACTIONS: dict[str, Callable[[KaiSession], None]] = {

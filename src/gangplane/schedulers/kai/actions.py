@@ -10,10 +10,13 @@ of one); the evicting job is pipelined onto the room and bound in a later cycle.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from functools import cmp_to_key
+from heapq import merge
+from itertools import groupby
 
 from gangplane.schedulers.base import Eviction
+from gangplane.schedulers.core.headroom import Headroom, VictimSearch, single_shape
 from gangplane.schedulers.kai import placement
 from gangplane.schedulers.kai.gangs import satisfied
 from gangplane.schedulers.kai.model import KaiJob, Member, Res
@@ -72,7 +75,7 @@ def _starving(session: KaiSession) -> list[KaiJob]:
 
 def _fits(session: KaiSession, job: KaiJob) -> bool:
     token = session.snapshot.checkpoint()
-    ok = placement.place(session, job).ok
+    ok = placement.place(session, job, explain=False).ok
     session.snapshot.rollback(token)
     return ok
 
@@ -102,25 +105,28 @@ Taken = list[tuple[KaiJob, list[tuple[str, int]]]]  # victims with the (pod, nod
 
 
 def _search(
-    session: KaiSession, job: KaiJob, victims: list[KaiJob], accept: Callable[[KaiJob], bool]
+    session: KaiSession, job: KaiJob, victims: Iterable[KaiJob], accept: Callable[[KaiJob], bool]
 ) -> Taken | None:
-    taken: Taken = []
-    for victim in victims:
-        if accept(victim):
-            taken.append((victim, _remove(session, victim)))
-            if _fits(session, job):
-                break
-    else:
-        for victim, removed in reversed(taken):
-            _restore(session, victim, removed)
-        return None
-    for victim, removed in list(reversed(taken[:-1])):
-        _restore(session, victim, removed)
-        if _fits(session, job):
-            taken.remove((victim, removed))
-        else:
-            taken[taken.index((victim, removed))] = (victim, _remove(session, victim))
-    return taken
+    """The victims to evict so ``job`` fits, already removed from snapshot and book; ``None`` (nothing
+    changed) when all acceptable victims together are not enough (``core.headroom.VictimSearch``)."""
+    members = placement.needed_members(job) or []
+    one_shape = not job.topology and single_shape([m.pod for m in members])
+    return VictimSearch[KaiJob, list[tuple[str, int]]](
+        take=lambda victim: _remove(session, victim),
+        give_back=lambda victim, removed: _restore(session, victim, removed),
+        fits=lambda: _fits(session, job),
+        rows=lambda victim: _rows(session, victim),
+        independent=lambda victim: session.book.independent(job.queue, victim.queue, job.preemptible),
+        room=Headroom(session.snapshot, members[0].pod) if one_shape else None,
+        needed=placement.needed_members_count(job, members),
+        exact=one_shape,
+    ).run(victims, accept)
+
+
+def _rows(session: KaiSession, victim: KaiJob) -> list[int]:
+    return [
+        row for m in victim.members if m.running and (row := session.snapshot.location(m.pod.key)) is not None
+    ]
 
 
 def _evict(
@@ -197,28 +203,28 @@ def _base_rank(session: KaiSession) -> dict[str, int]:
 
 def _reclaim_victims(
     session: KaiSession, job: KaiJob, by_queue: dict[str, list[KaiJob]], rank: dict[str, int]
-) -> list[KaiJob]:
+) -> Iterator[KaiJob]:
     """Running preemptible jobs of other queues, by the queue comparator reversed (over fair share first,
     lower queue priority, larger dominant share), then lower job priority, then newest. Queues whose
     leveled ancestor is within quota are left out up front: neither strategy accepts a queue at or below
-    its deserved share, and releasing victims never raises an allocation."""
+    its deserved share, and releasing victims never raises an allocation. ``by_queue`` lists are already in
+    (priority, newest) order; queues of equal rank are merged lazily, since a search usually stops early."""
     book = session.book
-    victims = [
-        v
-        for queue, jobs in by_queue.items()
-        if queue != job.queue and not book.within_quota(book.leveled(job.queue, queue)[1])
-        for v in jobs
-        if _running(session, v)
-    ]
-    keys = {q: book.victim_order_key(book.leveled(job.queue, q)[1]) for q in {v.queue for v in victims}}
-    victims.sort(key=lambda v: (keys[v.queue], v.priority, rank[v.key]))
-    return victims
+    queues = [q for q in by_queue if q != job.queue and not book.within_quota(book.leveled(job.queue, q)[1])]
+    keys = {q: book.victim_order_key(book.leveled(job.queue, q)[1]) for q in queues}
+    for _, tier in groupby(sorted(queues, key=keys.__getitem__), key=keys.__getitem__):
+        for victim in merge(*(by_queue[q] for q in tier), key=lambda v: (v.priority, rank[v.key])):
+            if _running(session, victim):
+                yield victim
 
 
 def reclaim(session: KaiSession) -> None:
     releasing = _terminating(session)
-    by_queue = _preemptible_by_queue(session)
     rank = _base_rank(session)
+    by_queue = {
+        q: sorted(jobs, key=lambda v: (v.priority, rank[v.key]))
+        for q, jobs in _preemptible_by_queue(session).items()
+    }
     for job in _starving(session):
         request = session.request(placement.needed_members(job) or [])
         # non-preemptible work may reclaim too, within its queue's deserved quota (kai.md §6)

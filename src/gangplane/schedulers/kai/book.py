@@ -203,6 +203,13 @@ class KaiBook:
                 return _message(queue, "fair share", state.fair[r], state.allocated[r], request[r], r)
         return None if preemptible else self._non_preemptible_refusal(self.chain(name), request)
 
+    def independent(self, job_queue: str, victim_queue: str, preemptible: bool) -> bool:
+        """Moving a victim of ``victim_queue`` cannot change whether the job's own capacity checks pass:
+        another queue whose shared ancestors set no limit, and preemptible work (no quota check)."""
+        shared = set(self.chain(job_queue)) & set(self.chain(victim_queue))
+        unlimited = all(np.all(np.isinf(self.states[q].queue.max_allowed())) for q in shared)
+        return job_queue != victim_queue and preemptible and unlimited
+
     def leveled(self, reclaimer: str, victim: str) -> tuple[str, str]:
         """The reclaimer's and the victim's ancestors at the first level where their paths differ
         (``getLeveledQueues``): siblings are what the strategies compare."""

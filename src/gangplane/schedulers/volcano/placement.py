@@ -50,7 +50,7 @@ def quota_allowed(session: Session, job: Job) -> tuple[list[Task], str]:
     return admitted, refusal
 
 
-def try_place(session: Session, job: Job, allowed: Mask | None = None) -> Attempt:
+def try_place(session: Session, job: Job, allowed: Mask | None = None, explain: bool = True) -> Attempt:
     """Assume enough tasks to make ``job`` ready (or, if ready, every admitted task that fits), or nothing."""
     missing = needed(job)
     tasks, refusal = quota_allowed(session, job)
@@ -63,6 +63,7 @@ def try_place(session: Session, job: Job, allowed: Mask | None = None) -> Attemp
         min_member=max(missing, 1),
         strategy=session.config.strategy,
         allowed=allowed,
+        explain=explain,
     )
     if not result.ok:
         return Attempt(False, message=result.message)
@@ -157,10 +158,11 @@ def try_place_in_topology(session: Session, job: Job) -> Attempt:
     return Attempt(False, message=f"no HyperNode of tier ≤ {tier} can hold the gang ({tried} tried){detail}")
 
 
-def place(session: Session, job: Job) -> Attempt:
+def place(session: Session, job: Job, explain: bool = True) -> Attempt:
+    """``explain=False``: the failure message may be empty (victim searches only need the outcome)."""
     if job.topology is not None:
         return try_place_in_topology(session, job)
-    return try_place(session, job)
+    return try_place(session, job, explain=explain)
 
 
 def commit(session: Session, job: Job, attempt: Attempt) -> None:

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from gangplane.schedulers.base import Eviction
+from gangplane.schedulers.core.headroom import Headroom, VictimSearch, single_shape
 from gangplane.schedulers.core.objects import NEVER, PodInfo
 from gangplane.schedulers.volcano import placement
 from gangplane.schedulers.volcano.jobs import Job, Task, TaskStatus
@@ -83,9 +84,13 @@ def _restore(session: Session, unit: Unit, removed: list[tuple[PodInfo, int]]) -
         session.book.allocate(unit.job.queue, session.qvec(task.pod.requests))
 
 
+def _rows(session: Session, unit: Unit) -> list[int]:
+    return [row for t in unit.tasks if (row := session.snapshot.location(t.pod.key)) is not None]
+
+
 def _fits(session: Session, job: Job) -> bool:
     token = session.snapshot.checkpoint()
-    ok = placement.place(session, job).ok
+    ok = placement.place(session, job, explain=False).ok
     session.snapshot.rollback(token)
     return ok
 
@@ -94,25 +99,20 @@ def search(
     session: Session, job: Job, units: Iterable[Unit], accept: Callable[[Unit], bool]
 ) -> list[Unit] | None:
     """The units to evict so ``job`` fits, already removed from snapshot and book; ``None`` (nothing
-    changed) when all acceptable units together are not enough."""
-    taken: list[tuple[Unit, list[tuple[PodInfo, int]]]] = []
-    for unit in units:
-        if not accept(unit):
-            continue
-        taken.append((unit, _remove(session, unit)))
-        if _fits(session, job):
-            break
-    else:
-        for unit, removed in reversed(taken):
-            _restore(session, unit, removed)
-        return None
-    for unit, removed in list(reversed(taken[:-1])):
-        _restore(session, unit, removed)
-        if _fits(session, job):
-            taken.remove((unit, removed))
-        else:
-            _remove(session, unit)
-    return [unit for unit, _ in taken]
+    changed) when all acceptable units together are not enough (``core.headroom.VictimSearch``)."""
+    pods = [t.pod for t in job.pending() if not t.best_effort]
+    one_shape = job.topology is None and single_shape(pods)
+    run = VictimSearch[Unit, list[tuple[PodInfo, int]]](
+        take=lambda unit: _remove(session, unit),
+        give_back=lambda unit, removed: _restore(session, unit, removed),
+        fits=lambda: _fits(session, job),
+        rows=lambda unit: _rows(session, unit),
+        independent=lambda unit: unit.job.queue != job.queue and not session.config.hierarchical,
+        room=Headroom(session.snapshot, pods[0]) if one_shape else None,
+        needed=max(placement.needed(job), 1),
+        exact=one_shape and not job.min_task_member,  # roles make the kept subset matter, not only its size
+    ).run(units, accept)
+    return None if run is None else [unit for unit, _ in run]
 
 
 def evict(session: Session, job: Job, units: list[Unit], reason: str, releasing: list[Task]) -> None:

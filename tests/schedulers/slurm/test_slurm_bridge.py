@@ -318,3 +318,10 @@ def test_binds_never_share_a_node_or_reuse_one_hosting_a_group_pod(
     assert len(targets) == len(set(targets))
     assert not hosting & set(targets)
     assert all(b.slurm_node in allocated for b in binds)
+
+
+def test_min_nodes_below_the_gang_minimum_is_raised_to_it() -> None:
+    # A 3-pod gang with min-nodes 2 must not start on 2 Slurm nodes and finish short of a member (issue #16).
+    notes = {"slurmjob.slinky.slurm.net/min-nodes": "2"}
+    (submit,) = decide(view(group("train", pods(3), annotations=notes)))
+    assert isinstance(submit, Submit) and (submit.spec.min_nodes, submit.spec.max_nodes) == (3, 3)

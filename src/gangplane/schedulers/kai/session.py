@@ -83,11 +83,24 @@ def group_name(pod: Mapping[str, Any]) -> str | None:
     return f"{meta.get('namespace') or 'default'}/{name}" if name else None
 
 
-def _derived_key(pod: PodInfo, jobsets: Mapping[str, Mapping[str, Any]]) -> tuple[str, Mapping[str, Any]]:
-    """The pod-grouper's PodGroup for a pod that names none: its JobSet's, else a one-pod group."""
+def _derived_key(
+    pod: PodInfo, jobsets: Mapping[str, Mapping[str, Any]], classes: PriorityClasses
+) -> tuple[str, Mapping[str, Any] | tuple[str, str]]:
+    """The pod-grouper's PodGroup for a pod that names none: its JobSet's, else a one-pod group; or
+    ``(reason, message)`` where KAI's grouper fails for the JobSet."""
+    exists = lambda name: name in classes.values or name in classes.invalid  # noqa: E731
     jobset = jobsets.get(f"{pod.namespace}/{pod.labels.get(model.JOBSET_NAME_LABEL, '')}")
-    pg = model.jobset_pod_group(jobset) if jobset is not None else model.default_pod_group(pod)
-    return f"{pod.namespace}/{pg['metadata']['name']}", pg
+    if jobset is None:
+        pg = model.default_pod_group(pod, exists)
+        return f"{pod.namespace}/{pg['metadata']['name']}", pg
+    found = model.jobset_pod_group(jobset, pod, exists)
+    if found is None:
+        meta = jobset.get("metadata") or {}
+        key = f"{pod.namespace}/{meta.get('name')}"
+        annotation = kai.BATCH_MIN_MEMBER_ANNOTATION
+        message = f"KAI's pod-grouper cannot group JobSet {key}: {annotation} must be a base-10 integer >= 1"
+        return f"{key}:grouper", ("PodGrouperFailed", message)
+    return f"{pod.namespace}/{found['metadata']['name']}", found
 
 
 def _pod(view: ClusterView, obj: Mapping[str, Any], pending: Mapping[str, PodInfo]) -> PodInfo | None:
@@ -134,9 +147,9 @@ def _jobs(view: ClusterView, config: KaiConfig) -> tuple[dict[str, KaiJob], Left
             continue
         key = group_name(obj)
         if key is None:
-            key, pg = _derived_key(info, jobsets)
+            key, pg = _derived_key(info, jobsets, classes)
             if key not in built:
-                built[key] = _job(pg, classes, derived=True)
+                built[key] = pg if isinstance(pg, tuple) else _job(pg, classes, derived=True)
         job = built.get(key)
         if isinstance(job, KaiJob):
             _add_member(job, obj, info)

@@ -167,6 +167,7 @@ class SlurmJob:
     comment: str = ""
     exit_code: int = 0
     nodes: tuple[str, ...] = field(default=())  # expanded nodelist, in allocation order
+    user: str = ""  # the submitting user's name ("" when Slurm did not say)
 
 
 def _number(value: Any) -> int:
@@ -200,6 +201,7 @@ def job_from_json(raw: Mapping[str, Any]) -> SlurmJob:
         partition=str(raw.get("partition") or ""),
         comment=str(raw.get("comment") or ""),
         exit_code=_exit_code(raw.get("exit_code")),
+        user=str(raw.get("user_name") or ""),
     )
 
 
@@ -243,6 +245,7 @@ def job_from_scontrol(fields: Mapping[str, str]) -> SlurmJob:
         partition=fields.get("Partition", ""),
         comment="" if fields.get("Comment") == "(null)" else fields.get("Comment", ""),
         exit_code=int(exit_code) if exit_code.isdigit() else 0,
+        user=fields.get("UserId", "").split("(", 1)[0],  # "alice(1000)"
     )
 
 

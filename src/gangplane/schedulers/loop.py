@@ -309,6 +309,8 @@ class SchedulerLoop:
         for write in result.status_writes:
             self._guard(partial(self._write_status, write))
         for reason in result.pending:
+            if reason.status == Status.SKIP:  # not this scheduler's business: leave the pod's condition alone
+                continue
             for key in reason.pod_keys:
                 self._guard(partial(self._mark_pending, key, reason, now))
 

@@ -487,6 +487,36 @@ def test_kai_reclaims_over_quota_work_for_a_queue_within_its_quota(
     assert invariants.violations == []
 
 
+def test_kai_non_preemptible_job_reclaims_within_its_quota(
+    cluster_factory: Callable[[ClusterConfig], Cluster],
+) -> None:
+    # As above, but team-b's job is non-preemptible (label kai.scheduler/preemptibility): it may reclaim since
+    # team-b's non-preemptible allocation (0) plus its 4 GPUs stays within team-b's quota of 4
+    # (reclaimable.go CanReclaimResources; issue #16 — it used to wait forever).
+    cluster = cluster_factory(gpu_nodes(2, 4))
+    cluster.create(kai_queue("dept", -1))
+    cluster.create(kai_queue("team-a", 4, parent="dept"))
+    cluster.create(kai_queue("team-b", 4, parent="dept"))
+    cluster.create(runtime("kai", kai.SCHEDULER_NAME))
+    over = ["over-0", "over-1"]
+    with Invariants(cluster, {**dict.fromkeys(over, 2), "steady": 2}) as invariants:
+        for name in over:
+            job = trainjob(name, "kai", nodes=2, gpus=2, seconds=30, labels={kai.QUEUE_LABEL: "team-a"})
+            cluster.create(job)
+        wait_for(
+            lambda: sum(gpus_by_job(cluster).values()) == 8, timeout=30, what="team-a to fill the cluster"
+        )
+        first = {name: {p["metadata"]["uid"] for p in cluster.pods(name)} for name in over}
+        labels = {kai.QUEUE_LABEL: "team-b", kai.PREEMPTIBILITY_LABEL: "non-preemptible"}
+        cluster.create(trainjob("steady", "kai", nodes=2, gpus=2, seconds=2, labels=labels))
+        wait_for(
+            lambda: gpus_by_job(cluster)["steady"] == 4, timeout=30, what="the non-preemptible gang to run"
+        )
+        assert evicted_since(cluster, first)  # team-a gave room back
+        assert outcome(cluster, "steady", timeout=60) == "Complete"
+    assert invariants.violations == []
+
+
 # -- 5. Several schedulers on one cluster, sharing node accounting ------------------------------------------
 def test_coscheduling_volcano_and_kai_share_one_cluster(
     cluster_factory: Callable[[ClusterConfig], Cluster],

@@ -42,6 +42,7 @@ def _waiting(session: KaiSession) -> dict[str, list[KaiJob]]:
 
 def allocate(session: KaiSession) -> None:
     per_queue = _waiting(session)
+    releasing = _terminating(session)
     while per_queue:
         heads = [(q, session.request(jobs[0].pending())) for q, jobs in per_queue.items()]
         queue = min(heads, key=cmp_to_key(session.book.compare))[0]
@@ -49,14 +50,36 @@ def allocate(session: KaiSession) -> None:
         if not per_queue[queue]:
             del per_queue[queue]
         attempt = placement.place(session, job)
-        if not attempt.ok:
+        if not attempt.ok and not _pipeline(session, job, releasing):
             session.reasons[job.key] = (attempt.reason, attempt.message)
+        if not attempt.ok:
             continue
         placement.commit(session, job, attempt)
         session.reasons.pop(job.key, None)
         if job.pending():
             per_queue.setdefault(queue, []).append(job)
             per_queue[queue].sort(key=job_order)
+
+
+def _pipeline(session: KaiSession, job: KaiJob, releasing: list[Member]) -> bool:
+    """Allocate's pipelining (kai.md §5): a job that fits once terminating pods are gone keeps that room for
+    this cycle — assumed beside the terminating pods, so no job after it in the order takes the room a
+    reclaim or preemption freed for it — and binds in a later cycle."""
+    present = [(m, row) for m in releasing if (row := session.snapshot.location(m.pod.key)) is not None]
+    if not present:
+        return False
+    for member, _ in present:
+        session.snapshot.forget(member.pod.key)
+    attempt = placement.place(session, job, explain=False)
+    for member, row in present:
+        session.snapshot.assume(member.pod, row)
+    if not attempt.ok:
+        return False
+    for member, _ in attempt.placed:
+        session.book.allocate(job.queue, session.units(member.pod), job.preemptible)
+    session.pipelined.add(job.key)
+    session.reasons[job.key] = ("Pipelined", f"waiting for {len(present)} terminating pods")
+    return True
 
 
 # ---------------------------------------------------------------- evictions

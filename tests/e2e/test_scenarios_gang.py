@@ -442,27 +442,30 @@ def _get(cluster: Cluster, rt: Any, name: str) -> Object | None:
 
 
 # -- 4. KAI: over-quota work reclaimed when a queue under its quota submits -----------------------------------
-def test_kai_reclaims_over_quota_work_for_a_queue_within_its_quota(
-    cluster_factory: Callable[[ClusterConfig], Cluster],
-) -> None:
-    # 8 GPUs; team-a and team-b each have a quota of 4 under dept. team-a runs two gangs of 2 × 2 GPUs (4
-    # over its quota; priority class "train", 50 < 100, so preemptible). team-b submits 2 × 2 GPUs, within
-    # its quota: one team-a gang is evicted whole and team-b's runs.
-    cluster = cluster_factory(gpu_nodes(2, 4))
+OVER = ["over-0", "over-1"]
+
+
+def kai_teams_filled_by_team_a(cluster: Cluster) -> dict[str, set[str]]:
+    """8 GPUs; team-a and team-b each have a quota of 4 under dept; team-a fills the cluster with two gangs of
+    2 × 2 GPUs (4 over its quota; priority class "train", 50 < 100, so preemptible). The gangs' pod UIDs."""
     cluster.create(kai_queue("dept", -1))
     cluster.create(kai_queue("team-a", 4, parent="dept"))
     cluster.create(kai_queue("team-b", 4, parent="dept"))
     cluster.create(runtime("kai", kai.SCHEDULER_NAME))
-    over = ["over-0", "over-1"]
+    for name in OVER:
+        cluster.create(trainjob(name, "kai", nodes=2, gpus=2, seconds=30, labels={kai.QUEUE_LABEL: "team-a"}))
+    wait_for(lambda: sum(gpus_by_job(cluster).values()) == 8, timeout=30, what="team-a to fill the cluster")
+    return {name: {p["metadata"]["uid"] for p in cluster.pods(name)} for name in OVER}
+
+
+def test_kai_reclaims_over_quota_work_for_a_queue_within_its_quota(
+    cluster_factory: Callable[[ClusterConfig], Cluster],
+) -> None:
+    # team-b submits 2 × 2 GPUs, within its quota: one team-a gang is evicted whole and team-b's runs.
+    cluster = cluster_factory(gpu_nodes(2, 4))
+    over = OVER
     with Invariants(cluster, {**dict.fromkeys(over, 2), "within": 2}) as invariants:
-        for name in over:
-            cluster.create(
-                trainjob(name, "kai", nodes=2, gpus=2, seconds=30, labels={kai.QUEUE_LABEL: "team-a"})
-            )
-        wait_for(
-            lambda: sum(gpus_by_job(cluster).values()) == 8, timeout=30, what="team-a to fill the cluster"
-        )
-        first = {name: {p["metadata"]["uid"] for p in cluster.pods(name)} for name in over}
+        first = kai_teams_filled_by_team_a(cluster)
         job = trainjob("within", "kai", nodes=2, gpus=2, seconds=4, labels={kai.QUEUE_LABEL: "team-b"})
         cluster.create(job)
         wait_for(lambda: gpus_by_job(cluster)["within"] == 4, timeout=30, what="team-b's gang to run")
@@ -494,19 +497,8 @@ def test_kai_non_preemptible_job_reclaims_within_its_quota(
     # team-b's non-preemptible allocation (0) plus its 4 GPUs stays within team-b's quota of 4
     # (reclaimable.go CanReclaimResources; issue #16 — it used to wait forever).
     cluster = cluster_factory(gpu_nodes(2, 4))
-    cluster.create(kai_queue("dept", -1))
-    cluster.create(kai_queue("team-a", 4, parent="dept"))
-    cluster.create(kai_queue("team-b", 4, parent="dept"))
-    cluster.create(runtime("kai", kai.SCHEDULER_NAME))
-    over = ["over-0", "over-1"]
-    with Invariants(cluster, {**dict.fromkeys(over, 2), "steady": 2}) as invariants:
-        for name in over:
-            job = trainjob(name, "kai", nodes=2, gpus=2, seconds=30, labels={kai.QUEUE_LABEL: "team-a"})
-            cluster.create(job)
-        wait_for(
-            lambda: sum(gpus_by_job(cluster).values()) == 8, timeout=30, what="team-a to fill the cluster"
-        )
-        first = {name: {p["metadata"]["uid"] for p in cluster.pods(name)} for name in over}
+    with Invariants(cluster, {**dict.fromkeys(OVER, 2), "steady": 2}) as invariants:
+        first = kai_teams_filled_by_team_a(cluster)
         labels = {kai.QUEUE_LABEL: "team-b", kai.PREEMPTIBILITY_LABEL: "non-preemptible"}
         cluster.create(trainjob("steady", "kai", nodes=2, gpus=2, seconds=2, labels=labels))
         wait_for(

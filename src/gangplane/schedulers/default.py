@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gangplane.api.scheduling import coscheduling as cs
+from gangplane.api.scheduling.slurm import SCHEDULER_NAME as SLURM_BRIDGE
 from gangplane.clock import rfc3339
 from gangplane.schedulers import coscheduling as cos
 from gangplane.schedulers.base import ClusterView, CycleResult, Eviction, PendingReason, Status, StatusWrite
@@ -197,11 +198,13 @@ class DefaultScheduler:
         return writes
 
     def _owns(self, group: Sequence[Mapping[str, Any]]) -> bool:
-        if not group:
+        """The scheduler-plugins controller keeps every PodGroup's phase: here the instance whose pods the
+        group holds, and ``scheduler-plugins-scheduler`` for groups with no pods yet or whose pods Slurm
+        Bridge places (its PodGroup phase then follows the Slurm job through the pods)."""
+        names = {(p.get("spec") or {}).get("schedulerName") or DEFAULT_SCHEDULER for p in group}
+        if not names or names == {SLURM_BRIDGE}:
             return self._name == cs.SCHEDULER_NAME
-        return any(
-            ((p.get("spec") or {}).get("schedulerName") or DEFAULT_SCHEDULER) == self._name for p in group
-        )
+        return self._name in names
 
 
 def _keys(pods: Sequence[PodInfo]) -> tuple[str, ...]:

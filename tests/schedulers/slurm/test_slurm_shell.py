@@ -167,6 +167,22 @@ def test_an_unreachable_controller_changes_nothing(
     result = bridge.reconcile(("", "slurm-bridge"))
     assert result.requeue_after == bridge.poll_interval
     assert store.list(PODS).resource_version == before  # no pod deleted because squeue failed
+    assert group_condition(store, "train")["reason"] == Reason.ALLOCATED  # running groups keep theirs
+
+
+def test_an_unreachable_controller_shows_on_waiting_groups(
+    store: MemoryStore, scripted: ScriptedSlurm, bridge: SlurmBridge
+) -> None:
+    scripted.down = True
+    create_group(store, "train", 2)
+    wait_until(lambda: caught_up(bridge, store), 5, "informer caches")
+    bridge.reconcile(("", "slurm-bridge"))
+    condition = group_condition(store, "train")
+    assert (condition["status"], condition["reason"]) == ("False", Reason.SLURM_UNREACHABLE)
+    assert "Unable to contact slurm controller" in condition["message"]
+    scripted.down = False
+    settle(bridge, store)
+    assert group_condition(store, "train")["reason"] == Reason.ALLOCATED
 
 
 def test_a_lost_annotation_is_repaired_from_the_job_comment(

@@ -173,6 +173,9 @@ def test_a_three_node_trainjob_is_placed_by_slurm_and_runs_with_correct_ranks(cl
     logs = sorted(cluster.log(p).strip() for p in cluster.pods("ranks"))
     assert logs == ["rank 0 0 of 3", "rank 1 1 of 3", "rank 2 2 of 3"]
     wait_until(lambda: job_id not in cluster.listed(), 10, "the hold job released once all pods finished")
+    # the PodGroup's phase followed the Slurm job through its pods (scheduler-plugins' controller rules)
+    phase = lambda: ((cluster.pod_group("ranks") or {}).get("status") or {}).get("phase") == "Finished"  # noqa: E731
+    wait_until(phase, 10, "the PodGroup to reach Finished")
 
 
 def test_a_second_three_node_trainjob_waits_for_slurm_and_starts_after_the_first(cluster: Cluster) -> None:

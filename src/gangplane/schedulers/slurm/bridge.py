@@ -68,6 +68,18 @@ def decide(view: BridgeView) -> list[Action]:
     return actions
 
 
+def unreachable(view: BridgeView, why: str) -> list[Action]:
+    """When Slurm cannot be asked, nothing changes but what waiting groups say: a group not yet allocated
+    shows ``SlurmUnreachable`` with Slurm's error, so the TrainJob says why it waits (not only the log).
+    Allocated groups keep their condition: their pods run on, Slurm owns their nodes either way."""
+    message = f"Slurm cannot be reached: {why}; nothing is submitted or bound until it answers"
+    actions: list[Action] = []
+    for group in sorted(view.groups, key=lambda g: (g.ref.namespace, g.ref.name)):
+        if not group.deleting and (group.condition is None or group.condition.status != "True"):
+            actions += _condition(group, "False", Reason.SLURM_UNREACHABLE, message)
+    return actions
+
+
 # -- jobs that ended, or lost their group -------------------------------------------------------------------
 
 

@@ -78,6 +78,7 @@ class Reason(StrEnum):
     POD_GROUP_DELETED = "PodGroupDeleted"
     DUPLICATE_JOB = "DuplicateSlurmJob"
     FOREIGN_JOB = "ForeignSlurmJob"  # the job named on the PodGroup is not this bridge's job for it
+    SLURM_UNREACHABLE = "SlurmUnreachable"  # squeue failed: nothing is decided until Slurm answers again
     NO_POD_GROUP = "NoPodGroup"
 
 

@@ -31,8 +31,8 @@ from gangplane.api.scheduling import slurm
 from gangplane.client import Controller, Informer, Manager, Result
 from gangplane.clock import Clock, rfc3339
 from gangplane.errors import Conflict, NotFound
-from gangplane.schedulers.slurm.bridge import decide
-from gangplane.schedulers.slurm.cli import SlurmCli, SlurmError, SlurmNode, SubmitRejected
+from gangplane.schedulers.slurm.bridge import decide, unreachable
+from gangplane.schedulers.slurm.cli import SlurmCli, SlurmError, SlurmJob, SlurmNode, SubmitRejected
 from gangplane.schedulers.slurm.model import (
     CONDITION_TYPE,
     DISRUPTION_TARGET,
@@ -42,6 +42,7 @@ from gangplane.schedulers.slurm.model import (
     TERMINAL_PHASES,
     Action,
     Bind,
+    BridgeView,
     Cancel,
     ConditionView,
     DeletePods,
@@ -153,6 +154,7 @@ class SlurmBridge:
             clean = self._cycle()
         except SlurmError as err:  # controller down or garbled output: keep everything, try again later
             _log.warning("slurm-bridge: %s", err)
+            self._execute_all(unreachable(self._view([]), str(err)))
             return Result(requeue_after=self.poll_interval)
         return Result(requeue_after=self.poll_interval if clean else _RETRY_SOON)
 
@@ -169,18 +171,20 @@ class SlurmBridge:
         jobs = self.cli.jobs()
         live_uids = {str(g["metadata"].get("uid")) for g in self.groups.list()}
         self.rejections = {uid: r for uid, r in self.rejections.items() if uid in live_uids}
-        view = bridge_view(
+        return decide(self._view(jobs, self._known_slurm_nodes()))
+
+    def _view(self, jobs: list[SlurmJob], slurm_nodes: list[SlurmNode] | None = None) -> BridgeView:
+        return bridge_view(
             self.pods.list(),
             self.groups.list(),
             self.nodes.list(),
             jobs,
-            self._known_slurm_nodes(),
+            slurm_nodes if slurm_nodes is not None else self._slurm_nodes,
             rejections=self.rejections,
             default_partition=self.default_partition,
             now=self.clock.now(),
             user=self.user,
         )
-        return decide(view)
 
     def _known_slurm_nodes(self) -> list[SlurmNode]:
         now = self.clock.now()

@@ -32,10 +32,10 @@ median gang attempt 0.45 / 0.69 / 0.47 / 0.71 ms with 3,000 pending gangs. Whole
 6.9 / 7.2 / 33.2 / 10.3 s — Volcano's includes reclaim between its weighted queues (31,007 attempts: the
 victim search tried the starving gang after each victim it took).
 After the shared victim search (``core.headroom``: a room count rules tries out, victims on nodes the gang
-can never use are passed over, ``place_gang(explain=False)``), same machine under load average ~4.5:
-Volcano reclaim action 2.5 s → 1.2–2.5 s depending on load (from ~25 s; whole pass 7.9 s, 2,834 attempts);
-KAI with ``--kai-gpu-quota 400``: reclaim 20 s → 5.2 s (26,494 → 3,633 attempts). KAI still takes ~60
-gangs per search, one at a time, before a node frees a whole slot: that part is not yet at target.
+can never use are passed over, ``place_gang(explain=False)``), load average ~2: Volcano's reclaim action
+takes 1.8 s (from ~25 s; 2,834 attempts; the whole pass 8.2 s, mostly snapshot, session and allocate); KAI
+with ``--kai-gpu-quota 400``: reclaim 20 s → 5.1 s (26,494 → 3,633 attempts). KAI still takes ~60 gangs
+per search, one at a time, before a node frees a whole slot: that part is not yet at the 2 s target.
 """
 
 from __future__ import annotations

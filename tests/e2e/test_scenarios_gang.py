@@ -441,6 +441,71 @@ def _get(cluster: Cluster, rt: Any, name: str) -> Object | None:
     return next((o for o in cluster.store.list(rt).items if o["metadata"]["name"] == name), None)
 
 
+# -- Volcano: minTaskMember — a gang never starts short of its master -----------------------------------------
+def role_pod(name: str, role: str, gpus: int) -> Object:
+    """A bare Volcano pod of PodGroup ``roles`` with task role ``role``."""
+    annotations = {vc.GROUP_NAME_ANNOTATION: "roles", vc.TASK_SPEC_KEY: role}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": "default", "annotations": annotations},
+        "spec": {
+            "schedulerName": "volcano",
+            "restartPolicy": "Never",
+            "containers": [
+                {
+                    "name": "main",
+                    "image": "python:3.12",
+                    "command": [sys.executable, "-c", "import time; time.sleep(1)"],
+                    "resources": {"requests": {GPU_RESOURCE: str(gpus)}},
+                }
+            ],
+        },
+    }
+
+
+def test_volcano_gang_waits_for_its_master_under_min_task_member(
+    cluster_factory: Callable[[ClusterConfig], Cluster],
+) -> None:
+    # minMember 2 is met by the two workers alone, but minTaskMember asks for a master, and the first master
+    # asks more GPUs than a node has: nothing may start (issue #16). A master that fits lets the gang run.
+    cluster = cluster_factory(gpu_nodes(2, 4))
+    group = {
+        "apiVersion": "scheduling.volcano.sh/v1beta1",
+        "kind": "PodGroup",
+        "metadata": {"name": "roles", "namespace": "default"},
+        "spec": {"minMember": 2, "minTaskMember": {"master": 1, "worker": 1}, "queue": "default"},
+    }
+    cluster.create(group)
+    for name, role, gpus in (
+        ("worker-0", "worker", 1),
+        ("worker-1", "worker", 1),
+        ("master-big", "master", 8),
+    ):
+        cluster.create(role_pod(name, role, gpus))
+
+    def group_pods() -> list[Object]:
+        items = cluster.store.list(catalog.PODS).items
+        return [p for p in items if (p["metadata"].get("annotations") or {}).get(vc.GROUP_NAME_ANNOTATION)]
+
+    def why() -> str | None:
+        for pod in group_pods():
+            for c in (pod.get("status") or {}).get("conditions") or ():
+                if c["type"] == "PodScheduled" and "minTaskMember not met" in c.get("message", ""):
+                    return str(c["message"])
+        return None
+
+    assert "role 'master' needs 1 more" in str(wait_for(why, timeout=20, what="the minTaskMember reason"))
+    assert not any(p["spec"].get("nodeName") for p in group_pods())
+    cluster.store.delete(catalog.PODS, "default", "master-big")
+    cluster.create(role_pod("master", "master", 2))
+    wait_for(
+        lambda: len(group_pods()) == 3 and all(p["spec"].get("nodeName") for p in group_pods()),
+        timeout=30,
+        what="the whole gang to be bound once a master fits",
+    )
+
+
 # -- 4. KAI: over-quota work reclaimed when a queue under its quota submits -----------------------------------
 OVER = ["over-0", "over-1"]
 

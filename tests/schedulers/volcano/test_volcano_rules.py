@@ -74,3 +74,14 @@ def test_preemption_policy_never_preemptor_only_waits() -> None:
     result = w.cycle()
     assert result.evictions == []
     assert NOT_ELIGIBLE in next(p.message for p in result.pending if p.group == "ns/high")
+
+
+def test_queue_room_is_checked_on_the_tasks_the_nodes_can_take() -> None:
+    # The queue deserves the whole cluster (8 GPUs). The first task in task order asks 8 GPUs, more than
+    # any node has; it must not use up the queue's room for the two that fit (upstream checks Allocatable
+    # per task as it allocates it; issue #16: the check ran on a prefix of the tasks before placement).
+    w = World(nodes=[node("n0", gpu=4), node("n1", gpu=4)], config=NO_OVERCOMMIT)
+    w.add_job("j", 3, min_member=2, min_resources=False)
+    w.pods["ns/j-0"]["spec"]["containers"][0]["resources"]["requests"]["nvidia.com/gpu"] = "8"
+    w.cycle()
+    assert len(w.bound("j")) == 2 and not w.pods["ns/j-0"]["spec"].get("nodeName")

@@ -30,14 +30,14 @@ def needed(job: Job) -> int:
     return max(job.min_member - job.ready_count(), 0)
 
 
-def quota_allowed(session: Session, job: Job) -> tuple[list[Task], str]:
-    """Pending, non-best-effort tasks in task order that the queue's ``Allocatable`` admits one after another;
-    the reason of the first refusal (queue quota) comes back with them."""
-    candidates = [t for t in job.pending() if not t.best_effort]
+def quota_allowed(session: Session, job: Job, tasks: list[Task] | None = None) -> tuple[list[Task], str]:
+    """``tasks`` (default: the pending, non-best-effort ones) in task order that the queue's ``Allocatable``
+    admits one after another, a refused one skipped; the reason of the first refusal comes back with them."""
+    candidates = [t for t in job.pending() if not t.best_effort] if tasks is None else tasks
     requests = [session.qvec(t.pod.requests) for t in candidates]
     if candidates and session.book.allocatable(job.queue, sum(requests[1:], start=requests[0])):
         # every prefix sum is ≤ the total on each dimension it requests, so each check below would pass
-        return candidates, ""
+        return list(candidates), ""
     admitted: list[Task] = []
     held = np.zeros(len(session.index), dtype=np.float64)
     refusal = ""
@@ -51,15 +51,19 @@ def quota_allowed(session: Session, job: Job) -> tuple[list[Task], str]:
 
 
 def try_place(session: Session, job: Job, allowed: Mask | None = None, explain: bool = True) -> Attempt:
-    """Assume enough tasks to make ``job`` ready (or, if ready, every admitted task that fits), or nothing."""
+    """Assume enough tasks to make ``job`` ready (or, if ready, every admitted task that fits), or nothing.
+
+    The queue's ``Allocatable`` is checked on the tasks the nodes can actually take, in task order (upstream
+    checks each task as it allocates it): a task no node can hold never uses up the queue's room for the
+    others. Then ``minTaskMember`` picks which placed tasks to keep."""
     missing = needed(job)
-    tasks, refusal = quota_allowed(session, job)
-    if len(tasks) < max(missing, 1):
-        return Attempt(False, message=_short_of_quota(job, missing, len(tasks), refusal))
+    candidates = [t for t in job.pending() if not t.best_effort]
+    if len(candidates) < max(missing, 1):
+        return Attempt(False, message=_short_of_quota(job, missing, len(candidates), ""))
     token = session.snapshot.checkpoint()
     result = place_gang(
         session.snapshot,
-        [t.pod for t in tasks],
+        [t.pod for t in candidates],
         min_member=max(missing, 1),
         strategy=session.config.strategy,
         allowed=allowed,
@@ -67,16 +71,18 @@ def try_place(session: Session, job: Job, allowed: Mask | None = None, explain: 
     )
     if not result.ok:
         return Attempt(False, message=result.message)
-    by_key = {t.pod.key: t for t in tasks}
-    placed = [(by_key[b.pod_key], session.snapshot.node_position(b.node)) for b in result.bindings]
+    rows = {b.pod_key: session.snapshot.node_position(b.node) for b in result.bindings}
+    admitted, refusal = quota_allowed(session, job, [t for t in candidates if t.pod.key in rows])
+    placed = [(task, rows[task.pod.key]) for task in admitted]
     kept, short = _kept(job, placed, missing)
-    if short:  # minTaskMember: never bind a gang short of a role's minimum (e.g. its master)
+    if len(kept) < max(missing, 1) or short:
         session.snapshot.rollback(token)
-        return Attempt(False, message=f"minTaskMember not met: {short}")
+        why = f"minTaskMember not met: {short}" if short and len(admitted) == len(rows) else ""
+        return Attempt(False, message=why or _short_of_quota(job, missing, len(admitted), refusal))
     kept_keys = {task.pod.key for task, _ in kept}
-    for task, _ in placed:
-        if task.pod.key not in kept_keys:
-            session.snapshot.forget(task.pod.key)
+    for key in rows:
+        if key not in kept_keys:
+            session.snapshot.forget(key)
     return Attempt(True, kept)
 
 

@@ -60,6 +60,10 @@ def try_place(session: Session, job: Job, allowed: Mask | None = None, explain: 
     candidates = [t for t in job.pending() if not t.best_effort]
     if len(candidates) < max(missing, 1):
         return Attempt(False, message=_short_of_quota(job, missing, len(candidates), ""))
+    if (refusal := quota_rules_out(session, job, candidates, max(missing, 1))) is not None:
+        return Attempt(
+            False, message=f"gang needs {max(missing, 1)} more pods, more than the queue admits: {refusal}"
+        )
     token = session.snapshot.checkpoint()
     result = place_gang(
         session.snapshot,
@@ -84,6 +88,16 @@ def try_place(session: Session, job: Job, allowed: Mask | None = None, explain: 
         if key not in kept_keys:
             session.snapshot.forget(key)
     return Attempt(True, kept)
+
+
+def quota_rules_out(session: Session, job: Job, candidates: list[Task], count: int) -> str | None:
+    """The queue's refusal when not even the ``count`` smallest requests (per resource) fit its room: no set
+    of ``count`` tasks could then pass, so the placement is not tried."""
+    rows = np.sort(np.array([session.qvec(t.pod.requests) for t in candidates]), axis=0)
+    least = rows[:count].sum(axis=0)
+    if session.book.allocatable(job.queue, least):
+        return None
+    return session.book.allocatable_reason(job.queue, least) or "the queue admits none"
 
 
 def _kept(job: Job, placed: list[tuple[Task, int]], missing: int) -> tuple[list[tuple[Task, int]], str]:

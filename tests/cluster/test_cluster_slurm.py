@@ -6,9 +6,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gangplane.agent.nodes import node_specs
+from gangplane.agent.nodes import node_objects, node_specs
 from gangplane.api.scheduling.slurm import SLURM_NODE_NAME_LABEL
 from gangplane.cluster.slurm import SlurmNodeNameError, slurm_cluster_config, split_node_name
+from gangplane.schedulers.default import DefaultScheduler
+from gangplane.schedulers.loop import plan_pass
 from gangplane.schedulers.slurm import SlurmNode
 
 
@@ -79,3 +81,21 @@ def test_no_nodes_is_an_error() -> None:
 )
 def test_any_name_ending_in_a_number_round_trips(names: list[str]) -> None:
     assert [s.name for s in node_specs(slurm_cluster_config([node(n) for n in names]))] == names
+
+
+def test_slurm_nodes_carry_the_managed_node_taint_so_other_pods_stay_off() -> None:
+    # slurm-bridge taints managed nodes slinky.slurm.net/managed-node=<scheduler>:NoExecute (issue #16).
+    nodes = node_objects(slurm_cluster_config([node("n1"), node("n2")]))
+    assert nodes[0]["spec"]["taints"] == [
+        {"key": "slinky.slurm.net/managed-node", "value": "slurm-bridge-scheduler", "effect": "NoExecute"}
+    ]
+    plain = {
+        "metadata": {"name": "web", "namespace": "ml", "uid": "u"},
+        "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}]},
+    }
+    planned = plan_pass(0.0, nodes, [plain], {}, {"default-scheduler": DefaultScheduler(preemption=False)})
+    assert planned.bindings() == []
+    [reason] = planned.results[0][1].pending
+    assert "2 node(s) had untolerated taint {slinky.slurm.net/managed-node: slurm-bridge-scheduler}" in (
+        reason.message
+    )

@@ -441,28 +441,96 @@ def _get(cluster: Cluster, rt: Any, name: str) -> Object | None:
     return next((o for o in cluster.store.list(rt).items if o["metadata"]["name"] == name), None)
 
 
-# -- 4. KAI: over-quota work reclaimed when a queue under its quota submits -----------------------------------
-def test_kai_reclaims_over_quota_work_for_a_queue_within_its_quota(
+# -- Volcano: minTaskMember — a gang never starts short of its master -----------------------------------------
+def role_pod(name: str, role: str, gpus: int) -> Object:
+    """A bare Volcano pod of PodGroup ``roles`` with task role ``role``."""
+    annotations = {vc.GROUP_NAME_ANNOTATION: "roles", vc.TASK_SPEC_KEY: role}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": "default", "annotations": annotations},
+        "spec": {
+            "schedulerName": "volcano",
+            "restartPolicy": "Never",
+            "containers": [
+                {
+                    "name": "main",
+                    "image": "python:3.12",
+                    "command": [sys.executable, "-c", "import time; time.sleep(1)"],
+                    "resources": {"requests": {GPU_RESOURCE: str(gpus)}},
+                }
+            ],
+        },
+    }
+
+
+def test_volcano_gang_waits_for_its_master_under_min_task_member(
     cluster_factory: Callable[[ClusterConfig], Cluster],
 ) -> None:
-    # 8 GPUs; team-a and team-b each have a quota of 4 under dept. team-a runs two gangs of 2 × 2 GPUs (4
-    # over its quota; priority class "train", 50 < 100, so preemptible). team-b submits 2 × 2 GPUs, within
-    # its quota: one team-a gang is evicted whole and team-b's runs.
+    # minMember 2 is met by the two workers alone, but minTaskMember asks for a master, and the first master
+    # asks more GPUs than a node has: nothing may start (issue #16). A master that fits lets the gang run.
     cluster = cluster_factory(gpu_nodes(2, 4))
+    group = {
+        "apiVersion": "scheduling.volcano.sh/v1beta1",
+        "kind": "PodGroup",
+        "metadata": {"name": "roles", "namespace": "default"},
+        "spec": {"minMember": 2, "minTaskMember": {"master": 1, "worker": 1}, "queue": "default"},
+    }
+    cluster.create(group)
+    for name, role, gpus in (
+        ("worker-0", "worker", 1),
+        ("worker-1", "worker", 1),
+        ("master-big", "master", 8),
+    ):
+        cluster.create(role_pod(name, role, gpus))
+
+    def group_pods() -> list[Object]:
+        items = cluster.store.list(catalog.PODS).items
+        return [p for p in items if (p["metadata"].get("annotations") or {}).get(vc.GROUP_NAME_ANNOTATION)]
+
+    def why() -> str | None:
+        for pod in group_pods():
+            for c in (pod.get("status") or {}).get("conditions") or ():
+                if c["type"] == "PodScheduled" and "minTaskMember not met" in c.get("message", ""):
+                    return str(c["message"])
+        return None
+
+    assert "role 'master' needs 1 more" in str(wait_for(why, timeout=20, what="the minTaskMember reason"))
+    assert not any(p["spec"].get("nodeName") for p in group_pods())
+    cluster.store.delete(catalog.PODS, "default", "master-big")
+    cluster.create(role_pod("master", "master", 2))
+    wait_for(
+        lambda: len(group_pods()) == 3 and all(p["spec"].get("nodeName") for p in group_pods()),
+        timeout=30,
+        what="the whole gang to be bound once a master fits",
+    )
+
+
+# -- 4. KAI: over-quota work reclaimed when a queue under its quota submits -----------------------------------
+OVER = ["over-0", "over-1"]
+
+
+def kai_teams_filled_by_team_a(cluster: Cluster) -> dict[str, set[str]]:
+    """8 GPUs; team-a and team-b each have a quota of 4 under dept; team-a fills the cluster with two gangs of
+    2 × 2 GPUs (4 over its quota; priority class "train", 50 < 100, so preemptible). The gangs' pod UIDs."""
     cluster.create(kai_queue("dept", -1))
     cluster.create(kai_queue("team-a", 4, parent="dept"))
     cluster.create(kai_queue("team-b", 4, parent="dept"))
     cluster.create(runtime("kai", kai.SCHEDULER_NAME))
-    over = ["over-0", "over-1"]
+    for name in OVER:
+        cluster.create(trainjob(name, "kai", nodes=2, gpus=2, seconds=30, labels={kai.QUEUE_LABEL: "team-a"}))
+    wait_for(lambda: sum(gpus_by_job(cluster).values()) == 8, timeout=30, what="team-a to fill the cluster")
+    return {name: {p["metadata"]["uid"] for p in cluster.pods(name)} for name in OVER}
+
+
+def test_kai_reclaims_over_quota_work_for_a_queue_within_its_quota(
+    cluster_factory: Callable[[ClusterConfig], Cluster],
+) -> None:
+    # team-b submits 2 × 2 GPUs, within its quota: one team-a gang is evicted whole and team-b's runs.
+    cluster = cluster_factory(gpu_nodes(2, 4))
+    over = OVER
     with Invariants(cluster, {**dict.fromkeys(over, 2), "within": 2}) as invariants:
-        for name in over:
-            cluster.create(
-                trainjob(name, "kai", nodes=2, gpus=2, seconds=30, labels={kai.QUEUE_LABEL: "team-a"})
-            )
-        wait_for(
-            lambda: sum(gpus_by_job(cluster).values()) == 8, timeout=30, what="team-a to fill the cluster"
-        )
-        first = {name: {p["metadata"]["uid"] for p in cluster.pods(name)} for name in over}
+        first = kai_teams_filled_by_team_a(cluster)
         job = trainjob("within", "kai", nodes=2, gpus=2, seconds=4, labels={kai.QUEUE_LABEL: "team-b"})
         cluster.create(job)
         wait_for(lambda: gpus_by_job(cluster)["within"] == 4, timeout=30, what="team-b's gang to run")
@@ -484,6 +552,25 @@ def test_kai_reclaims_over_quota_work_for_a_queue_within_its_quota(
         )
         for name in [*over, "within"]:
             assert outcome(cluster, name) == "Complete"
+    assert invariants.violations == []
+
+
+def test_kai_non_preemptible_job_reclaims_within_its_quota(
+    cluster_factory: Callable[[ClusterConfig], Cluster],
+) -> None:
+    # As above, but team-b's job is non-preemptible (label kai.scheduler/preemptibility): it may reclaim since
+    # team-b's non-preemptible allocation (0) plus its 4 GPUs stays within team-b's quota of 4
+    # (reclaimable.go CanReclaimResources; issue #16 — it used to wait forever).
+    cluster = cluster_factory(gpu_nodes(2, 4))
+    with Invariants(cluster, {**dict.fromkeys(OVER, 2), "steady": 2}) as invariants:
+        first = kai_teams_filled_by_team_a(cluster)
+        labels = {kai.QUEUE_LABEL: "team-b", kai.PREEMPTIBILITY_LABEL: "non-preemptible"}
+        cluster.create(trainjob("steady", "kai", nodes=2, gpus=2, seconds=2, labels=labels))
+        wait_for(
+            lambda: gpus_by_job(cluster)["steady"] == 4, timeout=30, what="the non-preemptible gang to run"
+        )
+        assert evicted_since(cluster, first)  # team-a gave room back
+        assert outcome(cluster, "steady", timeout=60) == "Complete"
     assert invariants.violations == []
 
 

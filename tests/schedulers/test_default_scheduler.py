@@ -73,3 +73,11 @@ def test_equal_priority_never_preempts() -> None:
     bound = [pod("peer", cpu="4", priority=3, node_name="a")]
     result = _run([node("a", cpu="4")], [*bound, pod("p", cpu="2", priority=3)])
     assert result.evictions == []
+
+
+def test_preemption_policy_never_waits_instead_of_preempting() -> None:
+    # kube-scheduler PodEligibleToPreemptOthers: preemptionPolicy Never pods never evict anyone.
+    bound = [pod("low", cpu="3", priority=1, node_name="a")]
+    result = _run([node("a", cpu="4")], [*bound, pod("high", cpu="2", priority=10, preemptionPolicy="Never")])
+    assert result.evictions == [] and result.pending[0].status is Status.UNSCHEDULABLE
+    assert result.pending[0].message.endswith("not eligible to preempt: preemptionPolicy is Never")

@@ -8,7 +8,7 @@ import pytest
 from gangplane.clock import ManualClock
 from gangplane.schedulers.loop import SchedulerLoop, with_condition
 from gangplane.schedulers.registry import default_registry
-from gangplane.store.catalog import COSCHEDULING_PODGROUPS, NODES, PODS
+from gangplane.store.catalog import COSCHEDULING_PODGROUPS, EVENTS, NODES, PODS
 from gangplane.store.memory import MemoryStore
 from schedulers.kube_builders import T0, node, pod, pod_group
 
@@ -133,3 +133,23 @@ def test_with_condition_keeps_transition_time() -> None:
         and flipped["status"]["conditions"][0]["lastTransitionTime"] == "2026-01-01T00:00:00Z"
     )
     assert obj["status"]["conditions"][0]["message"] == "x"  # input untouched
+
+
+def test_broken_pod_group_gets_an_error_condition_and_one_warning_event(cluster) -> None:
+    store, loop = cluster
+    bad = pod_group("bad", 1)
+    bad["spec"]["minMember"] = "one"
+    store.create(COSCHEDULING_PODGROUPS, bad)
+    store.create(PODS, pod("bad-0", gpu=1, group="bad"))
+    store.create(PODS, pod("fine"))
+    loop.start_informers()
+    eventually(_synced(loop, store))
+    loop.run_once()
+    loop.run_once()  # the condition is unchanged: no second event
+    pods = _pods(store)
+    assert pods["fine"]["spec"]["nodeName"]
+    [cond] = [c for c in pods["bad-0"]["status"]["conditions"] if c["type"] == "PodScheduled"]
+    assert cond["status"] == "False" and cond["reason"] == "InvalidPodGroup"
+    [event] = store.list(EVENTS).items
+    assert event["type"] == "Warning" and event["reason"] == "InvalidPodGroup"
+    assert event["involvedObject"]["name"] == "bad-0" and "ml/bad is malformed" in event["message"]

@@ -6,7 +6,8 @@ placed, the cluster's nodes are Slurm's nodes: same names, the label, and Slurm'
 capacity. Capacity is an accounting unit here as everywhere in the agents (docs/nodes.md): Slurm's GPUs are
 advertised as ``nvidia.com/gpu`` but no physical device is dealt, since Slurm's local nodes may be fake.
 
-A ``NodeGroup`` names its nodes ``<namePrefix><firstIndex + i>``, so a Slurm node name must end in a decimal
+Each node carries slurm-bridge's managed-node taint, so pods of other schedulers never land on a node Slurm
+holds. A ``NodeGroup`` names its nodes ``<namePrefix><firstIndex + i>``, so a Slurm node name must end in a decimal
 number (``n1``, ``node-12``, ``gpu01``); each Slurm node becomes a group of one, which carries its own label.
 """
 
@@ -16,7 +17,8 @@ import re
 from collections.abc import Sequence
 
 from gangplane.agent.nodes import GPU_RESOURCE, ClusterConfig, NodeGroup
-from gangplane.api.scheduling.slurm import SLURM_NODE_NAME_LABEL
+from gangplane.api.core import Taint
+from gangplane.api.scheduling.slurm import MANAGED_NODE_TAINT, SCHEDULER_NAME, SLURM_NODE_NAME_LABEL
 from gangplane.errors import GangplaneError
 from gangplane.schedulers.slurm import SlurmNode
 
@@ -72,7 +74,14 @@ def slurm_node_group(node: SlurmNode) -> NodeGroup:
         first_index=index,
         capacity=slurm_capacity(node),
         labels={SLURM_NODE_NAME_LABEL: node.name},
+        taints=[managed_node_taint()],
     )
+
+
+def managed_node_taint() -> Taint:
+    """slurm-bridge's ``slinky.slurm.net/managed-node=<scheduler>:NoExecute`` (slurm.md §A2): Slurm owns these
+    nodes, so no other scheduler places a pod there; the bridge's own pods get the toleration when bound."""
+    return Taint(key=MANAGED_NODE_TAINT, value=SCHEDULER_NAME, effect="NoExecute")
 
 
 def slurm_cluster_config(nodes: Sequence[SlurmNode]) -> ClusterConfig:
@@ -94,6 +103,7 @@ def slurm_cluster_config(nodes: Sequence[SlurmNode]) -> ClusterConfig:
 
 __all__ = [
     "SlurmNodeNameError",
+    "managed_node_taint",
     "slurm_capacity",
     "slurm_cluster_config",
     "slurm_node_group",

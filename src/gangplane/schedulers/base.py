@@ -32,7 +32,11 @@ from gangplane.store.base import ResourceType
 
 
 class Status(StrEnum):
-    """What happens next for a pod or gang (kube-scheduler ``framework.Code``)."""
+    """What happens next for a pod or gang (kube-scheduler ``framework.Code``).
+
+    The shell reads it: ``ERROR`` (broken input, or a scheduler that failed its pass) also records a Warning
+    Event on each pod when its condition changes; ``SKIP`` writes nothing; every other status becomes the
+    pods' ``PodScheduled=False`` condition with the reason's ``reason`` and ``message``."""
 
     SUCCESS = "Success"  # placed; bindings follow
     WAIT = "Wait"  # not placeable yet for a reason expected to clear by itself (gang incomplete, back-off)

@@ -18,7 +18,7 @@ import numpy as np
 from gangplane.api.scheduling import coscheduling as cs
 from gangplane.clock import parse_rfc3339, rfc3339
 from gangplane.schedulers.base import PendingReason, Status
-from gangplane.schedulers.core.objects import TERMINAL_PHASES
+from gangplane.schedulers.core.objects import BROKEN_INPUT, TERMINAL_PHASES
 from gangplane.schedulers.core.resources import PODS, amounts
 from gangplane.schedulers.core.snapshot import Snapshot
 
@@ -63,6 +63,22 @@ class GroupSpec:
             timeout_seconds=int(timeout) if timeout else args.permit_waiting_time_seconds or 60,
             created=parse_rfc3339(stamp) if stamp else 0.0,
         )
+
+
+INVALID_POD_GROUP = "InvalidPodGroup"
+
+
+def group_specs(objs: Iterable[Obj], args: CoschedulingArgs) -> dict[str, GroupSpec | tuple[str, str]]:
+    """Each PodGroup's spec, or ``(message, reason)`` for a malformed one: only its own pods wait on it."""
+    out: dict[str, GroupSpec | tuple[str, str]] = {}
+    for obj in objs:
+        meta = obj.get("metadata") or {}
+        key = f"{meta.get('namespace') or 'default'}/{meta.get('name')}"
+        try:
+            out[key] = GroupSpec.of(obj, args)
+        except BROKEN_INPUT as err:
+            out[key] = (f"PodGroup {key} is malformed: {err}", INVALID_POD_GROUP)
+    return out
 
 
 @dataclass(slots=True)
@@ -179,7 +195,7 @@ def pod_group_status(pod_group: Obj, members: Sequence[Obj], now: float) -> dict
     stable. ``scheduleStartTime`` is set when the group first leaves Pending. Terminal phases never change."""
     status = dict(pod_group.get("status") or {})
     phase = str(status.get("phase") or "")
-    if phase in (cs.PodGroupPhase.FINISHED, cs.PodGroupPhase.FAILED):
+    if phase in (cs.PodGroupPhase.FINISHED, cs.PodGroupPhase.FAILED) or gave_up(pod_group):
         return status
     min_member = max(int((pod_group.get("spec") or {}).get("minMember") or 1), 1)
     for _ in range(4):  # at most "" -> Pending -> Scheduling -> Running | Finished | Failed
@@ -193,16 +209,35 @@ def pod_group_status(pod_group: Obj, members: Sequence[Obj], now: float) -> dict
     return status
 
 
+GIVE_UP_AFTER = 48 * 3600.0  # upstream's "schedule time longer than 48 hours"
+
+
+def gave_up(pod_group: Obj) -> bool:
+    """The controller stops reconciling a group still Pending/Scheduling with nothing running whose
+    scheduling started more than 48 h after it was created (``podgroup_controller.go``, coscheduling.md §6)."""
+    status, meta = pod_group.get("status") or {}, pod_group.get("metadata") or {}
+    started, created = status.get("scheduleStartTime"), meta.get("creationTimestamp")
+    if status.get("phase") not in (cs.PodGroupPhase.PENDING, cs.PodGroupPhase.SCHEDULING):
+        return False
+    if int(status.get("running") or 0) or not started or not created:
+        return False
+    return parse_rfc3339(started) - parse_rfc3339(created) > GIVE_UP_AFTER
+
+
 def active_members(members: Sequence[Obj]) -> list[Obj]:
     return [p for p in members if (p.get("status") or {}).get("phase") not in TERMINAL_PHASES]
 
 
 __all__ = [
+    "GIVE_UP_AFTER",
+    "INVALID_POD_GROUP",
     "CoschedulingArgs",
     "GroupBackoff",
     "GroupSpec",
     "active_members",
+    "gave_up",
     "group_of",
+    "group_specs",
     "members_by_group",
     "pod_group_status",
     "prefilter_members",

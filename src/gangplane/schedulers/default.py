@@ -16,12 +16,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from gangplane.api.scheduling import coscheduling as cs
+from gangplane.api.scheduling.slurm import SCHEDULER_NAME as SLURM_BRIDGE
 from gangplane.clock import rfc3339
 from gangplane.schedulers import coscheduling as cos
 from gangplane.schedulers.base import ClusterView, CycleResult, Eviction, PendingReason, Status, StatusWrite
 from gangplane.schedulers.core.fit import explain
 from gangplane.schedulers.core.gang import place_gang
-from gangplane.schedulers.core.objects import DEFAULT_SCHEDULER, PodInfo
+from gangplane.schedulers.core.objects import BROKEN_INPUT, DEFAULT_SCHEDULER, NEVER, PodInfo
 from gangplane.schedulers.core.preemption import find_victims
 from gangplane.schedulers.core.scoring import Strategy
 from gangplane.store.base import ResourceType
@@ -71,10 +72,7 @@ class DefaultScheduler:
 
     def cycle(self, view: ClusterView) -> CycleResult:
         result = CycleResult()
-        groups = {
-            spec.key: spec
-            for spec in (cos.GroupSpec.of(pg, self.args) for pg in view.objects_of(COSCHEDULING_PODGROUPS))
-        }
+        groups = cos.group_specs(view.objects_of(COSCHEDULING_PODGROUPS), self.args)
         members = cos.members_by_group(view.objects_of(PODS))
         for unit in self._queue(view, groups, result):
             if unit.group is None:
@@ -86,7 +84,7 @@ class DefaultScheduler:
 
     # -- queue ----------------------------------------------------------------------------------------------
     def _queue(
-        self, view: ClusterView, groups: Mapping[str, cos.GroupSpec], result: CycleResult
+        self, view: ClusterView, groups: Mapping[str, cos.GroupSpec | tuple[str, str]], result: CycleResult
     ) -> list[_Unit]:
         units: list[_Unit] = []
         gangs: dict[str, list[PodInfo]] = {}
@@ -99,9 +97,10 @@ class DefaultScheduler:
                 gangs.setdefault(pod.group, []).append(pod)
         for key, pods in gangs.items():
             spec = groups.get(key)
-            if spec is None:  # Permit: a labelled pod whose PodGroup does not exist is unschedulable
-                message = f"PodGroup {key} not found"
-                result.pending.append(PendingReason(_keys(pods), Status.UNSCHEDULABLE, message, group=key))
+            if not isinstance(spec, cos.GroupSpec):  # Permit: a labelled pod needs a usable PodGroup
+                status = Status.UNSCHEDULABLE if spec is None else Status.ERROR
+                message, reason = (f"PodGroup {key} not found", "Unschedulable") if spec is None else spec
+                result.pending.append(PendingReason(_keys(pods), status, message, reason, group=key))
                 continue
             top = max(p.priority for p in pods)
             units.append(_Unit(top, self.backoff.queue_time(spec), key, tuple(pods), spec))
@@ -114,12 +113,16 @@ class DefaultScheduler:
             result.bindings.extend(placement.bindings)
         elif not (self.preemption and self._preempt(view, pod, result)):
             message = explain(view.snapshot, pod).message()
+            if pod.preemption_policy == NEVER:
+                message += "; not eligible to preempt: preemptionPolicy is Never"
             result.pending.append(PendingReason((pod.key,), Status.UNSCHEDULABLE, message))
 
     def _preempt(self, view: ClusterView, pod: PodInfo, result: CycleResult) -> bool:
         """PostFilter: evict the fewest lower-priority pods that make room; the preemptor keeps the room
         (assumed in the snapshot) and binds in a later cycle once the victims are gone. Like kube-scheduler's
         ``PodEligibleToPreemptOthers``, nothing more is evicted while lower-priority pods are still terminating."""
+        if pod.preemption_policy == NEVER:  # ``PodEligibleToPreemptOthers``: such a pod only waits
+            return False
         lower = [p for p in view.snapshot.pods() if p.priority < pod.priority]
         if not lower or any(p.terminating for p in lower):
             return False
@@ -184,7 +187,10 @@ class DefaultScheduler:
             group = members.get(key, [])
             if not self._owns(group):
                 continue
-            status = cos.pod_group_status(pg, group, view.now)
+            try:
+                status = cos.pod_group_status(pg, group, view.now)
+            except BROKEN_INPUT:  # a malformed PodGroup: its pods carry the reason; no status to compute
+                continue
             if status != (pg.get("status") or {}):
                 writes.append(
                     StatusWrite(COSCHEDULING_PODGROUPS, meta.get("namespace") or "", meta["name"], status)
@@ -192,11 +198,13 @@ class DefaultScheduler:
         return writes
 
     def _owns(self, group: Sequence[Mapping[str, Any]]) -> bool:
-        if not group:
+        """The scheduler-plugins controller keeps every PodGroup's phase: here the instance whose pods the
+        group holds, and ``scheduler-plugins-scheduler`` for groups with no pods yet or whose pods Slurm
+        Bridge places (its PodGroup phase then follows the Slurm job through the pods)."""
+        names = {(p.get("spec") or {}).get("schedulerName") or DEFAULT_SCHEDULER for p in group}
+        if not names or names == {SLURM_BRIDGE}:
             return self._name == cs.SCHEDULER_NAME
-        return any(
-            ((p.get("spec") or {}).get("schedulerName") or DEFAULT_SCHEDULER) == self._name for p in group
-        )
+        return self._name in names
 
 
 def _keys(pods: Sequence[PodInfo]) -> tuple[str, ...]:

@@ -21,12 +21,14 @@ from typing import Any
 
 from gangplane.client.informer import Informer
 from gangplane.clock import Clock, rfc3339
-from gangplane.errors import Conflict, NotFound
-from gangplane.schedulers.base import ClusterView, CycleResult, PendingReason, Scheduler, StatusWrite
+from gangplane.errors import ApiError, Conflict, NotFound
+from gangplane.schedulers.base import ClusterView, CycleResult, PendingReason, Scheduler, Status, StatusWrite
 from gangplane.schedulers.core.gang import Binding
 from gangplane.schedulers.core.objects import (
+    BROKEN_INPUT,
     DEFAULT_SCHEDULER,
     GroupKey,
+    NodeInfo,
     PodInfo,
     effective_requests,
     is_terminal,
@@ -38,10 +40,12 @@ from gangplane.schedulers.core.objects import (
 from gangplane.schedulers.core.resources import ResourceIndex
 from gangplane.schedulers.core.snapshot import Snapshot
 from gangplane.store.base import Object, ResourceType, Store
-from gangplane.store.catalog import NODES, PODS
+from gangplane.store.catalog import EVENTS, NODES, PODS
 
 _log = logging.getLogger(__name__)
 POD_SCHEDULED = "PodScheduled"
+INVALID_POD = "InvalidPod"
+SCHEDULER_ERROR = "SchedulerError"
 
 Objects = Mapping[ResourceType, Sequence[Mapping[str, Any]]]
 
@@ -77,20 +81,75 @@ def build_snapshot(
 ) -> tuple[Snapshot, dict[str, list[PodInfo]]]:
     """One snapshot over all nodes with every bound, non-terminal pod counted, and the pending pods of each
     known scheduler (oldest first). Pods of unknown schedulers are left out of ``pending`` entirely."""
-    node_infos = [node_info(n) for n in nodes]
-    live = [(p, effective_requests(p.get("spec") or {})) for p in pods if not is_terminal(p)]
+    snapshot, pending, _ = _snapshot_parts(nodes, pods, schedulers)
+    return snapshot, pending
+
+
+def _node_infos(nodes: Iterable[Mapping[str, Any]]) -> list[NodeInfo]:
+    """Every node that converts; a malformed one is left out of the pass (logged) rather than failing it."""
+    infos = []
+    for obj in nodes:
+        try:
+            infos.append(node_info(obj))
+        except BROKEN_INPUT as err:
+            _log.warning("node %s left out of scheduling: malformed (%s)", pod_key(obj), err)
+    return infos
+
+
+Converted = tuple[Mapping[str, Any], dict[str, int]]
+
+
+def _live_pods(
+    pods: Iterable[Mapping[str, Any]],
+) -> tuple[list[Converted], list[tuple[Mapping[str, Any], str]]]:
+    """Non-terminal pods with their effective requests, and the pods whose requests do not parse (why)."""
+    live: list[Converted] = []
+    broken: list[tuple[Mapping[str, Any], str]] = []
+    for pod in pods:
+        if is_terminal(pod):
+            continue
+        try:
+            live.append((pod, effective_requests(pod.get("spec") or {})))
+        except BROKEN_INPUT as err:
+            broken.append((pod, str(err)))
+    return live, broken
+
+
+def _note_broken(broken: dict[str, list[PendingReason]], obj: Mapping[str, Any], why: str) -> None:
+    """An ``Error`` reason for a pending pod of a known scheduler that cannot be converted."""
+    if _is_pending(obj) and _scheduler_name(obj) in broken:
+        message = f"pod spec cannot be scheduled: {why}"
+        broken[_scheduler_name(obj)].append(
+            PendingReason((pod_key(obj),), Status.ERROR, message, INVALID_POD)
+        )
+
+
+def _snapshot_parts(
+    nodes: Iterable[Mapping[str, Any]], pods: Iterable[Mapping[str, Any]], schedulers: Mapping[str, Scheduler]
+) -> tuple[Snapshot, dict[str, list[PodInfo]], dict[str, list[PendingReason]]]:
+    """``build_snapshot`` plus, per scheduler, an ``Error`` reason for each of its pods that cannot be
+    converted (a malformed spec): such a pod is left out, never the pass (isolation)."""
+    node_infos = _node_infos(nodes)
+    live, unreadable = _live_pods(pods)
     index = ResourceIndex.covering(*(n.allocatable for n in node_infos), *(r for _, r in live))
     bound: list[PodInfo] = []
     pending: dict[str, list[PodInfo]] = {name: [] for name in schedulers}
+    broken: dict[str, list[PendingReason]] = {name: [] for name in schedulers}
+    for obj, why in unreadable:
+        _note_broken(broken, obj, why)
     for obj, requests in live:
-        info = pod_info(obj, index, group_of=_group_key(schedulers, obj), requests=requests)
+        try:
+            info = pod_info(obj, index, group_of=_group_key(schedulers, obj), requests=requests)
+        except BROKEN_INPUT as err:
+            _note_broken(broken, obj, str(err))
+            continue
         if info.node_name:
             bound.append(info)
         elif _is_pending(obj) and info.scheduler_name in pending:
             pending[info.scheduler_name].append(info)
     for infos in pending.values():
         infos.sort(key=lambda p: (p.created, p.key))
-    return Snapshot(index, node_infos, bound), pending
+    return Snapshot(index, node_infos, bound), pending, broken
 
 
 def _apply(snapshot: Snapshot, result: CycleResult, pending: Mapping[str, PodInfo]) -> None:
@@ -112,19 +171,37 @@ def plan_pass(
     objects: Objects,
     schedulers: Mapping[str, Scheduler],
 ) -> PassResult:
-    """Run every scheduler once, in mapping order, over one shared snapshot (see ``base`` for the contract)."""
+    """Run every scheduler once, in mapping order, over one shared snapshot (see ``base`` for the contract).
+
+    Isolation: a pod that cannot be converted gets an ``Error`` reason and is left out; a scheduler whose
+    cycle raises keeps its pods pending with an ``Error`` reason and the others schedule as usual."""
     pod_list = list(pods)
-    snapshot, pending = build_snapshot(nodes, pod_list, schedulers)
+    snapshot, pending, broken = _snapshot_parts(nodes, pod_list, schedulers)
     out = PassResult(snapshot=snapshot)
     for name, scheduler in schedulers.items():
         watched = {rt: (pod_list if rt == PODS else objects.get(rt, ())) for rt in scheduler.watches}
         view = ClusterView(now, snapshot, tuple(pending[name]), watched)
         token = snapshot.checkpoint()
-        result = scheduler.cycle(view)
+        result = _guarded_cycle(name, scheduler, view)
         snapshot.rollback(token)
         _apply(snapshot, result, {p.key: p for p in pending[name]})
+        result.pending.extend(broken[name])
         out.results.append((name, result))
     return out
+
+
+def _guarded_cycle(name: str, scheduler: Scheduler, view: ClusterView) -> CycleResult:
+    """``scheduler.cycle(view)``; a crash (a bug, or input it did not expect) becomes an ``Error`` reason on
+    each of its pending pods instead of failing the pass for every scheduler."""
+    try:
+        return scheduler.cycle(view)
+    except Exception as err:  # isolation: any failure of one scheduler stays with that scheduler
+        _log.exception("scheduler %s failed its cycle; its pods stay pending", name)
+        message = f"scheduler {name} failed this cycle: {type(err).__name__}: {err}"
+        keys = tuple(p.key for p in view.pending)
+        return CycleResult(
+            pending=[PendingReason(keys, Status.ERROR, message, SCHEDULER_ERROR)] if keys else []
+        )
 
 
 # -- conditions -----------------------------------------------------------------------------------------------
@@ -232,6 +309,8 @@ class SchedulerLoop:
         for write in result.status_writes:
             self._guard(partial(self._write_status, write))
         for reason in result.pending:
+            if reason.status == Status.SKIP:  # not this scheduler's business: leave the pod's condition alone
+                continue
             for key in reason.pod_keys:
                 self._guard(partial(self._mark_pending, key, reason, now))
 
@@ -289,10 +368,45 @@ class SchedulerLoop:
         updated = with_condition(pod, unschedulable_condition(reason), now)
         if updated is not None:
             self.store.update_status(PODS, updated)
+            if reason.status == Status.ERROR:  # broken input: say so once, where `kubectl describe` shows it
+                self._warn(pod, reason, now)
+
+    def _warn(self, pod: Object, reason: PendingReason, now: float) -> None:
+        """A Warning Event on ``pod`` (written when its condition changes, so not every pass)."""
+        meta = pod.get("metadata") or {}
+        stamp = rfc3339(now)
+        event = {
+            "apiVersion": "v1",
+            "kind": "Event",
+            "metadata": {
+                "name": f"{meta.get('name')}.{int(now * 1e9):x}",
+                "namespace": meta.get("namespace"),
+            },
+            "involvedObject": {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "name": meta.get("name"),
+                "namespace": meta.get("namespace"),
+                "uid": meta.get("uid"),
+            },
+            "type": "Warning",
+            "reason": reason.reason,
+            "message": reason.message[:950],
+            "source": {"component": _scheduler_name(pod)},
+            "firstTimestamp": stamp,
+            "lastTimestamp": stamp,
+            "count": 1,
+        }
+        try:
+            self.store.create(EVENTS, event)
+        except ApiError as err:
+            _log.warning("event %s for %s not recorded: %s", reason.reason, pod_key(pod), err)
 
 
 __all__ = [
+    "INVALID_POD",
     "POD_SCHEDULED",
+    "SCHEDULER_ERROR",
     "PassResult",
     "SchedulerLoop",
     "build_snapshot",

@@ -111,7 +111,7 @@ def test_other_schedulers_are_not_checked() -> None:
         ("timelimit", "soon", False),
         ("timelimit", "-5", False),
         ("timelimit", "1.5h", False),
-        ("min-nodes", "4", True),
+        ("min-nodes", "1", True),
         ("min-nodes", "four", False),
         ("max-nodes", "-1", False),
         ("priority", "100", True),
@@ -142,7 +142,8 @@ def test_runtime_annotations_are_checked_against_the_runtime() -> None:
 
 
 def test_min_nodes_must_not_exceed_max_nodes() -> None:
-    result = validate(trainjob({f"{P}min-nodes": "5", f"{P}max-nodes": "4"}), slurm_runtime())
+    notes = {f"{P}min-nodes": "5", f"{P}max-nodes": "4"}
+    result = validate(trainjob(notes, trainer={"numNodes": 6}), slurm_runtime())
     assert errors(result) == [(f"metadata.annotations[{P}min-nodes]", CauseType.INVALID)]
 
 
@@ -183,3 +184,11 @@ def test_coscheduling_builds_the_gang_and_slurm_bridge_nothing() -> None:
     pod = jobset["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]
     assert pod["metadata"]["labels"] == {"scheduling.x-k8s.io/pod-group": "job"}
     assert pod["spec"]["schedulerName"] == "slurm-bridge-scheduler"
+
+
+def test_min_nodes_above_the_gang_size_is_rejected() -> None:
+    # One node per pod: 3 trainer nodes can never fill 4 Slurm nodes (issue #16).
+    result = validate(trainjob({f"{P}min-nodes": "4"}, trainer={"numNodes": 3}), slurm_runtime())
+    assert errors(result) == [(f"metadata.annotations[{P}min-nodes]", CauseType.INVALID)]
+    assert "exceeds the 3 pods of the gang" in result.errors[0].detail
+    assert errors(validate(trainjob({f"{P}min-nodes": "3"}, trainer={"numNodes": 3}), slurm_runtime())) == []

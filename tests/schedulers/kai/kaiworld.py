@@ -177,3 +177,12 @@ class World:
         for key, node_name in zip(keys, nodes, strict=True):
             self.pods[key]["spec"]["nodeName"] = node_name
             self.pods[key]["status"]["phase"] = "Running"
+
+
+def under_root(nodes: int = 2, **queues: float) -> World:
+    """``nodes`` 8-GPU nodes and leaf queues (name=GPU quota) under one unlimited ``root-q``."""
+    w = World(nodes=[node(f"n{i}") for i in range(nodes)])
+    w.add_queue("root-q", -1)
+    for name, quota in queues.items():
+        w.add_queue(name, quota, parent="root-q")
+    return w

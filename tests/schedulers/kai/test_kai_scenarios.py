@@ -2,19 +2,13 @@
 
 from __future__ import annotations
 
-from kaiworld import World, node
+from kaiworld import World, node, under_root
 
 from gangplane.api.scheduling import kai
 from gangplane.schedulers.core.scoring import Strategy
 from gangplane.schedulers.kai import KaiConfig
 
-
-def _world(nodes: int = 2, **queues: float) -> World:
-    w = World(nodes=[node(f"n{i}") for i in range(nodes)])
-    w.add_queue("root-q", -1)
-    for name, quota in queues.items():
-        w.add_queue(name, quota, parent="root-q")
-    return w
+_world = under_root
 
 
 def test_gang_binds_whole_or_not_at_all() -> None:

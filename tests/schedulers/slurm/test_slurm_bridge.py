@@ -318,3 +318,39 @@ def test_binds_never_share_a_node_or_reuse_one_hosting_a_group_pod(
     assert len(targets) == len(set(targets))
     assert not hosting & set(targets)
     assert all(b.slurm_node in allocated for b in binds)
+
+
+def test_min_nodes_below_the_gang_minimum_is_raised_to_it() -> None:
+    # A 3-pod gang with min-nodes 2 must not start on 2 Slurm nodes and finish short of a member (issue #16).
+    notes = {"slurmjob.slinky.slurm.net/min-nodes": "2"}
+    (submit,) = decide(view(group("train", pods(3), annotations=notes)))
+    assert isinstance(submit, Submit) and (submit.spec.min_nodes, submit.spec.max_nodes) == (3, 3)
+
+
+# -- ownership: only this bridge's own jobs are ever used or cancelled (hardening, issue #13) ------------------
+
+
+def test_a_job_id_written_on_the_group_by_someone_else_is_ignored_with_a_condition() -> None:
+    # Job 9 is somebody's (no gangplane comment): never bound to, never cancelled; the annotation goes.
+    actions = decide(view(group("train", pods(2), job=9), jobs=(job(9, owner="", nodes=("n1", "n2")),)))
+    assert kinds(actions) == ["ForgetJob", "SetGroupCondition"]
+    (condition,) = only(actions, SetGroupCondition)
+    assert condition.condition.reason == Reason.FOREIGN_JOB
+    assert "Slurm job 9 named on PodGroup ns/train was not submitted by gangplane for it" in (
+        condition.condition.message
+    )
+
+
+def test_a_job_of_another_group_or_another_user_is_not_ours() -> None:
+    other_group = job(5, owner="other", nodes=("n1", "n2"))
+    other_user = job(6, owner="train", nodes=("n1", "n2"), user="mallory")
+    for foreign in (other_group, other_user):
+        actions = decide(view(group("train", pods(2), job=foreign.job_id), jobs=(foreign,), user="bridge"))
+        assert only(actions, Bind) == []
+        assert only(actions, ForgetJob) == [ForgetJob(Ref("ns", "train", "uid-train"), foreign.job_id)]
+    # job 5 is ours, for a group that is gone: cancelled; job 6 is another user's: left alone
+    assert [c.job_id for c in only(decide(view(jobs=(other_group, other_user), user="bridge")), Cancel)] == [
+        5
+    ]
+    orphan = job(7, owner="gone", nodes=("n1",), user="mallory")
+    assert only(decide(view(jobs=(orphan,), user="bridge")), Cancel) == []

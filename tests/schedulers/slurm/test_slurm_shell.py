@@ -25,7 +25,8 @@ from gangplane.schedulers.slurm.cli import (
     SubmitRejected,
 )
 from gangplane.schedulers.slurm.commands import SlurmCli
-from gangplane.schedulers.slurm.model import CONDITION_TYPE, POD_FINALIZER, RELEASE_AFTER, Reason
+from gangplane.schedulers.slurm.model import CONDITION_TYPE, POD_FINALIZER, RELEASE_AFTER, Reason, job_comment
+from gangplane.schedulers.slurm.shell import MANAGED_NODE_TOLERATION
 from gangplane.store.catalog import COSCHEDULING_PODGROUPS, NODES, PODS
 from gangplane.store.memory import MemoryStore
 
@@ -56,6 +57,9 @@ class ScriptedSlurm(SlurmCli):
 
     def cancel(self, job_id: int) -> None:
         self.submitted[job_id] = replace(self.submitted[job_id], state="CANCELLED")
+
+    def job(self, job_id: int) -> SlurmJob | None:
+        return self.submitted.get(job_id)
 
     def jobs(self) -> list[SlurmJob]:
         if self.down:
@@ -135,6 +139,8 @@ def test_a_cycle_submits_records_and_binds(
     )
     assert [store.get(PODS, "ns", f"train-{i}")["spec"]["nodeName"] for i in range(2)] == ["n1", "n2"]
     assert group_condition(store, "train")["reason"] == Reason.ALLOCATED
+    # the managed-node taint's toleration, as slurm-bridge's PreEnqueue adds it
+    assert store.get(PODS, "ns", "train-0")["spec"]["tolerations"] == [MANAGED_NODE_TOLERATION]
 
 
 def test_a_rejected_submission_is_reported_once_not_retried_every_cycle(
@@ -161,6 +167,22 @@ def test_an_unreachable_controller_changes_nothing(
     result = bridge.reconcile(("", "slurm-bridge"))
     assert result.requeue_after == bridge.poll_interval
     assert store.list(PODS).resource_version == before  # no pod deleted because squeue failed
+    assert group_condition(store, "train")["reason"] == Reason.ALLOCATED  # running groups keep theirs
+
+
+def test_an_unreachable_controller_shows_on_waiting_groups(
+    store: MemoryStore, scripted: ScriptedSlurm, bridge: SlurmBridge
+) -> None:
+    scripted.down = True
+    create_group(store, "train", 2)
+    wait_until(lambda: caught_up(bridge, store), 5, "informer caches")
+    bridge.reconcile(("", "slurm-bridge"))
+    condition = group_condition(store, "train")
+    assert (condition["status"], condition["reason"]) == ("False", Reason.SLURM_UNREACHABLE)
+    assert "Unable to contact slurm controller" in condition["message"]
+    scripted.down = False
+    settle(bridge, store)
+    assert group_condition(store, "train")["reason"] == Reason.ALLOCATED
 
 
 def test_a_lost_annotation_is_repaired_from_the_job_comment(
@@ -203,3 +225,15 @@ def test_an_ended_job_fails_its_pods_and_holds_them_until_their_owner_could_coun
     bridge.clock.advance(RELEASE_AFTER)
     settle(bridge, store, 1)
     assert store.list(PODS).items == []
+
+
+def test_cancel_rereads_the_job_and_leaves_a_foreign_or_reused_id_alone(
+    bridge: SlurmBridge, scripted: ScriptedSlurm
+) -> None:
+    ours = job_comment("ns", "train", "uid-train")
+    scripted.submitted[1] = SlurmJob(1, "x", "RUNNING", comment="someone else's", user=bridge.user)
+    scripted.submitted[2] = SlurmJob(2, "y", "RUNNING", comment=ours, user="mallory")
+    scripted.submitted[3] = SlurmJob(3, "z", "RUNNING", comment=ours, user=bridge.user)
+    for job_id in (1, 2, 3, 4):  # 4: Slurm forgot it
+        bridge._cancel(job_id, Reason.PODS_FINISHED, "test")
+    assert [scripted.submitted[i].state for i in (1, 2, 3)] == ["RUNNING", "RUNNING", "CANCELLED"]

@@ -173,6 +173,9 @@ def test_a_three_node_trainjob_is_placed_by_slurm_and_runs_with_correct_ranks(cl
     logs = sorted(cluster.log(p).strip() for p in cluster.pods("ranks"))
     assert logs == ["rank 0 0 of 3", "rank 1 1 of 3", "rank 2 2 of 3"]
     wait_until(lambda: job_id not in cluster.listed(), 10, "the hold job released once all pods finished")
+    # the PodGroup's phase followed the Slurm job through its pods (scheduler-plugins' controller rules)
+    phase = lambda: ((cluster.pod_group("ranks") or {}).get("status") or {}).get("phase") == "Finished"  # noqa: E731
+    wait_until(phase, 10, "the PodGroup to reach Finished")
 
 
 def test_a_second_three_node_trainjob_waits_for_slurm_and_starts_after_the_first(cluster: Cluster) -> None:
@@ -267,3 +270,30 @@ def test_the_cluster_process_takes_its_nodes_from_slurm(real_slurm: LocalSlurm, 
         with pytest.raises(SystemExit) as exit_:
             process_main(["--state-dir", str(tmp_path), "--slurm-conf", str(conf)])
         assert exit_.value.code == 2
+
+
+def test_pods_of_other_schedulers_stay_off_the_nodes_slurm_manages(cluster: Cluster) -> None:
+    # slurm-bridge's managed-node taint (issue #16): a default-scheduler pod never lands on a Slurm node,
+    # while the bridge's own pods (tolerating it) still run.
+    plain = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "web", "namespace": "default"},
+        "spec": {"containers": [{"name": "web", "image": "python:3.12", "command": ["sleep", "1"]}]},
+    }
+    cluster.store.create(catalog.PODS, plain)
+
+    def taint_message() -> str | None:
+        status = cluster.store.get(catalog.PODS, "default", "web").get("status") or {}
+        found = [c for c in status.get("conditions") or () if c["type"] == "PodScheduled"]
+        message = found[0].get("message", "") if found else ""
+        return (
+            message
+            if "untolerated taint {slinky.slurm.net/managed-node: slurm-bridge-scheduler}" in message
+            else None
+        )
+
+    assert "4 node(s) had untolerated taint" in str(wait_until(taint_message, 30, "the taint message"))
+    cluster.submit("ranks", 2, RANKS)
+    assert wait_until(lambda: cluster.finished("ranks"), 60, "ranks to finish") == "Complete"
+    assert not cluster.store.get(catalog.PODS, "default", "web")["spec"].get("nodeName")

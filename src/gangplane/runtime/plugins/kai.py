@@ -19,36 +19,22 @@ from typing import ClassVar
 from gangplane.api import trainer as t
 from gangplane.api.core import PodTemplateSpec
 from gangplane.api.jobset import API_VERSION as JOBSET_API_VERSION
-from gangplane.api.jobset import JobSet, ReplicatedJob
+from gangplane.api.jobset import JobSet
 from gangplane.api.meta import ObjectMeta, OwnerReference
 from gangplane.api.scheduling import kai
 from gangplane.errors import CauseType, FieldError
 from gangplane.runtime.info import RuntimeInfo
-from gangplane.runtime.plugins import gang
+from gangplane.runtime.plugins import gang, kai_grouper
 from gangplane.runtime.plugins.jobset import JobSetPlugin
 from gangplane.runtime.points import AppliedBy, Desired, Handle, ValidationResult
 from gangplane.runtime.reader import Reader
 
 _QUEUE_PATH = f"metadata.labels[{kai.QUEUE_LABEL}]"
 _MIN_MEMBER_PATH = f"metadata.annotations[{kai.BATCH_MIN_MEMBER_ANNOTATION}]"
-_TOPOLOGY_KEYS = (
-    kai.TOPOLOGY_ANNOTATION,
-    kai.TOPOLOGY_REQUIRED_PLACEMENT_ANNOTATION,
-    kai.TOPOLOGY_PREFERRED_PLACEMENT_ANNOTATION,
-)
 
 
 def uses_kai(info: RuntimeInfo) -> bool:
     return info.scheduler_name() == kai.SCHEDULER_NAME
-
-
-def _positive_int(text: str | None) -> int | None:
-    """``batch-min-member`` as KAI parses it: a base-10 integer >= 1, else ``None`` (KAI then errors)."""
-    try:
-        value = int(text or "", 10)
-    except ValueError:
-        return None
-    return value if value >= 1 else None
 
 
 # ---------------------------------------------------------------- validation
@@ -81,7 +67,7 @@ def _queue_problems(info: RuntimeInfo, job: t.TrainJob) -> tuple[list[FieldError
 
 def _min_member_errors(job: t.TrainJob) -> list[FieldError]:
     given = (job.metadata.annotations or {}).get(kai.BATCH_MIN_MEMBER_ANNOTATION)
-    if given is None or _positive_int(given) is not None:
+    if given is None or kai_grouper.positive_int(given) is not None:
         return []
     return [FieldError(_MIN_MEMBER_PATH, CauseType.INVALID, "must be a base-10 integer >= 1", given)]
 
@@ -102,108 +88,34 @@ def _pod_template(info: RuntimeInfo, jobset: JobSet) -> PodTemplateSpec:
     return chosen.template.spec.template
 
 
-def _queue(labels: dict[str, str], pod_labels: dict[str, str]) -> str:
-    """Owner queue label, then the pod's, then ``project`` (+ ``-<node-pool>``), then ``default-queue``."""
-    for source in (labels, pod_labels):
-        if kai.QUEUE_LABEL in source:
-            return source[kai.QUEUE_LABEL]
-    project = labels.get(kai.PROJECT_LABEL) or pod_labels.get(kai.PROJECT_LABEL)
-    if not project:
-        return kai.DEFAULT_QUEUE
-    pool = pod_labels.get(kai.NODE_POOL_LABEL)
-    return f"{project}-{pool}" if pool else project
-
-
-def _priority_class_exists(reader: Reader, name: str) -> bool:
-    """KAI installs its own classes (kai.md §6); anything else must exist in the cluster."""
-    return (
-        name in kai.PRIORITY_CLASSES
-        or reader.get("scheduling.k8s.io/v1", "PriorityClass", "", name) is not None
-    )
-
-
-def _priority_class(labels: dict[str, str], pod: PodTemplateSpec, reader: Reader) -> str:
-    """Owner label, else pod label, else ``spec.priorityClassName`` — if it exists; else ``train``."""
-    pod_labels = (pod.metadata.labels if pod.metadata else None) or {}
-    wanted = labels.get(kai.PRIORITY_CLASS_LABEL, pod_labels.get(kai.PRIORITY_CLASS_LABEL))
-    wanted = wanted if wanted is not None else pod.spec.priority_class_name
-    return wanted if wanted and _priority_class_exists(reader, wanted) else kai.DEFAULT_PRIORITY_CLASS
-
-
-def _preemptibility(labels: dict[str, str], pod_labels: dict[str, str]) -> str | None:
-    allowed = {p.value for p in kai.Preemptibility}
-    given = (labels.get(kai.PREEMPTIBILITY_LABEL), pod_labels.get(kai.PREEMPTIBILITY_LABEL))
-    return next((value for value in given if value in allowed), None)
-
-
-def _topology(annotations: dict[str, str]) -> kai.TopologyConstraint | None:
-    topology, required, preferred = (annotations.get(key) for key in _TOPOLOGY_KEYS)
-    if not topology or not (required or preferred):
-        return None
-    return kai.TopologyConstraint(
-        topology=topology, required_topology_level=required, preferred_topology_level=preferred
-    )
-
-
-def _root_min_sub_group(annotations: dict[str, str], jobset: JobSet) -> int | None:
-    """``batch-min-member`` capped at the replicated jobs, else 1 for InOrder startup, else all of them."""
-    count = len(jobset.spec.replicated_jobs)
-    if kai.BATCH_MIN_MEMBER_ANNOTATION in annotations:
-        override = _positive_int(annotations[kai.BATCH_MIN_MEMBER_ANNOTATION])
-        return None if override is None else min(override, count)
-    in_order = (jobset.spec.startup_policy or {}).get("startupPolicyOrder") == "InOrder"
-    return 1 if in_order else count
-
-
-def _sub_groups(rjob: ReplicatedJob) -> list[kai.SubGroup] | None:
-    """One parent per replicated job (minSubGroup = replicas) and one leaf per replica (minMember)."""
-    annotations = (rjob.template.metadata.annotations if rjob.template.metadata else None) or {}
-    parallelism = rjob.template.spec.parallelism
-    leaf_min = 1 if parallelism is None else parallelism
-    if kai.BATCH_MIN_MEMBER_ANNOTATION in annotations:
-        override = _positive_int(annotations[kai.BATCH_MIN_MEMBER_ANNOTATION])
-        if override is None:
-            return None
-        leaf_min = override
-    replicas = 1 if rjob.replicas is None else rjob.replicas
-    parent = kai.SubGroup(name=rjob.name, min_sub_group=replicas)
-    leaves = [
-        kai.SubGroup(name=f"{rjob.name}-replica-{i}", parent=rjob.name, min_member=leaf_min)
-        for i in range(replicas)
-    ]
-    for leaf in leaves if (topology := _topology(annotations)) else []:
-        leaf.topology_constraint = topology
-    return [parent, *leaves]
-
-
 def pod_group_for(info: RuntimeInfo, job: t.TrainJob, jobset: JobSet, reader: Reader) -> kai.PodGroup | None:
-    """The PodGroup KAI (>= v0.16) derives from ``jobset`` (live UID set); ``None`` where KAI would fail."""
+    """The PodGroup KAI (>= v0.16) derives from ``jobset`` (live UID set); ``None`` where KAI would fail.
+    The rule is ``kai_grouper``'s, the one the embedded KAI scheduler applies to pods without a PodGroup."""
     labels = _merged(job.metadata.labels, jobset.metadata.labels)
     annotations = _merged(job.metadata.annotations, jobset.metadata.annotations)
-    root = _root_min_sub_group(annotations, jobset)
-    trees = [_sub_groups(rjob) for rjob in jobset.spec.replicated_jobs]
-    if root is None or any(tree is None for tree in trees):
-        return None
-    pod = _pod_template(info, jobset)
-    pod_labels = (pod.metadata.labels if pod.metadata else None) or {}
-    spec = kai.PodGroupSpec(
-        min_sub_group=root,
-        queue=_queue(labels, pod_labels),
-        priority_class_name=_priority_class(labels, pod, reader),
-        sub_groups=[group for tree in trees for group in tree or []],
+    spec = kai_grouper.pod_group_spec(
+        labels,
+        annotations,
+        jobset.spec.to_dict(),
+        _pod_template(info, jobset).to_dict(),
+        lambda name: reader.get("scheduling.k8s.io/v1", "PriorityClass", "", name) is not None,
     )
-    if (preemptibility := _preemptibility(labels, pod_labels)) is not None:
-        spec.preemptibility = preemptibility
-    if (topology := _topology(annotations)) is not None:
-        spec.topology_constraint = topology
-    return kai.PodGroup(metadata=_pod_group_meta(jobset, labels, annotations), spec=spec)
+    if spec is None:
+        return None
+    return kai.PodGroup(
+        metadata=_pod_group_meta(jobset, labels, annotations), spec=kai.PodGroupSpec.model_validate(spec)
+    )
 
 
 def _pod_group_meta(jobset: JobSet, labels: dict[str, str], annotations: dict[str, str]) -> ObjectMeta:
     """``pg-<jobset>-<jobsetUID>``, owned (not controlled) by the JobSet, with the merged owner metadata."""
     name, uid = jobset.metadata.name or "", jobset.metadata.uid or ""
     owner = OwnerReference(api_version=JOBSET_API_VERSION, kind="JobSet", name=name, uid=uid)
-    meta = ObjectMeta(name=f"pg-{name}-{uid}", namespace=jobset.metadata.namespace, owner_references=[owner])
+    meta = ObjectMeta(
+        name=kai_grouper.pod_group_name(name, uid),
+        namespace=jobset.metadata.namespace,
+        owner_references=[owner],
+    )
     if labels:
         meta.labels = labels
     if annotations:

@@ -26,6 +26,7 @@ from gangplane.api.quantity import parse
 from gangplane.api.scheduling import slurm
 from gangplane.errors import CauseType, FieldError
 from gangplane.runtime.info import RuntimeInfo
+from gangplane.runtime.plugins import gang
 from gangplane.runtime.points import Handle, ValidationResult
 from gangplane.runtime.reader import Reader
 
@@ -115,6 +116,27 @@ def _policy_errors(info: RuntimeInfo, job: t.TrainJob) -> list[FieldError]:
     return [FieldError("spec.podGroupPolicy", CauseType.INVALID, detail)]
 
 
+def _gang_size(info: RuntimeInfo, job: t.TrainJob) -> int:
+    """Pods of the coscheduling PodGroup, one Slurm node each (sequential pod sets run outside the gang).
+    Admission runs before the ML policy is enforced, so the TrainJob's ``numNodes`` is applied here."""
+    sequential = set(gang.sequential_pod_sets(info))
+    wanted = job.spec.trainer.num_nodes if job.spec.trainer else None
+    return sum(
+        wanted if p.ancestor == "trainer" and wanted else p.count
+        for p in info.pod_sets
+        if p.name not in sequential
+    )
+
+
+def _node_count_errors(values: dict[str, str], info: RuntimeInfo, job: t.TrainJob) -> list[FieldError]:
+    """``min-nodes`` above the gang's pod count can never be satisfied (one node per pod): reject it."""
+    low, size = values.get(A.MIN_NODES, ""), _gang_size(info, job)
+    if not low.isdigit() or int(low) <= size:
+        return []
+    detail = f"{A.MIN_NODES} ({low}) exceeds the {size} pods of the gang (slurm-bridge runs one pod per node)"
+    return [FieldError(_path(A.MIN_NODES, job), CauseType.INVALID, detail, low)]
+
+
 class SlurmBridgePlugin:
     name: ClassVar[str] = "SlurmBridge"
 
@@ -127,7 +149,11 @@ class SlurmBridgePlugin:
         if not uses_slurm_bridge(info):
             return ValidationResult()
         values = slurm_job_annotations(info, new)
-        errors = [*_policy_errors(info, new), *_annotation_errors(values, new)]
+        errors = [
+            *_policy_errors(info, new),
+            *_annotation_errors(values, new),
+            *_node_count_errors(values, info, new),
+        ]
         return ValidationResult(errors=errors, warnings=_unknown_key_warnings(values))
 
     def enforce_pod_group_policy(self, info: RuntimeInfo, job: t.TrainJob) -> None:

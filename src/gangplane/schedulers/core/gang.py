@@ -174,11 +174,14 @@ def place_gang(
     min_member: int,
     strategy: Strategy = Strategy.BINPACK,
     allowed: Mask | None = None,
+    explain: bool = True,
 ) -> GangPlacement:
     """Assume as many of ``pods`` as fit (up to all) if that is at least ``min_member``; else change nothing.
 
     ``allowed`` restricts the nodes (e.g. one topology domain or node pool). Pods already counted in the
-    snapshot must not be passed. Deterministic: equal inputs give equal bindings.
+    snapshot must not be passed. Deterministic: equal inputs give equal bindings. ``explain=False`` skips
+    building the failure message (a per-node filter count, the costly part of a failed try) for callers
+    that only need the outcome, such as victim searches and simulators.
     """
     token = snapshot.checkpoint()
     groups = shapes(snapshot, pods)
@@ -194,7 +197,9 @@ def place_gang(
         short = short or (group[len(rows)] if len(rows) < len(group) else None)
     if len(bindings) >= min_member and bindings:
         return GangPlacement(True, tuple(bindings), tuple(unplaced), len(bindings))
-    if short is None:
+    if not explain:
+        message = ""
+    elif short is None:
         message = f"gang needs {min_member} pods but has {len(pods)}"
     else:  # explained with the placeable members still assumed: why the next one found no node
         message = _failure(snapshot, groups, short, len(bindings), min_member)

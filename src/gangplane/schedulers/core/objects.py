@@ -20,7 +20,10 @@ NOT_READY_TAINT = "node.kubernetes.io/not-ready"
 UNREACHABLE_TAINT = "node.kubernetes.io/unreachable"
 UNSCHEDULABLE_TAINT = "node.kubernetes.io/unschedulable"
 DEFAULT_SCHEDULER = "default-scheduler"
+NEVER = "Never"  # ``spec.preemptionPolicy`` of a pod that must never preempt others
 TERMINAL_PHASES = frozenset({"Succeeded", "Failed"})
+BROKEN_INPUT = (ValueError, TypeError, KeyError, AttributeError)
+"""What converting a malformed wire dict raises; callers catch it per object so one bad object stays alone."""
 
 GroupKey = Callable[[Mapping[str, Any]], "str | None"]
 """Maps a pod dict to its gang key ``"<namespace>/<group name>"``, or ``None`` for a pod outside any gang."""
@@ -96,6 +99,7 @@ class PodInfo:
     labels: Mapping[str, str] = field(default_factory=dict)
     annotations: Mapping[str, str] = field(default_factory=dict)
     priority_class_name: str = ""
+    preemption_policy: str = "PreemptLowerPriority"
 
     @property
     def constraints(self) -> tuple[object, ...]:
@@ -228,6 +232,7 @@ def pod_info(
         labels=dict(meta.get("labels") or {}),
         annotations=dict(meta.get("annotations") or {}),
         priority_class_name=spec.get("priorityClassName") or "",
+        preemption_policy=spec.get("preemptionPolicy") or "PreemptLowerPriority",
     )
 
 

@@ -45,7 +45,7 @@ def _fits_without(
     for unit in units:
         for victim in unit:
             snapshot.forget(victim.key)
-    ok = place_gang(snapshot, pods, min_member=min_member, strategy=strategy).ok
+    ok = place_gang(snapshot, pods, min_member=min_member, strategy=strategy, explain=False).ok
     snapshot.rollback(token)
     return ok
 

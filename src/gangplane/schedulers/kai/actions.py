@@ -10,9 +10,13 @@ of one); the evicting job is pipelined onto the room and bound in a later cycle.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
+from functools import cmp_to_key
+from heapq import merge
+from itertools import groupby
 
 from gangplane.schedulers.base import Eviction
+from gangplane.schedulers.core.headroom import Headroom, VictimSearch, single_shape
 from gangplane.schedulers.kai import placement
 from gangplane.schedulers.kai.gangs import satisfied
 from gangplane.schedulers.kai.model import KaiJob, Member, Res
@@ -38,22 +42,44 @@ def _waiting(session: KaiSession) -> dict[str, list[KaiJob]]:
 
 def allocate(session: KaiSession) -> None:
     per_queue = _waiting(session)
+    releasing = _terminating(session)
     while per_queue:
-        queue = min(
-            per_queue, key=lambda q: session.book.order_key(q, session.request(per_queue[q][0].pending()))
-        )
+        heads = [(q, session.request(jobs[0].pending())) for q, jobs in per_queue.items()]
+        queue = min(heads, key=cmp_to_key(session.book.compare))[0]
         job = per_queue[queue].pop(0)
         if not per_queue[queue]:
             del per_queue[queue]
         attempt = placement.place(session, job)
-        if not attempt.ok:
+        if not attempt.ok and not _pipeline(session, job, releasing):
             session.reasons[job.key] = (attempt.reason, attempt.message)
+        if not attempt.ok:
             continue
         placement.commit(session, job, attempt)
         session.reasons.pop(job.key, None)
         if job.pending():
             per_queue.setdefault(queue, []).append(job)
             per_queue[queue].sort(key=job_order)
+
+
+def _pipeline(session: KaiSession, job: KaiJob, releasing: list[Member]) -> bool:
+    """Allocate's pipelining (kai.md §5): a job that fits once terminating pods are gone keeps that room for
+    this cycle — assumed beside the terminating pods, so no job after it in the order takes the room a
+    reclaim or preemption freed for it — and binds in a later cycle."""
+    present = [(m, row) for m in releasing if (row := session.snapshot.location(m.pod.key)) is not None]
+    if not present:
+        return False
+    for member, _ in present:
+        session.snapshot.forget(member.pod.key)
+    attempt = placement.place(session, job, explain=False)
+    for member, row in present:
+        session.snapshot.assume(member.pod, row)
+    if not attempt.ok:
+        return False
+    for member, _ in attempt.placed:
+        session.book.allocate(job.queue, session.units(member.pod), job.preemptible)
+    session.pipelined.add(job.key)
+    session.reasons[job.key] = ("Pipelined", f"waiting for {len(present)} terminating pods")
+    return True
 
 
 # ---------------------------------------------------------------- evictions
@@ -72,7 +98,7 @@ def _starving(session: KaiSession) -> list[KaiJob]:
 
 def _fits(session: KaiSession, job: KaiJob) -> bool:
     token = session.snapshot.checkpoint()
-    ok = placement.place(session, job).ok
+    ok = placement.place(session, job, explain=False).ok
     session.snapshot.rollback(token)
     return ok
 
@@ -98,26 +124,32 @@ def _restore(session: KaiSession, victim: KaiJob, removed: list[tuple[str, int]]
     )
 
 
+Taken = list[tuple[KaiJob, list[tuple[str, int]]]]  # victims with the (pod, node row) removals to undo
+
+
 def _search(
-    session: KaiSession, job: KaiJob, victims: list[KaiJob], accept: Callable[[KaiJob], bool]
-) -> list[KaiJob] | None:
-    taken: list[tuple[KaiJob, list[tuple[str, int]]]] = []
-    for victim in victims:
-        if accept(victim):
-            taken.append((victim, _remove(session, victim)))
-            if _fits(session, job):
-                break
-    else:
-        for victim, removed in reversed(taken):
-            _restore(session, victim, removed)
-        return None
-    for victim, removed in list(reversed(taken[:-1])):
-        _restore(session, victim, removed)
-        if _fits(session, job):
-            taken.remove((victim, removed))
-        else:
-            _remove(session, victim)
-    return [victim for victim, _ in taken]
+    session: KaiSession, job: KaiJob, victims: Iterable[KaiJob], accept: Callable[[KaiJob], bool]
+) -> Taken | None:
+    """The victims to evict so ``job`` fits, already removed from snapshot and book; ``None`` (nothing
+    changed) when all acceptable victims together are not enough (``core.headroom.VictimSearch``)."""
+    members = placement.needed_members(job) or []
+    one_shape = not job.topology and single_shape([m.pod for m in members])
+    return VictimSearch[KaiJob, list[tuple[str, int]]](
+        take=lambda victim: _remove(session, victim),
+        give_back=lambda victim, removed: _restore(session, victim, removed),
+        fits=lambda: _fits(session, job),
+        rows=lambda victim: _rows(session, victim),
+        independent=lambda victim: session.book.independent(job.queue, victim.queue, job.preemptible),
+        room=Headroom(session.snapshot, members[0].pod) if one_shape else None,
+        needed=placement.needed_members_count(job, members),
+        exact=one_shape,
+    ).run(victims, accept)
+
+
+def _rows(session: KaiSession, victim: KaiJob) -> list[int]:
+    return [
+        row for m in victim.members if m.running and (row := session.snapshot.location(m.pod.key)) is not None
+    ]
 
 
 def _evict(
@@ -140,7 +172,14 @@ def _evict(
 
 
 def _running(session: KaiSession, job: KaiJob) -> bool:
-    return any(m.running for m in job.members) and job.key not in session.pipelined
+    """A possible victim: holds resources, and is neither pipelined nor bound in this cycle (evicting a pod
+    in the cycle that binds it would only make the two writes race, and lets two jobs evict each other
+    cycle after cycle)."""
+    return (
+        any(m.running for m in job.members)
+        and job.key not in session.pipelined
+        and job.key not in session.bound_now
+    )
 
 
 def _terminating(session: KaiSession) -> list[Member]:
@@ -166,8 +205,7 @@ def _newest_first(jobs: list[KaiJob]) -> list[KaiJob]:
 
 def _reclaim_rule(session: KaiSession, job: KaiJob, request: Res) -> Callable[[KaiJob], bool]:
     def accept(victim: KaiJob) -> bool:
-        held = session.request([m for m in victim.members if m.running])
-        return session.book.reclaimable(job.queue, request, victim.queue, held)
+        return session.book.reclaimable(job.queue, request, victim.queue)
 
     return accept
 
@@ -188,40 +226,44 @@ def _base_rank(session: KaiSession) -> dict[str, int]:
 
 def _reclaim_victims(
     session: KaiSession, job: KaiJob, by_queue: dict[str, list[KaiJob]], rank: dict[str, int]
-) -> list[KaiJob]:
-    """Running preemptible jobs of other queues, the highest dominant share first, then lower priority.
-    Queues within their quota are left out up front: ``reclaimable`` refuses all their jobs for the whole
-    search (releasing victims never raises a queue's allocation)."""
-    victims = [
-        v
-        for queue, jobs in by_queue.items()
-        if queue != job.queue and not session.book.within_quota(queue)
-        for v in jobs
-        if _running(session, v)
-    ]
-    shares = {q: session.book.dominant_share(q) for q in {v.queue for v in victims}}
-    victims.sort(key=lambda v: (-shares[v.queue], v.priority, rank[v.key]))
-    return victims
+) -> Iterator[KaiJob]:
+    """Running preemptible jobs of other queues, by the queue comparator reversed (over fair share first,
+    lower queue priority, larger dominant share), then lower job priority, then newest. Queues whose
+    leveled ancestor is within quota are left out up front: neither strategy accepts a queue at or below
+    its deserved share, and releasing victims never raises an allocation. ``by_queue`` lists are already in
+    (priority, newest) order; queues of equal rank are merged lazily, since a search usually stops early."""
+    book = session.book
+    queues = [q for q in by_queue if q != job.queue and not book.within_quota(book.leveled(job.queue, q)[1])]
+    keys = {q: book.victim_order_key(book.leveled(job.queue, q)[1]) for q in queues}
+    for _, tier in groupby(sorted(queues, key=keys.__getitem__), key=keys.__getitem__):
+        for victim in merge(*(by_queue[q] for q in tier), key=lambda v: (v.priority, rank[v.key])):
+            if _running(session, victim):
+                yield victim
 
 
 def reclaim(session: KaiSession) -> None:
     releasing = _terminating(session)
-    by_queue = _preemptible_by_queue(session)
     rank = _base_rank(session)
+    by_queue = {
+        q: sorted(jobs, key=lambda v: (v.priority, rank[v.key]))
+        for q, jobs in _preemptible_by_queue(session).items()
+    }
     for job in _starving(session):
         request = session.request(placement.needed_members(job) or [])
-        if not job.preemptible:
-            continue  # non-preemptible work never triggers reclaim (kai.md §6)
-        if (refusal := session.book.reclaim_refusal(job.queue, request)) is not None:
+        # non-preemptible work may reclaim too, within its queue's deserved quota (kai.md §6)
+        if (refusal := session.book.reclaim_refusal(job.queue, request, job.preemptible)) is not None:
             _explain(session, job, f"no reclaim: {refusal}")
             continue
         if _waiting_for_releasing(session, job, releasing):
             continue
         victims = _reclaim_victims(session, job, by_queue, rank)
-        if (
-            chosen := _search(session, job, victims, _reclaim_rule(session, job, request))
-        ) is not None and chosen:
-            _evict(session, job, chosen, "Reclaimed", releasing)
+        chosen = _search(session, job, victims, _reclaim_rule(session, job, request))
+        if chosen and (refusal := session.book.boundary_refusal(job.queue, request, job.preemptible)):
+            for victim, removed in reversed(chosen):
+                _restore(session, victim, removed)
+            _explain(session, job, f"no reclaim: {refusal}")
+        elif chosen:
+            _evict(session, job, [victim for victim, _ in chosen], "Reclaimed", releasing)
 
 
 def _explain(session: KaiSession, job: KaiJob, why: str) -> None:
@@ -241,8 +283,8 @@ def preempt(session: KaiSession) -> None:
             v for v in by_queue.get(job.queue, []) if v.priority < job.priority and _running(session, v)
         ]
         victims.sort(key=lambda v: v.priority)  # stable: newest first within a priority
-        if (chosen := _search(session, job, victims, lambda v: True)) is not None and chosen:
-            _evict(session, job, chosen, "Preempted", releasing)
+        if chosen := _search(session, job, victims, lambda v: True):
+            _evict(session, job, [victim for victim, _ in chosen], "Preempted", releasing)
 
 
 ACTIONS: dict[str, Callable[[KaiSession], None]] = {

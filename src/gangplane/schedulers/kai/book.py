@@ -146,32 +146,94 @@ class KaiBook:
                     return "NonPreemptibleOverQuota", _message(queue, "quota", quota[r], used, request[r], r)
         return None
 
-    def may_reclaim(self, name: str, request: Res) -> bool:
-        """The reclaimer stays within its fair share with the job added."""
-        return self.reclaim_refusal(name, request) is None
+    def compare(self, first: tuple[str, Res], second: tuple[str, Res]) -> int:
+        """The queue comparator over the tree (-1, 0, 1), each side a (leaf queue, its next job's request):
+        the two queues' ancestors are compared at the level where their paths part — departments before
+        leaves, and leaves only against leaves of the same department — as KAI walks the tree."""
+        (q1, r1), (q2, r2) = first, second
+        a, b = self.leveled(q1, q2)
+        if a == b:
+            return 0
+        k1, k2 = self.order_key(a, r1), self.order_key(b, r2)
+        return -1 if k1 < k2 else int(k1 > k2)
 
-    def reclaim_refusal(self, name: str, request: Res) -> str | None:
-        """Why the queue may not reclaim for ``request`` (it would pass its fair share), else ``None``."""
+    def victim_order_key(self, name: str) -> tuple[int, int, float]:
+        """The queue comparator reversed for victims: over its fair share first, then lower queue priority,
+        then larger dominant share."""
+        state = self.states[name]
+        over = bool(np.all(state.allocated <= state.fair + _EPS))
+        return (int(over), state.queue.priority, -self.dominant_share(name))
+
+    def may_reclaim(self, name: str, request: Res, preemptible: bool = True) -> bool:
+        return self.reclaim_refusal(name, request, preemptible) is None
+
+    def reclaim_refusal(self, name: str, request: Res, preemptible: bool = True) -> str | None:
+        """Why the queue may not reclaim for ``request``, else ``None`` (``CanReclaimResources``): it would
+        pass its fair share, or — for non-preemptible work — its non-preemptible allocation would pass its
+        deserved quota."""
         state = self.states[name]
         share = np.maximum(state.fair, state.deserved)
         after = state.allocated + request
-        if np.all(after <= share + _EPS):
-            return None
-        r = int(np.argmax(after - share))
-        return _message(name, "fair share", share[r], state.allocated[r], request[r], r)
+        if not np.all(after <= share + _EPS):
+            r = int(np.argmax(after - share))
+            return _message(name, "fair share", share[r], state.allocated[r], request[r], r)
+        return None if preemptible else self._non_preemptible_refusal([name], request)
 
-    def reclaimable(self, reclaimer: str, request: Res, victim_queue: str, victim: Res) -> bool:
-        """MaintainFairShare — the victim queue stays at or above its allocatable share (dominant resource)
-        and saturation order is kept — or GuaranteeDeservedQuota — the reclaimer stays within deserved and
-        the victim queue exceeds its own; a queue wholly within its quota is never a victim (kai.md §7)."""
-        v, r = self.states[victim_queue], self.states[reclaimer]
-        victim_after = self.dominant_share(victim_queue, -victim)
-        reclaimer_after = self.dominant_share(reclaimer, request)
-        maintain = victim_after >= 1.0 - _EPS and reclaimer_after <= victim_after + _EPS
+    def _non_preemptible_refusal(self, names: Sequence[str], request: Res) -> str | None:
+        for queue in names:
+            state = self.states[queue]
+            after = state.allocated_non_preemptible + request
+            if not np.all(after <= state.deserved + _EPS):
+                r = int(np.argmax(after - state.deserved))
+                used = state.allocated_non_preemptible[r]
+                return _message(queue, "quota (non-preemptible)", state.deserved[r], used, request[r], r)
+        return None
+
+    def boundary_refusal(self, name: str, request: Res, preemptible: bool) -> str | None:
+        """After the victims are released: every queue up the reclaimer's chain stays within its fair share
+        (a lone top queue excepted) and, for non-preemptible work, within deserved for non-preemptible use
+        (``reclaimingQueuesRemainWithinBoundaries``)."""
+        tops = len(self.children.get(None, []))
+        for queue in self.chain(name):
+            state = self.states[queue]
+            after = state.allocated + request
+            lone_top = state.queue.parent not in self.states and tops == 1
+            if not lone_top and not np.all(after <= state.fair + _EPS):
+                r = int(np.argmax(after - state.fair))
+                return _message(queue, "fair share", state.fair[r], state.allocated[r], request[r], r)
+        return None if preemptible else self._non_preemptible_refusal(self.chain(name), request)
+
+    def independent(self, job_queue: str, victim_queue: str, preemptible: bool) -> bool:
+        """Moving a victim of ``victim_queue`` cannot change whether the job's own capacity checks pass:
+        another queue whose shared ancestors set no limit, and preemptible work (no quota check)."""
+        shared = set(self.chain(job_queue)) & set(self.chain(victim_queue))
+        unlimited = all(np.all(np.isinf(self.states[q].queue.max_allowed())) for q in shared)
+        return job_queue != victim_queue and preemptible and unlimited
+
+    def leveled(self, reclaimer: str, victim: str) -> tuple[str, str]:
+        """The reclaimer's and the victim's ancestors at the first level where their paths differ
+        (``getLeveledQueues``): siblings are what the strategies compare."""
+        mine, theirs = self.chain(reclaimer)[::-1], self.chain(victim)[::-1]
+        pair = (mine[0], theirs[0])
+        for pair in zip(mine, theirs, strict=False):
+            if pair[0] != pair[1]:
+                break
+        return pair
+
+    def reclaimable(self, reclaimer: str, request: Res, victim_queue: str) -> bool:
+        """``FitsReclaimStrategy`` on the leveled pair, with the victim queue's allocation as it stands
+        *before* this victim is subtracted (earlier victims of the search already are):
+        MaintainFairShare — that allocation exceeds the queue's allocatable share somewhere; or
+        GuaranteeDeservedQuota — the reclaimer stays within deserved and that allocation exceeds the victim
+        queue's deserved somewhere (kai.md §6, §7)."""
+        r_name, v_name = self.leveled(reclaimer, victim_queue)
+        r, v = self.states[r_name], self.states[v_name]
+        remaining = v.allocated
+        maintain = bool(np.any(remaining > self.allocatable_share(v_name) + _EPS))
         guarantee = bool(np.all(r.allocated + request <= r.deserved + _EPS)) and bool(
-            np.any(v.allocated > v.deserved + _EPS)
+            np.any(remaining > v.deserved + _EPS)
         )
-        return (maintain or guarantee) and not self.within_quota(victim_queue)
+        return maintain or guarantee
 
     def within_quota(self, name: str) -> bool:
         """Allocated within deserved everywhere: such a queue is never a reclaim victim. Releasing only

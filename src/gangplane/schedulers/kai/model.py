@@ -7,7 +7,7 @@ used as written. Pure: wire dicts in, values out.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -15,6 +15,7 @@ import numpy as np
 import numpy.typing as npt
 
 from gangplane.api.scheduling import kai
+from gangplane.runtime.plugins import kai_grouper
 from gangplane.schedulers.core.objects import PodInfo
 from gangplane.schedulers.core.resources import CPU, GPU, MEMORY, ResourceIndex
 from gangplane.schedulers.kai.gangs import GangTree, build_tree
@@ -141,47 +142,30 @@ def _opt(value: Any) -> int | None:
     return None if value is None else int(value)
 
 
-# ---------------------------------------------------------------- pod-grouper
+# ---------------------------------------------------------------- pod-grouper (one rule: runtime.plugins.kai_grouper)
 
 
-def _annotation_int(annotations: Mapping[str, Any], key: str) -> int | None:
-    try:
-        value = int(str(annotations.get(key, "")), 10)
-    except ValueError:
+def jobset_pod_group(
+    jobset: Mapping[str, Any], pod: PodInfo, class_exists: Callable[[str], bool]
+) -> dict[str, Any] | None:
+    """The JobSet grouper's PodGroup for ``pod`` of ``jobset`` (``kai_grouper``, the rule the runtime plugin
+    renders too); ``None`` where KAI's grouper fails (an invalid ``batch-min-member``)."""
+    meta = jobset.get("metadata") or {}
+    spec = kai_grouper.pod_group_spec(
+        meta.get("labels") or {},
+        meta.get("annotations") or {},
+        jobset.get("spec") or {},
+        _pod_view(pod),
+        class_exists,
+    )
+    if spec is None:
         return None
-    return value if value >= 1 else None
+    name = kai_grouper.pod_group_name(meta.get("name", ""), meta.get("uid", ""))
+    return {"metadata": {"name": name, "namespace": meta.get("namespace") or "default"}, "spec": spec}
 
 
-def jobset_pod_group(jobset: Mapping[str, Any]) -> dict[str, Any]:
-    """The JobSet grouper's PodGroup (KAI ≥ v0.16): root minSubGroup, a parent per replicated job
-    (minSubGroup = replicas) and a leaf per replica (minMember = parallelism or the template override)."""
-    meta, spec = jobset.get("metadata") or {}, jobset.get("spec") or {}
-    labels, annotations = meta.get("labels") or {}, meta.get("annotations") or {}
-    rjobs = spec.get("replicatedJobs") or []
-    root = _annotation_int(annotations, kai.BATCH_MIN_MEMBER_ANNOTATION)
-    in_order = (spec.get("startupPolicy") or {}).get("startupPolicyOrder") == "InOrder"
-    root_min = min(root, len(rjobs)) if root else (1 if in_order else len(rjobs))
-    sub_groups: list[dict[str, Any]] = []
-    for rjob in rjobs:
-        template = rjob.get("template") or {}
-        t_annotations = (template.get("metadata") or {}).get("annotations") or {}
-        parallelism = (template.get("spec") or {}).get("parallelism")
-        leaf_min = _annotation_int(t_annotations, kai.BATCH_MIN_MEMBER_ANNOTATION) or (parallelism or 1)
-        replicas = int(rjob.get("replicas") or 1)
-        sub_groups.append({"name": rjob["name"], "minSubGroup": replicas})
-        sub_groups += [
-            {"name": f"{rjob['name']}-replica-{i}", "parent": rjob["name"], "minMember": leaf_min}
-            for i in range(replicas)
-        ]
-    name = f"pg-{meta.get('name', '')}-{meta.get('uid', '')}"
-    pg_spec = {
-        "minSubGroup": root_min,
-        "queue": labels.get(kai.QUEUE_LABEL) or kai.DEFAULT_QUEUE,
-        "subGroups": sub_groups,
-    }
-    if labels.get(kai.PRIORITY_CLASS_LABEL):
-        pg_spec["priorityClassName"] = labels[kai.PRIORITY_CLASS_LABEL]
-    return {"metadata": {"name": name, "namespace": meta.get("namespace") or "default"}, "spec": pg_spec}
+def _pod_view(pod: PodInfo) -> dict[str, Any]:
+    return {"metadata": {"labels": dict(pod.labels)}, "spec": {"priorityClassName": pod.priority_class_name}}
 
 
 def leaf_of_jobset_pod(labels: Mapping[str, str]) -> str:
@@ -189,12 +173,17 @@ def leaf_of_jobset_pod(labels: Mapping[str, str]) -> str:
     return f"{rjob}-replica-{index}" if rjob and index is not None else ""
 
 
-def default_pod_group(pod: PodInfo) -> dict[str, Any]:
-    """The default grouper for a lone pod: ``minMember`` 1, queue from the pod's label."""
-    queue = pod.labels.get(kai.QUEUE_LABEL) or kai.DEFAULT_QUEUE
-    spec: dict[str, Any] = {"minMember": 1, "queue": queue}
-    if pod.priority_class_name:
-        spec["priorityClassName"] = pod.priority_class_name
+def default_pod_group(pod: PodInfo, class_exists: Callable[[str], bool]) -> dict[str, Any]:
+    """The default grouper for a lone pod (its own top owner): ``minMember`` 1, and queue, priority class
+    and preemptibility by the same rules as the JobSet grouper, read from the pod."""
+    labels = dict(pod.labels)
+    spec: dict[str, Any] = {
+        "minMember": 1,
+        "queue": kai_grouper.queue(labels, {}),
+        "priorityClassName": kai_grouper.priority_class(labels, {}, pod.priority_class_name, class_exists),
+    }
+    if (chosen := kai_grouper.preemptibility(labels, {})) is not None:
+        spec["preemptibility"] = chosen
     return {"metadata": {"name": f"pg-{pod.name}-{pod.uid}", "namespace": pod.namespace}, "spec": spec}
 
 

@@ -55,13 +55,16 @@ def _free_gpus(session: KaiSession, mask: Mask) -> int:
     return int(session.snapshot.free()[mask, col].sum())
 
 
-def _try(session: KaiSession, members: list[Member], minimum: int, allowed: Mask) -> Attempt:
+def _try(
+    session: KaiSession, members: list[Member], minimum: int, allowed: Mask, explain: bool = True
+) -> Attempt:
     result = place_gang(
         session.snapshot,
         [m.pod for m in members],
         min_member=minimum,
         strategy=session.config.strategy,
         allowed=allowed,
+        explain=explain,
     )
     if not result.ok:
         return Attempt(False, reason="NotEnoughResources", message=result.message)
@@ -81,7 +84,8 @@ def _try_domains(
     return None
 
 
-def place(session: KaiSession, job: KaiJob) -> Attempt:
+def place(session: KaiSession, job: KaiJob, explain: bool = True) -> Attempt:
+    """``explain=False``: a failure's message may be empty (victim searches only need the outcome)."""
     members = needed_members(job)
     if members is None:
         return Attempt(False, reason="NotEnoughPods", message="the gang has fewer pods than its minimum")
@@ -104,7 +108,7 @@ def place(session: KaiSession, job: KaiJob) -> Attempt:
             inner = sorted(_domains(session, preferred, scope), key=lambda m: -_free_gpus(session, m))
             if (found := _try_domains(session, members, gang_missing, inner)) is not None:
                 return found
-        attempt = _try(session, members, gang_missing, scope)
+        attempt = _try(session, members, gang_missing, scope, explain)
         if attempt.ok:
             return attempt
         last = attempt

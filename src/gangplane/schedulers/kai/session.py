@@ -11,8 +11,16 @@ import numpy as np
 
 from gangplane.api.scheduling import kai
 from gangplane.schedulers.base import ClusterView, Eviction
+from gangplane.schedulers.core.classes import INVALID_PRIORITY_CLASS, PriorityClasses, priority_classes
 from gangplane.schedulers.core.gang import Binding
-from gangplane.schedulers.core.objects import NOT_READY_TAINT, UNREACHABLE_TAINT, PodInfo, pod_info, pod_key
+from gangplane.schedulers.core.objects import (
+    BROKEN_INPUT,
+    NOT_READY_TAINT,
+    UNREACHABLE_TAINT,
+    PodInfo,
+    pod_info,
+    pod_key,
+)
 from gangplane.schedulers.core.scoring import Strategy
 from gangplane.schedulers.core.snapshot import Snapshot
 from gangplane.schedulers.kai import model
@@ -44,6 +52,7 @@ class KaiSession:
     evictions: list[Eviction] = field(default_factory=list)
     reasons: dict[str, tuple[str, str]] = field(default_factory=dict)  # job -> (reason, message)
     pipelined: set[str] = field(default_factory=set)
+    bound_now: set[str] = field(default_factory=set)  # jobs with bindings this cycle: never victims in it
     left_out: dict[str, tuple[str, str, tuple[str, ...]]] = field(
         default_factory=dict
     )  # reason, message, pods
@@ -63,6 +72,7 @@ class KaiSession:
 
     def bind(self, job: KaiJob, member: Member, row: int) -> None:
         member.running = True
+        self.bound_now.add(job.key)
         self.bindings.append(Binding(member.pod.key, self.snapshot.nodes[row].name))
         self.book.allocate(job.queue, self.units(member.pod), job.preemptible)
 
@@ -73,11 +83,24 @@ def group_name(pod: Mapping[str, Any]) -> str | None:
     return f"{meta.get('namespace') or 'default'}/{name}" if name else None
 
 
-def _derived_key(pod: PodInfo, jobsets: Mapping[str, Mapping[str, Any]]) -> tuple[str, Mapping[str, Any]]:
-    """The pod-grouper's PodGroup for a pod that names none: its JobSet's, else a one-pod group."""
+def _derived_key(
+    pod: PodInfo, jobsets: Mapping[str, Mapping[str, Any]], classes: PriorityClasses
+) -> tuple[str, Mapping[str, Any] | tuple[str, str]]:
+    """The pod-grouper's PodGroup for a pod that names none: its JobSet's, else a one-pod group; or
+    ``(reason, message)`` where KAI's grouper fails for the JobSet."""
+    exists = lambda name: name in classes.values or name in classes.invalid  # noqa: E731
     jobset = jobsets.get(f"{pod.namespace}/{pod.labels.get(model.JOBSET_NAME_LABEL, '')}")
-    pg = model.jobset_pod_group(jobset) if jobset is not None else model.default_pod_group(pod)
-    return f"{pod.namespace}/{pg['metadata']['name']}", pg
+    if jobset is None:
+        pg = model.default_pod_group(pod, exists)
+        return f"{pod.namespace}/{pg['metadata']['name']}", pg
+    found = model.jobset_pod_group(jobset, pod, exists)
+    if found is None:
+        meta = jobset.get("metadata") or {}
+        key = f"{pod.namespace}/{meta.get('name')}"
+        annotation = kai.BATCH_MIN_MEMBER_ANNOTATION
+        message = f"KAI's pod-grouper cannot group JobSet {key}: {annotation} must be a base-10 integer >= 1"
+        return f"{key}:grouper", ("PodGrouperFailed", message)
+    return f"{pod.namespace}/{found['metadata']['name']}", found
 
 
 def _pod(view: ClusterView, obj: Mapping[str, Any], pending: Mapping[str, PodInfo]) -> PodInfo | None:
@@ -91,15 +114,31 @@ def _pod(view: ClusterView, obj: Mapping[str, Any], pending: Mapping[str, PodInf
         return None
 
 
-def _jobs(view: ClusterView, config: KaiConfig) -> dict[str, KaiJob]:
-    classes = {c["metadata"]["name"]: int(c.get("value") or 0) for c in view.objects_of(PRIORITY_CLASSES)}
+LeftOut = dict[str, tuple[str, str, tuple[str, ...]]]  # job key -> reason, message, its pending pods
+
+
+def _job(pg: Mapping[str, Any], classes: PriorityClasses, derived: bool = False) -> KaiJob | tuple[str, str]:
+    """The job of one PodGroup, or ``(reason, message)`` when it cannot be scheduled: a malformed PodGroup
+    or PriorityClass holds back this job only (isolation)."""
+    if (problem := classes.problem((pg.get("spec") or {}).get("priorityClassName"))) is not None:
+        return INVALID_PRIORITY_CLASS, problem
+    try:
+        return model.job_of(pg, classes.values, derived)
+    except BROKEN_INPUT as err:
+        meta = pg.get("metadata") or {}
+        return "InvalidPodGroup", f"PodGroup {meta.get('namespace')}/{meta.get('name')} is malformed: {err}"
+
+
+def _jobs(view: ClusterView, config: KaiConfig) -> tuple[dict[str, KaiJob], LeftOut]:
+    classes = priority_classes(view.objects_of(PRIORITY_CLASSES))
     groups = {
         f"{g['metadata'].get('namespace') or 'default'}/{g['metadata']['name']}": g
         for g in view.objects_of(KAI_PODGROUPS)
     }
-    jobs = {key: model.job_of(pg, classes) for key, pg in groups.items()}
+    built = {key: _job(pg, classes) for key, pg in groups.items()}
     jobsets = model.jobsets_by_key(view.objects_of(JOBSETS))
     pending = {p.key: p for p in view.pending}
+    held_back: dict[str, list[str]] = {}
     for obj in view.objects_of(PODS):
         if ((obj.get("spec") or {}).get("schedulerName") or "") != config.scheduler_name:
             continue
@@ -108,19 +147,28 @@ def _jobs(view: ClusterView, config: KaiConfig) -> dict[str, KaiJob]:
             continue
         key = group_name(obj)
         if key is None:
-            key, pg = _derived_key(info, jobsets)
-            if key not in jobs:
-                jobs[key] = model.job_of(pg, classes, derived=True)
-        if key not in jobs:
-            continue
-        leaf = jobs[key].tree.leaf_of(
-            info.labels.get(kai.SUBGROUP_LABEL) or model.leaf_of_jobset_pod(info.labels)
-        )
-        releasing = bool((obj.get("metadata") or {}).get("deletionTimestamp"))
-        jobs[key].members.append(Member(info, leaf, bool(info.node_name), releasing))
-    for job in jobs.values():
-        job.members.sort(key=lambda m: (m.pod.created, m.pod.key))
-    return dict(sorted(jobs.items()))
+            key, pg = _derived_key(info, jobsets, classes)
+            if key not in built:
+                built[key] = pg if isinstance(pg, tuple) else _job(pg, classes, derived=True)
+        job = built.get(key)
+        if isinstance(job, KaiJob):
+            _add_member(job, obj, info)
+        elif job is not None and info.key in pending:
+            held_back.setdefault(key, []).append(info.key)
+    for job in built.values():
+        if isinstance(job, KaiJob):
+            job.members.sort(key=lambda m: (m.pod.created, m.pod.key))
+    jobs = {k: j for k, j in sorted(built.items()) if isinstance(j, KaiJob)}
+    broken = {
+        k: (*why, tuple(held_back.get(k, ()))) for k, why in built.items() if not isinstance(why, KaiJob)
+    }
+    return jobs, dict(sorted(broken.items()))
+
+
+def _add_member(job: KaiJob, obj: Mapping[str, Any], info: PodInfo) -> None:
+    leaf = job.tree.leaf_of(info.labels.get(kai.SUBGROUP_LABEL) or model.leaf_of_jobset_pod(info.labels))
+    releasing = bool((obj.get("metadata") or {}).get("deletionTimestamp"))
+    job.members.append(Member(info, leaf, bool(info.node_name), releasing))
 
 
 def _total(snapshot: Snapshot) -> Res:
@@ -132,19 +180,29 @@ def _total(snapshot: Snapshot) -> Res:
     return model.kai_units(snapshot.index, snapshot.allocatable[ready].sum(axis=0))
 
 
+def _queues(view: ClusterView) -> tuple[list[model.KaiQueue], dict[str, str]]:
+    """Queues that parse; a malformed one is set aside with the reason its jobs will show."""
+    queues, broken = [], {}
+    for obj in view.objects_of(KAI_QUEUES):
+        try:
+            queues.append(model.queue_of(obj))
+        except BROKEN_INPUT as err:
+            name = str((obj.get("metadata") or {}).get("name"))
+            broken[name] = f"queue {name} is malformed: {err}"
+    return queues, broken
+
+
 def open_session(view: ClusterView, config: KaiConfig) -> KaiSession:
-    queues = [model.queue_of(q) for q in view.objects_of(KAI_QUEUES)]
+    queues, broken_queues = _queues(view)
     names = {q.name for q in queues}
-    jobs = _jobs(view, config)
-    left_out = {}
+    jobs, left_out = _jobs(view, config)
     usage: dict[str, tuple[Res, Res, Res]] = {}
     for key, job in list(jobs.items()):
         if job.queue not in names:
-            left_out[key] = (
-                "QueueDoesNotExist",
-                f"queue {job.queue} does not exist",
-                tuple(m.pod.key for m in job.pending()),
-            )
+            why = broken_queues.get(job.queue)
+            reason = "QueueDoesNotExist" if why is None else "InvalidQueue"
+            message = why or f"queue {job.queue} does not exist"
+            left_out[key] = (reason, message, tuple(m.pod.key for m in job.pending()))
             del jobs[key]
             continue
         alloc = sum(

@@ -45,6 +45,7 @@ from gangplane.schedulers.slurm.model import (
     Release,
     SetGroupCondition,
     Submit,
+    owns,
     parse_job_comment,
 )
 from gangplane.schedulers.slurm.spec import job_spec, never_fits
@@ -64,6 +65,18 @@ def decide(view: BridgeView) -> list[Action]:
         if not group.deleting:
             actions += _group_actions(group, view, jobs)
     actions += _loose_pod_actions(view.loose_pods)
+    return actions
+
+
+def unreachable(view: BridgeView, why: str) -> list[Action]:
+    """When Slurm cannot be asked, nothing changes but what waiting groups say: a group not yet allocated
+    shows ``SlurmUnreachable`` with Slurm's error, so the TrainJob says why it waits (not only the log).
+    Allocated groups keep their condition: their pods run on, Slurm owns their nodes either way."""
+    message = f"Slurm cannot be reached: {why}; nothing is submitted or bound until it answers"
+    actions: list[Action] = []
+    for group in sorted(view.groups, key=lambda g: (g.ref.namespace, g.ref.name)):
+        if not group.deleting and (group.condition is None or group.condition.status != "True"):
+            actions += _condition(group, "False", Reason.SLURM_UNREACHABLE, message)
     return actions
 
 
@@ -125,7 +138,7 @@ def _orphan_job_actions(view: BridgeView) -> list[Action]:
     actions: list[Action] = []
     for job in view.jobs:
         owner = parse_job_comment(job.comment)
-        if owner is not None and _cancellable(job) and owner[2] not in alive:
+        if owner is not None and owns(job, None, view.user) and _cancellable(job) and owner[2] not in alive:
             message = f"PodGroup {owner[0]}/{owner[1]} is gone; Slurm job {job.job_id} cancelled"
             actions.append(Cancel(job.job_id, Reason.POD_GROUP_DELETED, message))
     return actions
@@ -134,19 +147,33 @@ def _orphan_job_actions(view: BridgeView) -> list[Action]:
 # -- one group ----------------------------------------------------------------------------------------------
 
 
-def _group_jobs(group: GroupView, jobs: dict[int, SlurmJob]) -> list[SlurmJob]:
-    """Live jobs whose comment names this group, oldest first."""
+def _group_jobs(group: GroupView, jobs: dict[int, SlurmJob], user: str) -> list[SlurmJob]:
+    """Live jobs this bridge submitted for this group (comment marker and user), oldest first."""
     return [
         job
         for job in sorted(jobs.values(), key=lambda j: j.job_id)
-        if not _ended(job)
-        and (owner := parse_job_comment(job.comment)) is not None
-        and owner[2] == group.ref.uid
+        if not _ended(job) and owns(job, group.ref.uid, user)
     ]
 
 
+def _foreign(group: GroupView, jobs: dict[int, SlurmJob], user: str) -> list[Action] | None:
+    """A job id on the PodGroup naming a live job this bridge did not submit for it (written by someone
+    else): never bound to, never cancelled — the annotation is dropped and the group says so."""
+    job = jobs.get(group.job_id) if group.job_id is not None else None
+    if job is None or _ended(job) or owns(job, group.ref.uid, user):
+        return None
+    message = (
+        f"Slurm job {job.job_id} named on PodGroup {group.ref} was not submitted by gangplane for it "
+        f"(comment {job.comment!r}, user {job.user or 'unknown'}); ignored"
+    )
+    assert group.job_id is not None
+    return [ForgetJob(group.ref, group.job_id), *_condition(group, "False", Reason.FOREIGN_JOB, message)]
+
+
 def _group_actions(group: GroupView, view: BridgeView, jobs: dict[int, SlurmJob]) -> list[Action]:
-    own = _group_jobs(group, jobs)
+    if (ignored := _foreign(group, jobs, view.user)) is not None:
+        return ignored
+    own = _group_jobs(group, jobs, view.user)
     job_id = group.job_id if group.job_id is not None else (own[0].job_id if own else None)
     extra = [
         Cancel(j.job_id, Reason.DUPLICATE_JOB, f"PodGroup {group.ref} already has Slurm job {job_id}")

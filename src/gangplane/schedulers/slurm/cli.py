@@ -147,6 +147,7 @@ class SlurmJob:
     comment: str = ""
     exit_code: int = 0
     nodes: tuple[str, ...] = field(default=())  # expanded nodelist, in allocation order
+    user: str = ""  # the submitting user's name ("" when Slurm did not say)
 
 
 def _number(value: Any) -> int:
@@ -180,6 +181,7 @@ def job_from_json(raw: Mapping[str, Any]) -> SlurmJob:
         partition=str(raw.get("partition") or ""),
         comment=str(raw.get("comment") or ""),
         exit_code=_exit_code(raw.get("exit_code")),
+        user=str(raw.get("user_name") or ""),
     )
 
 
@@ -223,6 +225,7 @@ def job_from_scontrol(fields: Mapping[str, str]) -> SlurmJob:
         partition=fields.get("Partition", ""),
         comment="" if fields.get("Comment") == "(null)" else fields.get("Comment", ""),
         exit_code=int(exit_code) if exit_code.isdigit() else 0,
+        user=fields.get("UserId", "").split("(", 1)[0],  # "alice(1000)"
     )
 
 

@@ -77,11 +77,20 @@ class Reason(StrEnum):
     GROUP_SHRANK = "GroupShrank"
     POD_GROUP_DELETED = "PodGroupDeleted"
     DUPLICATE_JOB = "DuplicateSlurmJob"
+    FOREIGN_JOB = "ForeignSlurmJob"  # the job named on the PodGroup is not this bridge's job for it
+    SLURM_UNREACHABLE = "SlurmUnreachable"  # squeue failed: nothing is decided until Slurm answers again
     NO_POD_GROUP = "NoPodGroup"
 
 
 def job_comment(namespace: str, name: str, uid: str) -> str:
     return f"{JOB_COMMENT_PREFIX}{namespace}/{name}:{uid}"
+
+
+def owns(job: SlurmJob, group_uid: str | None, user: str) -> bool:
+    """Is ``job`` this bridge's job (its comment marker, its user) — for PodGroup ``group_uid`` if given?"""
+    owner = parse_job_comment(job.comment)
+    mine = owner is not None and (group_uid is None or owner[2] == group_uid)
+    return mine and (not user or not job.user or job.user == user)
 
 
 def parse_job_comment(comment: str) -> tuple[str, str, str] | None:
@@ -165,6 +174,7 @@ class BridgeView:
     rejections: Mapping[str, Rejection] = field(default_factory=dict)  # by PodGroup uid
     default_partition: str = slurm.DEFAULT_PARTITION
     now: float = 0.0  # the injected clock, for RELEASE_AFTER
+    user: str = ""  # the user the bridge submits as; jobs of other users are never touched ("" = unknown)
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,6 +22,7 @@ restarted bridge re-adopts running jobs instead of submitting new ones.
 from __future__ import annotations
 
 import contextlib
+import getpass
 import logging
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
@@ -30,8 +31,8 @@ from gangplane.api.scheduling import slurm
 from gangplane.client import Controller, Informer, Manager, Result
 from gangplane.clock import Clock, rfc3339
 from gangplane.errors import Conflict, NotFound
-from gangplane.schedulers.slurm.bridge import decide
-from gangplane.schedulers.slurm.cli import SlurmError, SlurmNode, SubmitRejected
+from gangplane.schedulers.slurm.bridge import decide, unreachable
+from gangplane.schedulers.slurm.cli import SlurmError, SlurmJob, SlurmNode, SubmitRejected
 from gangplane.schedulers.slurm.commands import SlurmCli
 from gangplane.schedulers.slurm.model import (
     CONDITION_TYPE,
@@ -42,6 +43,7 @@ from gangplane.schedulers.slurm.model import (
     TERMINAL_PHASES,
     Action,
     Bind,
+    BridgeView,
     Cancel,
     ConditionView,
     DeletePods,
@@ -53,6 +55,7 @@ from gangplane.schedulers.slurm.model import (
     Release,
     SetGroupCondition,
     Submit,
+    owns,
 )
 from gangplane.schedulers.slurm.views import bridge_view, is_managed
 from gangplane.store.base import Object, ResourceType, Store
@@ -108,8 +111,12 @@ class SlurmBridge:
         poll_interval: float = 1.0,
         node_refresh: float = 10.0,
         default_partition: str = slurm.DEFAULT_PARTITION,
+        user: str | None = None,
     ) -> None:
+        """``user``: the Slurm user this bridge submits as (default: this process's user); jobs of any other
+        user are never bound to or cancelled."""
         self.store, self.clock, self.cli = store, clock, cli
+        self.user = getpass.getuser() if user is None else user
         self.poll_interval, self.node_refresh, self.default_partition = (
             poll_interval,
             node_refresh,
@@ -148,6 +155,7 @@ class SlurmBridge:
             clean = self._cycle()
         except SlurmError as err:  # controller down or garbled output: keep everything, try again later
             _log.warning("slurm-bridge: %s", err)
+            self._execute_all(unreachable(self._view([]), str(err)))
             return Result(requeue_after=self.poll_interval)
         return Result(requeue_after=self.poll_interval if clean else _RETRY_SOON)
 
@@ -164,17 +172,20 @@ class SlurmBridge:
         jobs = self.cli.jobs()
         live_uids = {str(g["metadata"].get("uid")) for g in self.groups.list()}
         self.rejections = {uid: r for uid, r in self.rejections.items() if uid in live_uids}
-        view = bridge_view(
+        return decide(self._view(jobs, self._known_slurm_nodes()))
+
+    def _view(self, jobs: list[SlurmJob], slurm_nodes: list[SlurmNode] | None = None) -> BridgeView:
+        return bridge_view(
             self.pods.list(),
             self.groups.list(),
             self.nodes.list(),
             jobs,
-            self._known_slurm_nodes(),
+            slurm_nodes if slurm_nodes is not None else self._slurm_nodes,
             rejections=self.rejections,
             default_partition=self.default_partition,
             now=self.clock.now(),
+            user=self.user,
         )
-        return decide(view)
 
     def _known_slurm_nodes(self) -> list[SlurmNode]:
         now = self.clock.now()
@@ -213,8 +224,7 @@ class SlurmBridge:
             case Release(pod):
                 self._modify(pod, _without_finalizer)
             case Cancel(job_id, reason, message):
-                _log.info("slurm-bridge: cancelling Slurm job %d (%s: %s)", job_id, reason, message)
-                self.cli.cancel(job_id)
+                self._cancel(job_id, reason, message)
             case SetGroupCondition(group, condition):
                 self._set_group_condition(group, condition)
             case MarkUnschedulable(pods, reason, message):
@@ -223,6 +233,23 @@ class SlurmBridge:
         return True
 
     # -- actions --------------------------------------------------------------------------------------------
+    def _cancel(self, job_id: int, reason: str, message: str) -> None:
+        """``scancel`` only after re-reading the job: it must still carry this bridge's comment marker and
+        user, so a reused or foreign job id is never cancelled."""
+        job = self.cli.job(job_id)
+        if job is None:
+            return
+        if not owns(job, None, self.user):
+            _log.warning(
+                "slurm-bridge: not cancelling Slurm job %d: not ours (comment %r, user %r)",
+                job_id,
+                job.comment,
+                job.user,
+            )
+            return
+        _log.info("slurm-bridge: cancelling Slurm job %d (%s: %s)", job_id, reason, message)
+        self.cli.cancel(job_id)
+
     def _fresh(self, rt: ResourceType, ref: Ref) -> Object | None:
         """The stored object if it is still the one the decision was about (same uid)."""
         try:
@@ -263,7 +290,9 @@ class SlurmBridge:
         meta = pod["metadata"]
         meta.setdefault("labels", {})[slurm.SLURM_JOB_ID_LABEL] = str(action.job_id)
         meta.setdefault("annotations", {})[slurm.SLURM_NODE_ANNOTATION] = action.node
-        pod.setdefault("spec", {})["nodeName"] = action.node
+        spec = pod.setdefault("spec", {})
+        spec["nodeName"] = action.node
+        spec["tolerations"] = [*(spec.get("tolerations") or []), *_missing_toleration(spec)]
         bound = self.store.update(PODS, pod)
         message = f"bound to {action.node} (Slurm node {action.slurm_node} of job {action.job_id})"
         if _set_condition(
@@ -309,6 +338,21 @@ class SlurmBridge:
         group = self._fresh(COSCHEDULING_PODGROUPS, ref)
         if group is not None and _set_condition(group, CONDITION_TYPE, condition, rfc3339(self.clock.now())):
             self.store.update_status(COSCHEDULING_PODGROUPS, group)
+
+
+MANAGED_NODE_TOLERATION = {
+    "key": slurm.MANAGED_NODE_TAINT,
+    "operator": "Equal",
+    "value": slurm.SCHEDULER_NAME,
+    "effect": "NoExecute",
+}
+
+
+def _missing_toleration(spec: Object) -> list[dict[str, str]]:
+    """The managed-node toleration slurm-bridge's PreEnqueue adds, unless the pod has it (slurm.md §A4)."""
+    return (
+        [] if MANAGED_NODE_TOLERATION in (spec.get("tolerations") or []) else [dict(MANAGED_NODE_TOLERATION)]
+    )
 
 
 def _with_finalizer(pod: Object) -> bool:

@@ -55,8 +55,11 @@ def _derived(pods: Sequence[PodView]) -> tuple[int, int, int]:
 
 
 def _node_range(group: GroupView, count: int) -> tuple[int, int]:
+    """``min-nodes`` never below the gang minimum: Slurm would start fewer nodes than pods the gang needs
+    and the job would run (and finish) short of members — gangplane's rule; slurm-bridge passes it as is."""
     notes = group.annotations
-    low = _annotation_int(notes, A.MIN_NODES) or min(max(group.min_member, 1), count)
+    gang = min(max(group.min_member, 1), count)
+    low = max(_annotation_int(notes, A.MIN_NODES) or gang, gang)
     high = _annotation_int(notes, A.MAX_NODES) or count
     return low, max(low, high)
 

@@ -141,6 +141,7 @@ def bridge_view(
     rejections: Mapping[str, Rejection] | None = None,
     default_partition: str = slurm.DEFAULT_PARTITION,
     now: float = 0.0,
+    user: str = "",
 ) -> BridgeView:
     """One cycle's view: managed pods joined to their PodGroups, Nodes mapped to Slurm names."""
     by_group: dict[tuple[str, str], list[PodView]] = {}
@@ -161,6 +162,7 @@ def bridge_view(
         rejections=dict(rejections or {}),
         default_partition=default_partition,
         now=now,
+        user=user,
     )
 
 

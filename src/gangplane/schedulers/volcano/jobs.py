@@ -79,10 +79,20 @@ class Job:
         return self.ready_count() >= self.min_member and self._roles_ready()
 
     def _roles_ready(self) -> bool:
+        return not self.role_deficits()
+
+    def role_deficits(self) -> dict[str, int]:
+        """Per role, how many more tasks ``minTaskMember`` needs (``CheckTaskReady``: occupied = ready tasks
+        plus pending best-effort ones; skipped when ``minMember`` < the sum of the role minimums)."""
         if not self.min_task_member or self.min_member < sum(self.min_task_member.values()):
-            return True
-        ready = [t.role for t in self.tasks if t.status in READY]
-        return all(ready.count(role) >= need for role, need in self.min_task_member.items())
+            return {}
+        occupied = [
+            t.role
+            for t in self.tasks
+            if t.status in READY or (t.status == TaskStatus.PENDING and t.best_effort)
+        ]
+        short = {role: need - occupied.count(role) for role, need in self.min_task_member.items()}
+        return {role: n for role, n in short.items() if n > 0}
 
     def valid_reason(self) -> str | None:
         """``JobValid``: enough tasks exist to ever reach the gang minimum (``NotEnoughTasks``)."""

@@ -30,14 +30,14 @@ def needed(job: Job) -> int:
     return max(job.min_member - job.ready_count(), 0)
 
 
-def quota_allowed(session: Session, job: Job) -> tuple[list[Task], str]:
-    """Pending, non-best-effort tasks in task order that the queue's ``Allocatable`` admits one after another;
-    the reason of the first refusal (queue quota) comes back with them."""
-    candidates = [t for t in job.pending() if not t.best_effort]
+def quota_allowed(session: Session, job: Job, tasks: list[Task] | None = None) -> tuple[list[Task], str]:
+    """``tasks`` (default: the pending, non-best-effort ones) in task order that the queue's ``Allocatable``
+    admits one after another, a refused one skipped; the reason of the first refusal comes back with them."""
+    candidates = [t for t in job.pending() if not t.best_effort] if tasks is None else tasks
     requests = [session.qvec(t.pod.requests) for t in candidates]
     if candidates and session.book.allocatable(job.queue, sum(requests[1:], start=requests[0])):
         # every prefix sum is ≤ the total on each dimension it requests, so each check below would pass
-        return candidates, ""
+        return list(candidates), ""
     admitted: list[Task] = []
     held = np.zeros(len(session.index), dtype=np.float64)
     refusal = ""
@@ -50,28 +50,71 @@ def quota_allowed(session: Session, job: Job) -> tuple[list[Task], str]:
     return admitted, refusal
 
 
-def try_place(session: Session, job: Job, allowed: Mask | None = None) -> Attempt:
-    """Assume enough tasks to make ``job`` ready (or, if ready, every admitted task that fits), or nothing."""
+def try_place(session: Session, job: Job, allowed: Mask | None = None, explain: bool = True) -> Attempt:
+    """Assume enough tasks to make ``job`` ready (or, if ready, every admitted task that fits), or nothing.
+
+    The queue's ``Allocatable`` is checked on the tasks the nodes can actually take, in task order (upstream
+    checks each task as it allocates it): a task no node can hold never uses up the queue's room for the
+    others. Then ``minTaskMember`` picks which placed tasks to keep."""
     missing = needed(job)
-    tasks, refusal = quota_allowed(session, job)
-    if len(tasks) < max(missing, 1):
-        return Attempt(False, message=_short_of_quota(job, missing, len(tasks), refusal))
+    candidates = [t for t in job.pending() if not t.best_effort]
+    if len(candidates) < max(missing, 1):
+        return Attempt(False, message=_short_of_quota(job, missing, len(candidates), ""))
+    if (refusal := quota_rules_out(session, job, candidates, max(missing, 1))) is not None:
+        return Attempt(
+            False, message=f"gang needs {max(missing, 1)} more pods, more than the queue admits: {refusal}"
+        )
+    token = session.snapshot.checkpoint()
     result = place_gang(
         session.snapshot,
-        [t.pod for t in tasks],
+        [t.pod for t in candidates],
         min_member=max(missing, 1),
         strategy=session.config.strategy,
         allowed=allowed,
+        explain=explain,
     )
     if not result.ok:
         return Attempt(False, message=result.message)
-    by_key = {t.pod.key: t for t in tasks}
-    placed = [(by_key[b.pod_key], session.snapshot.node_position(b.node)) for b in result.bindings]
-    if missing and len(placed) > missing:  # stop at the gang minimum; extras compete again later
-        for task, _ in placed[missing:]:
-            session.snapshot.forget(task.pod.key)
-        placed = placed[:missing]
-    return Attempt(True, placed)
+    rows = {b.pod_key: session.snapshot.node_position(b.node) for b in result.bindings}
+    admitted, refusal = quota_allowed(session, job, [t for t in candidates if t.pod.key in rows])
+    placed = [(task, rows[task.pod.key]) for task in admitted]
+    kept, short = _kept(job, placed, missing)
+    if len(kept) < max(missing, 1) or short:
+        session.snapshot.rollback(token)
+        why = f"minTaskMember not met: {short}" if short and len(admitted) == len(rows) else ""
+        return Attempt(False, message=why or _short_of_quota(job, missing, len(admitted), refusal))
+    kept_keys = {task.pod.key for task, _ in kept}
+    for key in rows:
+        if key not in kept_keys:
+            session.snapshot.forget(key)
+    return Attempt(True, kept)
+
+
+def quota_rules_out(session: Session, job: Job, candidates: list[Task], count: int) -> str | None:
+    """The queue's refusal when not even the ``count`` smallest requests (per resource) fit its room: no set
+    of ``count`` tasks could then pass, so the placement is not tried."""
+    rows = np.sort(np.array([session.qvec(t.pod.requests) for t in candidates]), axis=0)
+    least = rows[:count].sum(axis=0)
+    if session.book.allocatable(job.queue, least):
+        return None
+    return session.book.allocatable_reason(job.queue, least) or "the queue admits none"
+
+
+def _kept(job: Job, placed: list[tuple[Task, int]], missing: int) -> tuple[list[tuple[Task, int]], str]:
+    """The placements to keep: each role's missing minimum first, then others up to the gang minimum (all of
+    them for a ready job growing elastically); and what is still short of ``minTaskMember``, if anything."""
+    if not missing:
+        return placed, ""
+    deficits = job.role_deficits()
+    first = []
+    for item in placed:
+        if deficits.get(item[0].role, 0) > 0:
+            deficits[item[0].role] -= 1
+            first.append(item)
+    short = ", ".join(f"role {r!r} needs {n} more" for r, n in sorted(deficits.items()) if n > 0)
+    taken = {task.pod.key for task, _ in first}
+    rest = [item for item in placed if item[0].pod.key not in taken]
+    return [*first, *rest][: max(missing, len(first))], short
 
 
 def _short_of_quota(job: Job, missing: int, admitted: int, refusal: str) -> str:
@@ -135,10 +178,11 @@ def try_place_in_topology(session: Session, job: Job) -> Attempt:
     return Attempt(False, message=f"no HyperNode of tier ≤ {tier} can hold the gang ({tried} tried){detail}")
 
 
-def place(session: Session, job: Job) -> Attempt:
+def place(session: Session, job: Job, explain: bool = True) -> Attempt:
+    """``explain=False``: the failure message may be empty (victim searches only need the outcome)."""
     if job.topology is not None:
         return try_place_in_topology(session, job)
-    return try_place(session, job)
+    return try_place(session, job, explain=explain)
 
 
 def commit(session: Session, job: Job, attempt: Attempt) -> None:

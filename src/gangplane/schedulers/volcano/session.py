@@ -16,8 +16,16 @@ import numpy as np
 
 from gangplane.api.scheduling import volcano as vc
 from gangplane.schedulers.base import ClusterView, Eviction
+from gangplane.schedulers.core.classes import PriorityClasses, priority_classes
 from gangplane.schedulers.core.gang import Binding
-from gangplane.schedulers.core.objects import NOT_READY_TAINT, UNREACHABLE_TAINT, PodInfo, pod_info, pod_key
+from gangplane.schedulers.core.objects import (
+    BROKEN_INPUT,
+    NOT_READY_TAINT,
+    UNREACHABLE_TAINT,
+    PodInfo,
+    pod_info,
+    pod_key,
+)
 from gangplane.schedulers.core.resources import PODS, ResourceIndex, Vector
 from gangplane.schedulers.core.snapshot import Snapshot
 from gangplane.schedulers.volcano import jobs as jb
@@ -26,6 +34,7 @@ from gangplane.schedulers.volcano.book import QueueBook
 from gangplane.schedulers.volcano.config import VolcanoConfig
 from gangplane.schedulers.volcano.hypernodes import HyperNodeTree, build_tree
 from gangplane.schedulers.volcano.jobs import Job, TaskStatus
+from gangplane.schedulers.volcano.proportion import QueuePolicy
 from gangplane.schedulers.volcano.vec import Vec
 from gangplane.store.catalog import HYPERNODES, PRIORITY_CLASSES, VOLCANO_PODGROUPS, VOLCANO_QUEUES
 from gangplane.store.catalog import PODS as PODS_TYPE
@@ -106,15 +115,30 @@ def open_session(view: ClusterView, config: VolcanoConfig) -> Session:
     snapshot = view.snapshot
     index = snapshot.index
     tree = build_tree(view.objects_of(HYPERNODES), snapshot.nodes)
-    queue_objs = qs.with_builtin_queues(view.objects_of(VOLCANO_QUEUES))
-    jobs, left_out = _jobs(view, config, tree, queue_objs)
-    policies = [qs.policy_of(q, index) for q in queue_objs.values()]
+    queue_objs = dict(qs.with_builtin_queues(view.objects_of(VOLCANO_QUEUES)))
+    policies, broken_queues = _policies(queue_objs, index)
+    for name in broken_queues:
+        del queue_objs[name]
+    jobs, left_out = _jobs(view, config, tree, queue_objs, broken_queues)
     demands = qs.demands(jobs.values(), len(index), index.position(PODS))
     total = _total(snapshot)
     book = QueueBook(index.names, total, policies, demands, config.share_policy, config.hierarchical)
     session = Session(config, index, snapshot, book, jobs, tree, queue_objs, now=view.now)
     session.left_out = left_out
     return session
+
+
+def _policies(
+    queue_objs: Mapping[str, Mapping[str, Any]], index: ResourceIndex
+) -> tuple[list[QueuePolicy], dict[str, str]]:
+    """Queue policies; a malformed Queue is set aside (its jobs wait with the reason), not the session."""
+    policies, broken = [], {}
+    for name, obj in queue_objs.items():
+        try:
+            policies.append(qs.policy_of(obj, index))
+        except BROKEN_INPUT as err:
+            broken[name] = f"queue {name} is malformed: {err}"
+    return policies, broken
 
 
 def _pod_info(view: ClusterView, pod: Mapping[str, Any], pending: Mapping[str, PodInfo]) -> PodInfo | None:
@@ -147,9 +171,13 @@ def group_of(pod: Mapping[str, Any]) -> str:
 
 
 def _jobs(
-    view: ClusterView, config: VolcanoConfig, tree: HyperNodeTree, queue_objs: Mapping[str, Mapping[str, Any]]
+    view: ClusterView,
+    config: VolcanoConfig,
+    tree: HyperNodeTree,
+    queue_objs: Mapping[str, Mapping[str, Any]],
+    broken_queues: Mapping[str, str],
 ) -> tuple[dict[str, Job], dict[str, str]]:
-    classes = {c["metadata"]["name"]: int(c.get("value") or 0) for c in view.objects_of(PRIORITY_CLASSES)}
+    classes = priority_classes(view.objects_of(PRIORITY_CLASSES))
     members = _members(view, config)
     groups = {_key(g): g for g in view.objects_of(VOLCANO_PODGROUPS)}
     synthetic = set()
@@ -160,18 +188,40 @@ def _jobs(
     jobs: dict[str, Job] = {}
     left_out: dict[str, str] = {}
     for key in sorted(groups):
-        pg, pods = groups[key], members.get(key, [])
-        priority = _priority(pg, classes, [i for _, i in pods])
-        job = jb.new_job(pg, view.snapshot.index, priority, tree.tier_names, tree.root_tier)
-        job.tasks = sorted((jb.new_task(p, i, view.snapshot.index) for p, i in pods), key=_task_order)
-        job.synthetic = key in synthetic
-        if job.queue not in queue_objs:
-            left_out[key] = f"queue {job.queue} does not exist"
+        job = _job(view, tree, groups[key], members.get(key, []), classes)
+        if isinstance(job, str):
+            left_out[key] = job
             continue
-        jobs[key] = job
+        job.synthetic = key in synthetic
+        if job.queue in broken_queues:
+            left_out[key] = broken_queues[job.queue]
+        elif job.queue not in queue_objs:
+            left_out[key] = f"queue {job.queue} does not exist"
+        else:
+            jobs[key] = job
     for key in sorted(set(members) - set(groups)):
         left_out[key] = f"PodGroup {key} does not exist"
     return jobs, left_out
+
+
+def _job(
+    view: ClusterView,
+    tree: HyperNodeTree,
+    pg: Mapping[str, Any],
+    pods: Sequence[tuple[Mapping[str, Any], PodInfo]],
+    classes: PriorityClasses,
+) -> Job | str:
+    """The job of one PodGroup, or why it cannot be scheduled (a malformed PodGroup or PriorityClass holds
+    back this job only)."""
+    if (problem := classes.problem((pg.get("spec") or {}).get("priorityClassName"))) is not None:
+        return problem
+    try:
+        priority = _priority(pg, classes.values, [i for _, i in pods])
+        job = jb.new_job(pg, view.snapshot.index, priority, tree.tier_names, tree.root_tier)
+        job.tasks = sorted((jb.new_task(p, i, view.snapshot.index) for p, i in pods), key=_task_order)
+    except BROKEN_INPUT as err:
+        return f"PodGroup {_key(pg)} is malformed: {err}"
+    return job
 
 
 def _key(obj: Mapping[str, Any]) -> str:

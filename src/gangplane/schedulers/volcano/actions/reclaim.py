@@ -74,6 +74,12 @@ def _acceptor(session: Session) -> Callable[[victims.Unit], bool]:
 def _may_reclaim(session: Session, job: Job) -> bool:
     if not job.starving() or job.key in session.pipelined or session.book.overused(job.queue):
         return False
+    candidates = [t for t in job.pending() if not t.best_effort]
+    count = max(placement.needed(job), 1)
+    if not session.config.hierarchical and (
+        len(candidates) < count or placement.quota_rules_out(session, job, candidates, count) is not None
+    ):
+        return False  # its own queue admits too few pods, and evicting other queues' pods never changes that
     return session.book.preemptive(job.queue, _missing_request(session, job))
 
 

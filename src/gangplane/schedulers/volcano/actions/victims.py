@@ -14,7 +14,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from gangplane.schedulers.base import Eviction
-from gangplane.schedulers.core.objects import PodInfo
+from gangplane.schedulers.core.headroom import Headroom, VictimSearch, single_shape
+from gangplane.schedulers.core.objects import NEVER, PodInfo
 from gangplane.schedulers.volcano import placement
 from gangplane.schedulers.volcano.jobs import Job, Task, TaskStatus
 from gangplane.schedulers.volcano.session import Session
@@ -29,19 +30,40 @@ class Unit:
     tasks: tuple[Task, ...]
 
 
+PREEMPTABLE = "volcano.sh/preemptable"
+NOT_ELIGIBLE = "not eligible to preempt: preemptionPolicy is Never"
+_FALSE = frozenset({"0", "f", "F", "false", "FALSE", "False"})  # Go ``strconv.ParseBool`` spellings
+
+
 def _protected(task: Task) -> bool:
     """``conformance``: never kube-system pods or critical priority classes."""
     return task.pod.namespace == "kube-system" or task.pod.priority_class_name in CRITICAL_CLASSES
 
 
+def preemptable(task: Task) -> bool:
+    """``GetPodPreemptable``: the annotation, else the label ``volcano.sh/preemptable``; unset or not a
+    boolean counts as preemptable. A ``"false"`` pod is never a preempt or reclaim victim."""
+    given = task.pod.annotations.get(PREEMPTABLE, task.pod.labels.get(PREEMPTABLE))
+    return given not in _FALSE
+
+
 def units_of(job: Job) -> list[Unit]:
-    """Elastic extras (newest first) one by one, then the gang's remaining members as one unit."""
+    """Elastic extras (newest first, preemptable only) one by one, then the gang's remaining members as one
+    unit — only if all of them are preemptable, since evicting part of a gang would break it."""
     running = [t for t in job.tasks if t.status in EVICTABLE and not any(_protected(x) for x in job.tasks)]
     running.sort(key=lambda t: (-t.pod.created, t.pod.key))
     extra = max(job.ready_count() - job.min_member, 0)
-    singles = [Unit(job, (t,)) for t in running[: min(extra, len(running))]]
-    rest = tuple(running[len(singles) :])
-    return [*singles, Unit(job, rest)] if rest else singles
+    movable = [t for t in running if preemptable(t)]
+    singles = [Unit(job, (t,)) for t in movable[: min(extra, len(movable))]]
+    chosen = {t.pod.key for u in singles for t in u.tasks}
+    rest = tuple(t for t in running if t.pod.key not in chosen)
+    return [*singles, Unit(job, rest)] if rest and all(preemptable(t) for t in rest) else singles
+
+
+def may_preempt(job: Job) -> bool:
+    """A preemptor whose pending pods say ``preemptionPolicy: Never`` never evicts anyone (upstream skips
+    such tasks in preempt and reclaim); it only waits for free room."""
+    return not any(t.pod.preemption_policy == NEVER for t in job.pending())
 
 
 def _remove(session: Session, unit: Unit) -> list[tuple[PodInfo, int]]:
@@ -62,9 +84,13 @@ def _restore(session: Session, unit: Unit, removed: list[tuple[PodInfo, int]]) -
         session.book.allocate(unit.job.queue, session.qvec(task.pod.requests))
 
 
+def _rows(session: Session, unit: Unit) -> list[int]:
+    return [row for t in unit.tasks if (row := session.snapshot.location(t.pod.key)) is not None]
+
+
 def _fits(session: Session, job: Job) -> bool:
     token = session.snapshot.checkpoint()
-    ok = placement.place(session, job).ok
+    ok = placement.place(session, job, explain=False).ok
     session.snapshot.rollback(token)
     return ok
 
@@ -73,25 +99,20 @@ def search(
     session: Session, job: Job, units: Iterable[Unit], accept: Callable[[Unit], bool]
 ) -> list[Unit] | None:
     """The units to evict so ``job`` fits, already removed from snapshot and book; ``None`` (nothing
-    changed) when all acceptable units together are not enough."""
-    taken: list[tuple[Unit, list[tuple[PodInfo, int]]]] = []
-    for unit in units:
-        if not accept(unit):
-            continue
-        taken.append((unit, _remove(session, unit)))
-        if _fits(session, job):
-            break
-    else:
-        for unit, removed in reversed(taken):
-            _restore(session, unit, removed)
-        return None
-    for unit, removed in list(reversed(taken[:-1])):
-        _restore(session, unit, removed)
-        if _fits(session, job):
-            taken.remove((unit, removed))
-        else:
-            _remove(session, unit)
-    return [unit for unit, _ in taken]
+    changed) when all acceptable units together are not enough (``core.headroom.VictimSearch``)."""
+    pods = [t.pod for t in job.pending() if not t.best_effort]
+    one_shape = job.topology is None and single_shape(pods)
+    run = VictimSearch[Unit, list[tuple[PodInfo, int]]](
+        take=lambda unit: _remove(session, unit),
+        give_back=lambda unit, removed: _restore(session, unit, removed),
+        fits=lambda: _fits(session, job),
+        rows=lambda unit: _rows(session, unit),
+        independent=lambda unit: unit.job.queue != job.queue and not session.config.hierarchical,
+        room=Headroom(session.snapshot, pods[0]) if one_shape else None,
+        needed=max(placement.needed(job), 1),
+        exact=one_shape and not job.min_task_member,  # roles make the kept subset matter, not only its size
+    ).run(units, accept)
+    return None if run is None else [unit for unit, _ in run]
 
 
 def evict(session: Session, job: Job, units: list[Unit], reason: str, releasing: list[Task]) -> None:
@@ -146,6 +167,11 @@ def run_disruptive(
     terminating = releasing(session)
     hopeless: set[tuple[object, ...]] = set()
     for job in jobs:
+        if not may_preempt(job):
+            message = session.messages.get(job.key, "not enough resources")
+            if NOT_ELIGIBLE not in message:
+                session.messages[job.key] = f"{message}; {NOT_ELIGIBLE}"
+            continue
         if waiting_for_releasing(session, job, terminating) or job.shape() in hopeless:
             continue
         chosen = search(session, job, victims_for(job), accept(job))

@@ -11,6 +11,7 @@ import typer
 from typer.testing import CliRunner
 
 from gangplane.cli import simulate
+from gangplane.simulator.traces import TraceFormat
 
 SCENARIO = """
 name: cli
@@ -107,6 +108,39 @@ def test_an_impossible_gang_is_reported(app: typer.Typer, tmp_path: Path) -> Non
             "--no-progress",
         ],
     )
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 3, result.output
     assert "fifo: 0 job(s) never finished, 1 rejected" in result.output
     assert "1/2" in result.output
+
+
+def test_the_scenario_seed_is_the_run_seed_unless_overridden(tmp_path: Path) -> None:
+    path = tmp_path / "s.yaml"
+    path.write_text(SCENARIO)
+    args = (None, TraceFormat.CSV, 1, 1, None)
+    assert simulate._jobs_and_cluster(path, *args, None)[3] == 2
+    assert simulate._jobs_and_cluster(path, *args, 9)[3] == 9
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--placement", "diagonal"], "placement must be one of binpack, spread"),
+        (["--estimates", "psychic"], "estimates must be 'exact' or 'trace'"),
+        (["--estimate-factor", "-1"], "estimate factor must be a positive number"),
+    ],
+)
+def test_bad_options_exit_1(app: typer.Typer, tmp_path: Path, args: list[str], message: str) -> None:
+    path = tmp_path / "jobs.csv"
+    path.write_text("arrival,gang_size,gpus_per_member,duration\n0,1,1,5\n")
+    result = CliRunner().invoke(app, ["simulate", "--trace", str(path), *args, "--no-progress"])
+    assert result.exit_code == 1, result.output
+    assert message in result.output
+
+
+def test_conservative_and_spread_from_the_command_line(app: typer.Typer, tmp_path: Path) -> None:
+    path = tmp_path / "jobs.csv"
+    path.write_text("arrival,gang_size,gpus_per_member,duration\n0,1,1,5\n0,2,4,5\n1,1,2,3\n")
+    args = ["simulate", "--trace", str(path), "--nodes", "2", "--gpus-per-node", "4", "--no-progress"]
+    result = CliRunner().invoke(app, [*args, "-p", "conservative", "-p", "fifo", "--placement", "spread"])
+    assert result.exit_code == 0, result.output
+    assert "conservative" in result.output and "3/3" in result.output

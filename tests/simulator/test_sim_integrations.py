@@ -19,7 +19,15 @@ from gangplane.simulator.policies.kueue import KueueBestEffortFifo
 
 
 def test_registry_order_and_exports() -> None:
-    assert list(default_registry()) == ["fifo", "backfill", "coscheduling", "volcano", "kai", "kueue"]
+    assert list(default_registry()) == [
+        "fifo",
+        "backfill",
+        "conservative",
+        "coscheduling",
+        "volcano",
+        "kai",
+        "kueue",
+    ]
     assert sorted(policies.__all__) == policies.__all__
 
 

@@ -1,8 +1,9 @@
 """``gangplane simulate``: replay a scenario or a trace under several policies and compare them.
 
 Prints one table (JCT, queueing delay, makespan, utilisation, fairness, checks) and, with ``--out``, writes
-per-policy timelines (CSV), a summary (JSON) and PNG plots. Exit codes: 0 sound; 1 bad input; 2 a run broke
-a lower bound or an invariant (the simulator or a scheduler core is wrong).
+per-policy timelines (CSV), a summary (JSON) and PNG plots. Exit codes: 0 sound and every job finished;
+1 bad input; 2 a run broke a lower bound or an invariant (the simulator or a scheduler core is wrong); 3 a run
+left jobs unfinished (never started, or rejected as impossible).
 """
 
 from __future__ import annotations
@@ -21,12 +22,13 @@ from gangplane.simulator.cluster import ClusterSpec, uniform_cluster
 from gangplane.simulator.compare import Comparison, rich_progress, run_policies
 from gangplane.simulator.engine import FailureModel
 from gangplane.simulator.export import write_summary, write_timeline
-from gangplane.simulator.jobs import JobSpec
+from gangplane.simulator.jobs import JobSpec, with_estimates
 from gangplane.simulator.policies import PolicyOptions, default_registry
 from gangplane.simulator.scenario import generate, load_scenario
 from gangplane.simulator.traces import TraceError, TraceFormat, load_trace
 
 DEFAULT_POLICIES = ("fifo", "backfill")
+UNFINISHED_EXIT = 3
 
 
 def _percent(share: float) -> str:
@@ -97,15 +99,18 @@ def _jobs_and_cluster(
     gpus_per_node: int,
     vc: list[str] | None,
     seed: int | None,
-) -> tuple[list[JobSpec], ClusterSpec, str]:
+) -> tuple[list[JobSpec], ClusterSpec, str, int]:
+    """The jobs, the cluster, a title and the seed in force (``--seed``, else the scenario's, else 0)."""
     if (scenario is None) == (trace is None):
         raise typer.BadParameter("give a SCENARIO file or --trace FILE (one of them)")
     if scenario is not None:
         parsed = load_scenario(scenario)
-        return generate(parsed, scenario.parent, seed), parsed.cluster_spec(), parsed.name
+        seed = parsed.seed if seed is None else seed
+        return generate(parsed, scenario.parent, seed), parsed.cluster_spec(), parsed.name, seed
     assert trace is not None
     jobs = load_trace(trace, trace_format, gpus_per_node=gpus_per_node, vc=vc or None)
-    return jobs, uniform_cluster(nodes, gpus_per_node), trace.name + (f" (VC {', '.join(vc)})" if vc else "")
+    title = trace.name + (f" (VC {', '.join(vc)})" if vc else "")
+    return jobs, uniform_cluster(nodes, gpus_per_node), title, 0 if seed is None else seed
 
 
 def _write(comparison: Comparison, out: Path, console: Console, gantt_hours: float | None) -> None:
@@ -146,8 +151,24 @@ def simulate(
         Path | None, typer.Option("--out", help="Directory for CSV/JSON exports and plots.")
     ] = None,
     backfill_depth: Annotated[
-        int, typer.Option("--backfill-depth", min=1, help="Backfill scan cap per shape.")
-    ] = 512,
+        int | None,
+        typer.Option(
+            "--backfill-depth", min=1, help="Backfill scan cap per shape (default: none, exact EASY)."
+        ),
+    ] = None,
+    estimates: Annotated[
+        str,
+        typer.Option(
+            "--estimates", help="Run-time estimates: exact, or trace (requested time, killed when reached)."
+        ),
+    ] = "exact",
+    estimate_factor: Annotated[
+        float, typer.Option("--estimate-factor", help="Estimates = F x duration (with exact).")
+    ] = 1.0,
+    placement: Annotated[
+        str | None,
+        typer.Option("--placement", help="binpack or spread, for fifo/backfill/conservative/coscheduling."),
+    ] = None,
     failure_probability: Annotated[float, typer.Option("--failure-probability", min=0.0, max=1.0)] = 0.0,
     gantt_hours: Annotated[
         float | None, typer.Option("--gantt-hours", min=0.0, help="Gantt: first N hours.")
@@ -159,10 +180,11 @@ def simulate(
     if not console.is_terminal:
         console.width = max(console.width, 132)
     try:
-        jobs, cluster, title = _jobs_and_cluster(
+        jobs, cluster, title, seed = _jobs_and_cluster(
             scenario, trace, trace_format, nodes, gpus_per_node, vc, seed
         )
-        options = PolicyOptions(seed=0 if seed is None else seed, backfill_depth=backfill_depth)
+        jobs = with_estimates(jobs, estimates, estimate_factor)
+        options = PolicyOptions(seed=seed, backfill_depth=backfill_depth, placement=placement)
         comparison = run_policies(
             jobs,
             cluster,
@@ -176,13 +198,13 @@ def simulate(
         errors.print(f"error: {exc}", markup=False)
         raise typer.Exit(1) from None
     console.print(comparison_table(comparison, f"{title}: {len(jobs)} jobs on {cluster.total_gpus} GPUs"))
-    for outcome in comparison.outcomes:
-        s = outcome.summary
-        if s.unfinished or s.rejected:
-            errors.print(
-                f"[yellow]warning[/] {s.policy}: {s.unfinished} job(s) never finished, {s.rejected} rejected "
-                "(a gang larger than any placement or quota allows; see the timeline's rejected column)"
-            )
+    left = [o.summary for o in comparison.outcomes if o.summary.unfinished or o.summary.rejected]
+    for s in left:
+        errors.print(
+            f"[yellow]warning[/] {s.policy}: {s.unfinished} job(s) never finished, {s.rejected} rejected "
+            "(a gang larger than any placement or quota allows; see the timeline's rejected column); "
+            "means are over finished jobs only"
+        )
     for policy, found in comparison.violations.items():
         for violation in found[:20]:
             errors.print(f"[bold red]VIOLATION[/] {policy}: {violation}")
@@ -190,6 +212,8 @@ def simulate(
         _write(comparison, out, console, gantt_hours)
     if comparison.violations:
         raise typer.Exit(2)
+    if left:
+        raise typer.Exit(UNFINISHED_EXIT)
 
 
 def register(app: typer.Typer) -> None:

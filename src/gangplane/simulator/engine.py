@@ -92,7 +92,7 @@ class Simulation:
             if epoch != self._epochs[job_id]:
                 continue  # the run this event belonged to was preempted
             self._events += 1
-            self._end_run(job_id, now, "completed" if kind == EventKind.COMPLETION else "failed")
+            self._end_run(job_id, now, _outcome(kind, self._records[job_id].job))
 
     def _arrive(self, now: float, next_arrival: int) -> int:
         jobs = self._jobs
@@ -137,10 +137,11 @@ class Simulation:
             record.start = now
         record.segments.append(Segment(now, nodes))
         epoch = self._epochs[job.id]
+        length = job.run_length
         if self._failures.probability > 0 and self._rng.random() < self._failures.probability:
-            self._queue.push(now + job.duration * self._rng.random(), EventKind.FAILURE, job.id, epoch)
+            self._queue.push(now + length * self._rng.random(), EventKind.FAILURE, job.id, epoch)
         else:
-            self._queue.push(now + job.duration, EventKind.COMPLETION, job.id, epoch)
+            self._queue.push(now + length, EventKind.COMPLETION, job.id, epoch)
 
     def _end_run(self, job_id: int, now: float, outcome: str) -> None:
         record = self._records[job_id]
@@ -148,8 +149,9 @@ class Simulation:
         segment.end, segment.outcome = now, outcome
         self._epochs[job_id] += 1
         self._policy.release(job_id, now)
-        if outcome == "completed":
+        if outcome in ("completed", "killed"):
             record.end = now
+            record.killed = outcome == "killed"
             self._settle()
         else:
             record.failures += 1
@@ -165,6 +167,12 @@ class Simulation:
         self._settled += 1
         if self._progress is not None and self._settled % 1024 == 0:
             self._progress(self._settled)
+
+
+def _outcome(kind: EventKind, job: JobSpec) -> str:
+    if kind != EventKind.COMPLETION:
+        return "failed"
+    return "killed" if job.killed_at_limit else "completed"
 
 
 def _check_order(jobs: Sequence[JobSpec]) -> None:

@@ -15,7 +15,7 @@ class Segment:
     start: float
     nodes: tuple[str, ...]
     end: float | None = None
-    outcome: str = ""  # completed | failed | preempted
+    outcome: str = ""  # completed | killed (at its time limit) | failed | preempted
 
 
 @dataclass(slots=True)
@@ -27,6 +27,8 @@ class JobRecord:
     preemptions: int = 0
     failures: int = 0
     rejected: str = ""
+    killed: bool = False
+    """Ended at its wall-clock limit before its work was done (counted as finished, as Slurm's TIMEOUT)."""
     segments: list[Segment] = field(default_factory=list)
 
     @property

@@ -20,6 +20,7 @@ from gangplane.simulator.policies.base import (
     Reject,
     Start,
 )
+from gangplane.simulator.policies.conservative import ConservativeBackfill
 from gangplane.simulator.policies.fifo import StrictFifo
 
 
@@ -33,6 +34,7 @@ def default_registry() -> dict[str, PolicyFactory]:
     factories: list[tuple[str, PolicyFactory]] = [
         (StrictFifo.name, StrictFifo),
         (EasyBackfill.name, EasyBackfill),
+        (ConservativeBackfill.name, ConservativeBackfill),
         (Coscheduling.name, Coscheduling),
         (Volcano.name, Volcano),
         (Kai.name, Kai),
@@ -56,6 +58,7 @@ def merge_registries(
 
 __all__ = [
     "Admit",
+    "ConservativeBackfill",
     "Decision",
     "EasyBackfill",
     "Policy",

@@ -22,6 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from gangplane.schedulers.core.scoring import Strategy
 from gangplane.simulator.cluster import ClusterSpec
 from gangplane.simulator.jobs import JobSpec
 
@@ -58,18 +59,37 @@ class Reject:
 Decision = Admit | Start | Preempt | Reject
 
 
+PLACEMENTS = {"binpack": Strategy.BINPACK, "spread": Strategy.SPREAD}
+
+
 @dataclass(frozen=True, slots=True)
 class PolicyOptions:
     seed: int = 0
-    backfill_depth: int = 512
+    backfill_depth: int | None = None
     """Backfill: waiting jobs of one gang shape examined for the shadow-time rule per cycle (Slurm's
-    ``bf_max_job_test`` analogue, but per shape)."""
+    ``bf_max_job_test`` analogue, but per shape); ``None`` = all (exact EASY)."""
     backfill_window: int | None = None
     """Backfill: only the first ``backfill_window`` waiting jobs in queue order may start (the head included);
     ``None`` = every waiting job (subject to ``backfill_depth``). Models a scheduler that looks at a fixed-size
     window of the queue, as the saturation experiment in performance-anchors.md §3 does."""
+    placement: str | None = None
+    """``binpack`` (MostAllocated) or ``spread`` (LeastAllocated) node scoring for the policies that place
+    gangs themselves (fifo, backfill, conservative) and for Coscheduling's default scheduler; ``None`` = each
+    policy's own default (bin-pack; kube-scheduler's LeastAllocated for Coscheduling)."""
     cycle_interval: float = 0.0
     """Seconds between scheduling cycles for periodic schedulers (Volcano ``schedulePeriod``); 0 = on change."""
+
+    def __post_init__(self) -> None:
+        if self.placement is not None and self.placement not in PLACEMENTS:
+            raise ValueError(f"placement must be one of {', '.join(PLACEMENTS)}, not {self.placement!r}")
+
+    @property
+    def strategy(self) -> Strategy:
+        """``placement`` as the core's scoring strategy (bin-pack unless chosen)."""
+        return self.strategy_or(Strategy.BINPACK)
+
+    def strategy_or(self, default: Strategy) -> Strategy:
+        return default if self.placement is None else PLACEMENTS[self.placement]
 
 
 class Policy(Protocol):

@@ -18,6 +18,7 @@ from gangplane.api.scheduling import coscheduling as cs
 from gangplane.clock import rfc3339
 from gangplane.schedulers.base import ClusterView
 from gangplane.schedulers.core.resources import GPU
+from gangplane.schedulers.core.scoring import Strategy
 from gangplane.schedulers.default import DefaultScheduler
 from gangplane.simulator.cluster import ClusterSpec
 from gangplane.simulator.jobs import JobSpec
@@ -47,7 +48,7 @@ class Coscheduling:
 
     def __init__(self, cluster: ClusterSpec, options: PolicyOptions) -> None:
         self.placer = GangPlacer(cluster)
-        self.scheduler = DefaultScheduler()
+        self.scheduler = DefaultScheduler(strategy=options.strategy_or(Strategy.SPREAD))
         self._waiting: dict[int, tuple[JobSpec, dict[str, Any], list[dict[str, Any]]]] = {}
         self._running: dict[int, JobSpec] = {}
 

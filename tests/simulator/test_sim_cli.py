@@ -49,6 +49,7 @@ def test_scenario_with_exports_and_plots(app: typer.Typer, tmp_path: Path) -> No
     assert all(p["violations"] == [] and p["finished"] == 16 for p in summary["policies"])
     rows = list(csv.DictReader((out / "timeline-backfill.csv").read_text().splitlines()))
     assert len(rows) == 16 and all(float(r["end"]) - float(r["start"]) == float(r["duration"]) for r in rows)
+    assert len((out / "segments-backfill.csv").read_text().splitlines()) == 1 + 16
     for name in ("utilisation", "wait-cdf", "queue-share", "gantt-fifo", "gantt-backfill"):
         assert (out / f"{name}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
@@ -144,3 +145,32 @@ def test_conservative_and_spread_from_the_command_line(app: typer.Typer, tmp_pat
     result = CliRunner().invoke(app, [*args, "-p", "conservative", "-p", "fifo", "--placement", "spread"])
     assert result.exit_code == 0, result.output
     assert "conservative" in result.output and "3/3" in result.output
+
+
+@pytest.mark.parametrize(
+    ("row", "message"),
+    [
+        ("0,1,1,nan", "jobs.csv:3: column 'duration': 'nan' is not a finite non-negative number"),
+        ("0,1,1,inf", "jobs.csv:3: column 'duration': 'inf' is not a finite non-negative number"),
+        ("-inf,1,1,5", "jobs.csv:3: column 'arrival': '-inf' is not a finite non-negative number"),
+        ("0,1,1,-5", "jobs.csv:3: column 'duration': '-5' is not a finite non-negative number"),
+        ("0,one,1,5", "jobs.csv:3: column 'gang_size': 'one' is not a whole number"),
+        ("0,0,1,5", "jobs.csv:3: gang 0 x 1 GPUs for 5.0 s is not a job"),
+    ],
+)
+def test_bad_trace_values_exit_1_naming_file_and_line(
+    app: typer.Typer, tmp_path: Path, row: str, message: str
+) -> None:
+    path = tmp_path / "jobs.csv"
+    path.write_text(f"arrival,gang_size,gpus_per_member,duration\n0,1,1,5\n{row}\n")
+    result = CliRunner().invoke(app, ["simulate", "--trace", str(path), "--no-progress"])
+    assert result.exit_code == 1, result.output
+    assert message.replace(" ", "") in result.output.replace("\n", "").replace(" ", "")  # rich wraps lines
+
+
+def test_a_nan_in_a_scenario_exits_1(app: typer.Typer, tmp_path: Path) -> None:
+    path = tmp_path / "s.yaml"
+    path.write_text(SCENARIO.replace("fixed: 40", "fixed: .nan"))
+    result = CliRunner().invoke(app, ["simulate", str(path), "--no-progress"])
+    assert result.exit_code == 1, result.output
+    assert "s.yaml" in result.output and "workloads.1.duration.fixed" in result.output

@@ -21,7 +21,7 @@ from rich.table import Table
 from gangplane.simulator.cluster import ClusterSpec, uniform_cluster
 from gangplane.simulator.compare import Comparison, rich_progress, run_policies
 from gangplane.simulator.engine import FailureModel
-from gangplane.simulator.export import write_summary, write_timeline
+from gangplane.simulator.export import write_segments, write_summary, write_timeline
 from gangplane.simulator.jobs import JobSpec, with_estimates
 from gangplane.simulator.policies import PolicyOptions, default_registry
 from gangplane.simulator.scenario import generate, load_scenario
@@ -60,6 +60,7 @@ def comparison_table(comparison: Comparison, title: str) -> Table:
         "util %",
         "util* %",
         "Jain",
+        "lost GPU-h",
         "checks",
     )
     for header in headers:
@@ -80,14 +81,20 @@ def comparison_table(comparison: Comparison, title: str) -> Table:
             _percent(s.utilisation),
             _percent(s.utilisation_backlogged),
             f"{s.fairness:.3f}",
+            f"{s.wasted_gpu_hours:,.1f}",
             checks,
         )
     b = comparison.bounds
     table.caption = (
         f"lower bounds: makespan >= {span(b.makespan)} {unit} (work {span(b.work)}, longest job "
         f"{span(b.longest_job)}); mean JCT >= {span(b.mean_duration)} {unit}. util: arrival window; "
-        "util*: while jobs wait; Jain: fairness of per-queue slowdown"
+        "util*: while jobs wait; Jain: fairness of per-queue slowdown; lost GPU-h: preempted or failed runs"
     )
+    left = [o.summary for o in comparison.outcomes if o.summary.never_started or o.summary.rejected]
+    if left:
+        table.caption += ". JCT/wait over finished/started jobs only; left out: " + ", ".join(
+            f"{s.policy} {s.never_started} never started, {s.rejected} rejected" for s in left
+        )
     return table
 
 
@@ -104,7 +111,10 @@ def _jobs_and_cluster(
     if (scenario is None) == (trace is None):
         raise typer.BadParameter("give a SCENARIO file or --trace FILE (one of them)")
     if scenario is not None:
-        parsed = load_scenario(scenario)
+        try:
+            parsed = load_scenario(scenario)
+        except ValidationError as exc:
+            raise ValueError(f"{scenario}: {exc}") from None
         seed = parsed.seed if seed is None else seed
         return generate(parsed, scenario.parent, seed), parsed.cluster_spec(), parsed.name, seed
     assert trace is not None
@@ -119,6 +129,7 @@ def _write(comparison: Comparison, out: Path, console: Console, gantt_hours: flo
     out.mkdir(parents=True, exist_ok=True)
     for outcome in comparison.outcomes:
         write_timeline(outcome.result, out / f"timeline-{outcome.summary.policy}.csv")
+        write_segments(outcome.result, out / f"segments-{outcome.summary.policy}.csv")
     write_summary(
         out / "summary.json",
         [o.summary for o in comparison.outcomes],

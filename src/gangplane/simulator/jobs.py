@@ -36,6 +36,20 @@ class JobSpec:
     requested: float | None = None
     """The trace's requested run time (SWF field 9), if it gives one; the source of ``--estimates trace``."""
 
+    def __post_init__(self) -> None:
+        """Refuse numbers no replay can use: a NaN or infinite time never ends, a negative one runs backwards."""
+        times: dict[str, float | None] = {"arrival": self.arrival, "duration": self.duration}
+        times |= {"estimate": self.estimate, "limit": self.limit, "requested": self.requested}
+        for field_name, value in times.items():
+            if value is not None and not (math.isfinite(value) and value >= 0):
+                raise ValueError(
+                    f"job {self.id}: {field_name} must be a finite non-negative number, not {value}"
+                )
+        if self.members < 1 or self.gpus_per_member < 0:
+            raise ValueError(
+                f"job {self.id}: a gang of {self.members} x {self.gpus_per_member} GPUs is not a job"
+            )
+
     @property
     def expected(self) -> float:
         """How long a planner believes a run of this job takes."""

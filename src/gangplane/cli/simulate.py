@@ -9,6 +9,7 @@ left jobs unfinished (never started, or rejected as impossible).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
 
@@ -24,6 +25,7 @@ from gangplane.simulator.engine import FailureModel
 from gangplane.simulator.export import write_segments, write_summary, write_timeline
 from gangplane.simulator.jobs import JobSpec, with_estimates
 from gangplane.simulator.policies import PolicyOptions, default_registry
+from gangplane.simulator.repeat import Interval, Repeated, repeat
 from gangplane.simulator.scenario import generate, load_scenario
 from gangplane.simulator.traces import TraceError, TraceFormat, load_trace
 
@@ -106,8 +108,9 @@ def _jobs_and_cluster(
     gpus_per_node: int,
     vc: list[str] | None,
     seed: int | None,
-) -> tuple[list[JobSpec], ClusterSpec, str, int]:
-    """The jobs, the cluster, a title and the seed in force (``--seed``, else the scenario's, else 0)."""
+) -> tuple[Callable[[int], list[JobSpec]], ClusterSpec, str, int]:
+    """The jobs for a seed, the cluster, a title and the seed in force (``--seed``, else the scenario's,
+    else 0). A scenario generates different jobs per seed; a trace's jobs are the same for every seed."""
     if (scenario is None) == (trace is None):
         raise typer.BadParameter("give a SCENARIO file or --trace FILE (one of them)")
     if scenario is not None:
@@ -116,11 +119,36 @@ def _jobs_and_cluster(
         except ValidationError as exc:
             raise ValueError(f"{scenario}: {exc}") from None
         seed = parsed.seed if seed is None else seed
-        return generate(parsed, scenario.parent, seed), parsed.cluster_spec(), parsed.name, seed
+        generate(parsed, scenario.parent, seed)  # bad values surface before any replay
+        return (
+            lambda s: generate(parsed, scenario.parent, s),
+            parsed.cluster_spec(),
+            parsed.name,
+            seed,
+        )
     assert trace is not None
     jobs = load_trace(trace, trace_format, gpus_per_node=gpus_per_node, vc=vc or None)
     title = trace.name + (f" (VC {', '.join(vc)})" if vc else "")
-    return jobs, uniform_cluster(nodes, gpus_per_node), title, 0 if seed is None else seed
+    return lambda _: jobs, uniform_cluster(nodes, gpus_per_node), title, 0 if seed is None else seed
+
+
+def repeat_table(repeated: Repeated) -> Table:
+    """Mean ± 95 % confidence half-width per policy over the seeds."""
+    table = Table(
+        title=f"{len(repeated.seeds)} seeds ({repeated.seeds[0]}..{repeated.seeds[-1]}): mean ± 95 % CI"
+    )
+    for header in ("policy", "mean JCT s", "mean wait s", "makespan s", "util %"):
+        table.add_column(header, justify="left" if header == "policy" else "right", no_wrap=True)
+    for policy, metrics in repeated.intervals().items():
+        util = metrics["utilisation"]
+        table.add_row(
+            policy,
+            str(metrics["mean_jct"]),
+            str(metrics["mean_wait"]),
+            str(metrics["makespan"]),
+            str(Interval(100 * util.mean, 100 * util.half_width)),
+        )
+    return table
 
 
 def _write(comparison: Comparison, out: Path, console: Console, gantt_hours: float | None) -> None:
@@ -185,16 +213,19 @@ def simulate(
         float | None, typer.Option("--gantt-hours", min=0.0, help="Gantt: first N hours.")
     ] = None,
     progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Show a progress bar.")] = True,
+    repeat_runs: Annotated[
+        int, typer.Option("--repeat", min=1, help="Runs over seeds seed..seed+N-1: mean and 95 % CI.")
+    ] = 1,
 ) -> None:
     """Compare scheduling policies on a scenario or a trace in virtual time."""
     console, errors = Console(highlight=False), Console(stderr=True, highlight=False)
     if not console.is_terminal:
         console.width = max(console.width, 132)
     try:
-        jobs, cluster, title, seed = _jobs_and_cluster(
+        make_jobs, cluster, title, seed = _jobs_and_cluster(
             scenario, trace, trace_format, nodes, gpus_per_node, vc, seed
         )
-        jobs = with_estimates(jobs, estimates, estimate_factor)
+        jobs = with_estimates(make_jobs(seed), estimates, estimate_factor)
         options = PolicyOptions(seed=seed, backfill_depth=backfill_depth, placement=placement)
         comparison = run_policies(
             jobs,
@@ -205,10 +236,25 @@ def simulate(
             failures=FailureModel(failure_probability),
             progress=(lambda name, total: rich_progress(name, total, errors)) if progress else None,
         )
+        repeated = (
+            repeat(
+                lambda s: with_estimates(make_jobs(s), estimates, estimate_factor),
+                cluster,
+                list(policies or DEFAULT_POLICIES),
+                range(seed + 1, seed + repeat_runs),
+                options=options,
+                failures=FailureModel(failure_probability),
+                first=comparison,
+            )
+            if repeat_runs > 1
+            else None
+        )
     except (OSError, TraceError, ValidationError, yaml.YAMLError, KeyError, ValueError) as exc:
         errors.print(f"error: {exc}", markup=False)
         raise typer.Exit(1) from None
     console.print(comparison_table(comparison, f"{title}: {len(jobs)} jobs on {cluster.total_gpus} GPUs"))
+    if repeated is not None:
+        console.print(repeat_table(repeated))
     left = [o.summary for o in comparison.outcomes if o.summary.unfinished or o.summary.rejected]
     for s in left:
         errors.print(
@@ -221,7 +267,11 @@ def simulate(
             errors.print(f"[bold red]VIOLATION[/] {policy}: {violation}")
     if out is not None:
         _write(comparison, out, console, gantt_hours)
-    if comparison.violations:
+    runs = repeated.comparisons if repeated is not None else (comparison,)
+    for extra in runs[1:]:
+        for policy, found in extra.violations.items():
+            errors.print(f"[bold red]VIOLATION[/] {policy} (another seed): {found[0]}")
+    if any(run.violations for run in runs):
         raise typer.Exit(2)
     if left:
         raise typer.Exit(UNFINISHED_EXIT)

@@ -50,7 +50,15 @@ def test_scenario_with_exports_and_plots(app: typer.Typer, tmp_path: Path) -> No
     rows = list(csv.DictReader((out / "timeline-backfill.csv").read_text().splitlines()))
     assert len(rows) == 16 and all(float(r["end"]) - float(r["start"]) == float(r["duration"]) for r in rows)
     assert len((out / "segments-backfill.csv").read_text().splitlines()) == 1 + 16
-    for name in ("utilisation", "wait-cdf", "queue-share", "gantt-fifo", "gantt-backfill"):
+    for name in (
+        "utilisation",
+        "wait-cdf",
+        "jct-cdf",
+        "slowdown-by-size",
+        "queue-share",
+        "gantt-fifo",
+        "gantt-backfill",
+    ):
         assert (out / f"{name}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 

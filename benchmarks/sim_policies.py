@@ -21,12 +21,13 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from sim_philly import find_trace  # benchmarks/ is the script's directory, so on the path
+
 from gangplane.simulator.cluster import uniform_cluster
 from gangplane.simulator.engine import simulate
 from gangplane.simulator.policies import PolicyOptions, default_registry
 from gangplane.simulator.traces import load_philly
 
-REPO = Path(__file__).resolve().parents[1]
 POLICIES = ("fifo", "backfill", "coscheduling", "volcano", "kai", "kueue")
 WALL_TARGET_S = 120.0
 RSS_TARGET_MIB = 1024.0
@@ -45,14 +46,6 @@ class Run:
     cpu: float
     rss_mib: float
     finished: bool
-
-
-def find_trace() -> Path | None:
-    env = os.environ.get("GANGPLANE_SHARED")
-    for base in ([Path(env)] if env else []) + [REPO / "shared", REPO.parent / "shared"]:
-        if (base / "traces" / "philly_pollux.csv").is_file():
-            return base / "traces" / "philly_pollux.csv"
-    return None
 
 
 def replay(trace: Path, policy: str, budget: float, vc: str | None, queue: multiprocessing.Queue) -> None:

@@ -182,3 +182,24 @@ def test_a_nan_in_a_scenario_exits_1(app: typer.Typer, tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["simulate", str(path), "--no-progress"])
     assert result.exit_code == 1, result.output
     assert "s.yaml" in result.output and "workloads.1.duration.fixed" in result.output
+
+
+def test_research_policies_from_the_command_line(app: typer.Typer, tiresias_csv: Path) -> None:
+    args = [
+        "simulate",
+        "--trace",
+        str(tiresias_csv),
+        "--format",
+        "tiresias",
+        "--nodes",
+        "4",
+        "--gpus-per-node",
+    ]
+    args += ["4", "-p", "las", "-p", "srtf", "-p", "drf", "--las-threshold", "100", "--las-starvation", "2"]
+    result = CliRunner().invoke(
+        app, [*args, "--restart", "checkpoint", "--restart-cost", "5", "--no-progress"]
+    )
+    assert result.exit_code == 0, result.output
+    assert all(name in result.output for name in ("las", "srtf", "drf")) and "60/60" in result.output
+    bad = CliRunner().invoke(app, [*args, "--restart", "scratch", "--no-progress"])
+    assert bad.exit_code == 1 and "checkpoint-restart" in bad.output

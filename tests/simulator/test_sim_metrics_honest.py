@@ -19,9 +19,10 @@ CLUSTER = uniform_cluster(2, 4)
 
 
 def _record(job: JobSpec, *runs: tuple[float, float | None, str]) -> JobRecord:
-    record = JobRecord(
-        job, segments=[Segment(start, ("node-000",) * job.members, end, how) for start, end, how in runs]
-    )
+    record = JobRecord(job)
+    for start, end, how in runs:
+        kept = end - start if end is not None and how == "completed" else 0.0
+        record.segments.append(Segment(start, ("node-000",) * job.members, end, how, work=kept))
     if runs:
         record.start = runs[0][0]
         last = runs[-1]

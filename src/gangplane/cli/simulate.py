@@ -25,6 +25,7 @@ from gangplane.simulator.engine import FailureModel
 from gangplane.simulator.export import write_segments, write_summary, write_timeline
 from gangplane.simulator.jobs import JobSpec, with_estimates
 from gangplane.simulator.policies import PolicyOptions, default_registry
+from gangplane.simulator.preemption import Preemption
 from gangplane.simulator.repeat import Interval, Repeated, repeat
 from gangplane.simulator.scenario import generate, load_scenario
 from gangplane.simulator.traces import TraceError, TraceFormat, load_trace
@@ -132,6 +133,14 @@ def _jobs_and_cluster(
     return lambda _: jobs, uniform_cluster(nodes, gpus_per_node), title, 0 if seed is None else seed
 
 
+def _preemption(restart: str | None, cost: float) -> Preemption | None:
+    if restart not in (None, "scratch", "checkpoint"):
+        raise ValueError(f"--restart must be scratch or checkpoint, not {restart!r}")
+    if restart is None:
+        return Preemption(checkpoint=True, restart_cost=cost) if cost else None
+    return Preemption(checkpoint=restart == "checkpoint", restart_cost=cost)
+
+
 def repeat_table(repeated: Repeated) -> Table:
     """Mean ± 95 % confidence half-width per policy over the seeds."""
     table = Table(
@@ -213,6 +222,20 @@ def simulate(
         float | None, typer.Option("--gantt-hours", min=0.0, help="Gantt: first N hours.")
     ] = None,
     progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Show a progress bar.")] = True,
+    restart: Annotated[
+        str | None,
+        typer.Option("--restart", help="Preempted runs: scratch or checkpoint (default: per policy)."),
+    ] = None,
+    restart_cost: Annotated[
+        float, typer.Option("--restart-cost", min=0.0, help="Seconds to resume from a checkpoint.")
+    ] = 0.0,
+    las_threshold: Annotated[
+        list[float] | None,
+        typer.Option("--las-threshold", help="las: GPU-seconds at which a job drops a queue (repeatable)."),
+    ] = None,
+    las_starvation: Annotated[
+        float, typer.Option("--las-starvation", min=0.0, help="las: starvation guard K (0 = off).")
+    ] = 0.0,
     repeat_runs: Annotated[
         int, typer.Option("--repeat", min=1, help="Runs over seeds seed..seed+N-1: mean and 95 % CI.")
     ] = 1,
@@ -226,7 +249,14 @@ def simulate(
             scenario, trace, trace_format, nodes, gpus_per_node, vc, seed
         )
         jobs = with_estimates(make_jobs(seed), estimates, estimate_factor)
-        options = PolicyOptions(seed=seed, backfill_depth=backfill_depth, placement=placement)
+        options = PolicyOptions(
+            seed=seed,
+            backfill_depth=backfill_depth,
+            placement=placement,
+            preemption=_preemption(restart, restart_cost),
+            las_thresholds=tuple(las_threshold or (3600.0,)),
+            las_starvation=las_starvation,
+        )
         comparison = run_policies(
             jobs,
             cluster,

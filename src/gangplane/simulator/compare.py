@@ -19,6 +19,7 @@ from gangplane.simulator.engine import FailureModel, ProgressCallback, simulate
 from gangplane.simulator.jobs import JobSpec
 from gangplane.simulator.metrics import Summary, summarise
 from gangplane.simulator.policies import PolicyFactory, PolicyOptions, default_registry
+from gangplane.simulator.policies.base import policy_preemption
 from gangplane.simulator.timeline import SimResult
 
 ProgressFactory = Callable[[str, int], AbstractContextManager[ProgressCallback]]
@@ -72,11 +73,24 @@ def run_policies(
     for name in policies:
         policy = registry[name](cluster, options)
         if progress is None:
-            result = simulate(jobs, policy, cluster, seed=options.seed, failures=failures)
+            result = simulate(
+                jobs,
+                policy,
+                cluster,
+                seed=options.seed,
+                failures=failures,
+                preemption=policy_preemption(policy, options),
+            )
         else:
             with progress(name, len(jobs)) as callback:
                 result = simulate(
-                    jobs, policy, cluster, seed=options.seed, failures=failures, progress=callback
+                    jobs,
+                    policy,
+                    cluster,
+                    seed=options.seed,
+                    failures=failures,
+                    progress=callback,
+                    preemption=policy_preemption(policy, options),
                 )
         summary = summarise(result)
         outcomes.append(Outcome(result, summary, check(result, summary)))

@@ -18,6 +18,7 @@ from gangplane.simulator.cluster import ClusterSpec
 from gangplane.simulator.events import EventKind, EventQueue
 from gangplane.simulator.jobs import JobSpec
 from gangplane.simulator.policies.base import Admit, Decision, Policy, Preempt, Reject, Start
+from gangplane.simulator.preemption import Preemption
 from gangplane.simulator.timeline import JobRecord, Segment, SimResult
 
 ProgressCallback = Callable[[int], None]
@@ -45,6 +46,7 @@ class Simulation:
         failures: FailureModel | None = None,
         clock: ManualClock | None = None,
         progress: ProgressCallback | None = None,
+        preemption: Preemption | None = None,
     ) -> None:
         _check_order(jobs)
         self._jobs = jobs
@@ -57,6 +59,8 @@ class Simulation:
         self._progress = progress
         self._records = [JobRecord(job) for job in jobs]
         self._epochs = [0] * len(jobs)
+        self._preemption = preemption or Preemption()
+        self._saved = [0.0] * len(jobs)  # progress kept across runs (checkpoint-restart only)
         self._queue = EventQueue()
         self._wakes: set[float] = set()
         self._settled = 0
@@ -135,9 +139,10 @@ class Simulation:
             record.admitted = now
         if record.start is None:
             record.start = now
-        record.segments.append(Segment(now, nodes))
+        overhead = self._preemption.overhead(resumed=bool(record.segments))
+        record.segments.append(Segment(now, nodes, overhead=overhead))
         epoch = self._epochs[job.id]
-        length = job.run_length
+        length = job.run_length - self._saved[job.id] + overhead
         if self._failures.probability > 0 and self._rng.random() < self._failures.probability:
             self._queue.push(now + length * self._rng.random(), EventKind.FAILURE, job.id, epoch)
         else:
@@ -147,6 +152,8 @@ class Simulation:
         record = self._records[job_id]
         segment = record.segments[-1]
         segment.end, segment.outcome = now, outcome
+        if outcome != "failed":  # a crash keeps nothing of its run
+            segment.work = now - segment.start - segment.overhead
         self._epochs[job_id] += 1
         self._policy.release(job_id, now)
         if outcome in ("completed", "killed"):
@@ -160,6 +167,8 @@ class Simulation:
     def _preempt(self, record: JobRecord, now: float) -> None:
         segment = record.segments[-1]
         segment.end, segment.outcome = now, "preempted"
+        segment.work = self._preemption.kept(now - segment.start, segment.overhead)
+        self._saved[record.job.id] += segment.work
         record.preemptions += 1
         self._epochs[record.job.id] += 1
 
@@ -191,9 +200,12 @@ def simulate(
     seed: int = 0,
     failures: FailureModel | None = None,
     progress: ProgressCallback | None = None,
+    preemption: Preemption | None = None,
 ) -> SimResult:
     """Replay ``jobs`` under ``policy``; see ``Simulation``."""
-    return Simulation(jobs, policy, cluster, seed=seed, failures=failures, progress=progress).run()
+    return Simulation(
+        jobs, policy, cluster, seed=seed, failures=failures, progress=progress, preemption=preemption
+    ).run()
 
 
 __all__ = ["FailureModel", "ProgressCallback", "Simulation", "simulate"]

@@ -13,7 +13,8 @@ Definitions (times relative to the first arrival):
   1 s): 1 when every queue's jobs are slowed alike, 1/n when one queue takes all the waiting.
 - Means and percentiles of JCT are over *finished* jobs only (killed at a time limit included), of queueing
   delay over started jobs; ``never_started`` and ``rejected`` count the jobs they leave out, and the CLI says so.
-- ``wasted_gpu_hours``: GPU-hours of runs that were preempted or failed (jobs restart from scratch).
+- ``wasted_gpu_hours``: GPU-hours that bought no kept progress: preempted runs restarted from scratch, failed
+  runs, restart time after a checkpoint (see ``simulator.preemption``).
 - ``slowdown_by_size``: mean slowdown of finished jobs per size class (total GPUs: 1, 2-4, 5-8, 9-16,
   17-64, 65+), the view that shows what a policy does to large gangs.
 """
@@ -165,14 +166,10 @@ def slowdown_by_size(records: list[JobRecord]) -> dict[str, float]:
 
 
 def wasted_gpu_hours(records: tuple[JobRecord, ...] | list[JobRecord]) -> float:
-    """GPU-hours of runs cut short by preemption or failure, whose work is lost (restart from scratch)."""
+    """GPU-hours of runs that made no kept progress: preempted runs restarted from scratch, failed runs,
+    and the restart time of runs resumed from a checkpoint."""
     return (
-        sum(
-            (s.end - s.start) * r.job.gpus
-            for r in records
-            for s in r.segments
-            if s.end is not None and s.outcome in ("preempted", "failed")
-        )
+        sum((s.end - s.start - s.work) * r.job.gpus for r in records for s in r.segments if s.end is not None)
         / 3600
     )
 

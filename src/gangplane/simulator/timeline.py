@@ -16,6 +16,11 @@ class Segment:
     nodes: tuple[str, ...]
     end: float | None = None
     outcome: str = ""  # completed | killed (at its time limit) | failed | preempted
+    overhead: float = 0.0
+    """Seconds at its start spent restarting from a checkpoint (no progress)."""
+    work: float = 0.0
+    """Progress this run contributed (kept): all of it when it completed, what a checkpoint saved when it
+    was preempted, nothing when it failed or restarted from scratch."""
 
 
 @dataclass(slots=True)

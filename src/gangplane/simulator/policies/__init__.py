@@ -21,7 +21,9 @@ from gangplane.simulator.policies.base import (
     Start,
 )
 from gangplane.simulator.policies.conservative import ConservativeBackfill
+from gangplane.simulator.policies.drf import DominantResourceFairness
 from gangplane.simulator.policies.fifo import StrictFifo
+from gangplane.simulator.policies.priority import Srtf, TiresiasLas
 
 
 def default_registry() -> dict[str, PolicyFactory]:
@@ -35,6 +37,9 @@ def default_registry() -> dict[str, PolicyFactory]:
         (StrictFifo.name, StrictFifo),
         (EasyBackfill.name, EasyBackfill),
         (ConservativeBackfill.name, ConservativeBackfill),
+        (TiresiasLas.name, TiresiasLas),
+        (Srtf.name, Srtf),
+        (DominantResourceFairness.name, DominantResourceFairness),
         (Coscheduling.name, Coscheduling),
         (Volcano.name, Volcano),
         (Kai.name, Kai),
@@ -60,14 +65,17 @@ __all__ = [
     "Admit",
     "ConservativeBackfill",
     "Decision",
+    "DominantResourceFairness",
     "EasyBackfill",
     "Policy",
     "PolicyFactory",
     "PolicyOptions",
     "Preempt",
     "Reject",
+    "Srtf",
     "Start",
     "StrictFifo",
+    "TiresiasLas",
     "default_registry",
     "merge_registries",
 ]

@@ -62,22 +62,11 @@ def test_scenario_with_exports_and_plots(app: typer.Typer, tmp_path: Path) -> No
         assert (out / f"{name}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+TIRESIAS_ON_16 = ["--format", "tiresias", "--nodes", "4", "--gpus-per-node", "4", "--no-progress"]
+
+
 def test_trace_replay(app: typer.Typer, tiresias_csv: Path) -> None:
-    result = CliRunner().invoke(
-        app,
-        [
-            "simulate",
-            "--trace",
-            str(tiresias_csv),
-            "--format",
-            "tiresias",
-            "--nodes",
-            "4",
-            "--gpus-per-node",
-            "4",
-            "--no-progress",
-        ],
-    )
+    result = CliRunner().invoke(app, ["simulate", "--trace", str(tiresias_csv), *TIRESIAS_ON_16])
     assert result.exit_code == 0, result.output
     assert "60/60" in result.output
 
@@ -185,21 +174,10 @@ def test_a_nan_in_a_scenario_exits_1(app: typer.Typer, tmp_path: Path) -> None:
 
 
 def test_research_policies_from_the_command_line(app: typer.Typer, tiresias_csv: Path) -> None:
-    args = [
-        "simulate",
-        "--trace",
-        str(tiresias_csv),
-        "--format",
-        "tiresias",
-        "--nodes",
-        "4",
-        "--gpus-per-node",
-    ]
-    args += ["4", "-p", "las", "-p", "srtf", "-p", "drf", "--las-threshold", "100", "--las-starvation", "2"]
-    result = CliRunner().invoke(
-        app, [*args, "--restart", "checkpoint", "--restart-cost", "5", "--no-progress"]
-    )
+    args = ["simulate", "--trace", str(tiresias_csv), *TIRESIAS_ON_16, "-p", "las", "-p", "srtf", "-p", "drf"]
+    args += ["--las-threshold", "100", "--las-starvation", "2"]
+    result = CliRunner().invoke(app, [*args, "--restart", "checkpoint", "--restart-cost", "5"])
     assert result.exit_code == 0, result.output
     assert all(name in result.output for name in ("las", "srtf", "drf")) and "60/60" in result.output
-    bad = CliRunner().invoke(app, [*args, "--restart", "scratch", "--no-progress"])
+    bad = CliRunner().invoke(app, [*args, "--restart", "scratch"])
     assert bad.exit_code == 1 and "checkpoint-restart" in bad.output

@@ -128,7 +128,10 @@ def _jobs_and_cluster(
             seed,
         )
     assert trace is not None
-    jobs = load_trace(trace, trace_format, gpus_per_node=gpus_per_node, vc=vc or None)
+    notes: list[str] = []
+    jobs = load_trace(trace, trace_format, gpus_per_node=gpus_per_node, vc=vc or None, notes=notes)
+    for note in notes:
+        Console(stderr=True, highlight=False).print(f"[yellow]note[/] {note}")
     title = trace.name + (f" (VC {', '.join(vc)})" if vc else "")
     return lambda _: jobs, uniform_cluster(nodes, gpus_per_node), title, 0 if seed is None else seed
 

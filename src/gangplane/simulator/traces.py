@@ -20,6 +20,7 @@ from gangplane.simulator.jobs import DEFAULT_QUEUE, JobSpec, pack_gang
 class TraceFormat(StrEnum):
     PHILLY = "philly"
     TIRESIAS = "tiresias"
+    SWF = "swf"
     CSV = "csv"
 
 
@@ -191,9 +192,18 @@ def load_generic(path: Path) -> list[JobSpec]:
 
 
 def load_trace(
-    path: Path, trace_format: TraceFormat, *, gpus_per_node: int, vc: str | Collection[str] | None = None
+    path: Path,
+    trace_format: TraceFormat,
+    *,
+    gpus_per_node: int,
+    vc: str | Collection[str] | None = None,
+    notes: list[str] | None = None,
 ) -> list[JobSpec]:
-    """Dispatch on ``trace_format``; ``vc`` filters Philly only."""
+    """Dispatch on ``trace_format``; ``vc`` filters Philly only; ``notes`` collects what a loader left out."""
+    if trace_format == TraceFormat.SWF:
+        from gangplane.simulator.swf import load_swf  # swf builds on this module's TraceError
+
+        return load_swf(path, gpus_per_node=gpus_per_node, notes=notes)
     if trace_format == TraceFormat.PHILLY:
         return load_philly(path, gpus_per_node=gpus_per_node, vc=vc)
     if trace_format == TraceFormat.TIRESIAS:

@@ -23,6 +23,7 @@ from gangplane.simulator.cluster import ClusterSpec, uniform_cluster
 from gangplane.simulator.compare import Comparison, rich_progress, run_policies
 from gangplane.simulator.engine import FailureModel
 from gangplane.simulator.export import write_segments, write_summary, write_timeline
+from gangplane.simulator.gputraces import load_alibaba_nodes
 from gangplane.simulator.jobs import JobSpec, with_estimates
 from gangplane.simulator.policies import PolicyOptions, default_registry
 from gangplane.simulator.preemption import Preemption
@@ -109,6 +110,7 @@ def _jobs_and_cluster(
     gpus_per_node: int,
     vc: list[str] | None,
     seed: int | None,
+    node_list: Path | None = None,
 ) -> tuple[Callable[[int], list[JobSpec]], ClusterSpec, str, int]:
     """The jobs for a seed, the cluster, a title and the seed in force (``--seed``, else the scenario's,
     else 0). A scenario generates different jobs per seed; a trace's jobs are the same for every seed."""
@@ -133,7 +135,25 @@ def _jobs_and_cluster(
     for note in notes:
         Console(stderr=True, highlight=False).print(f"[yellow]note[/] {note}")
     title = trace.name + (f" (VC {', '.join(vc)})" if vc else "")
-    return lambda _: jobs, uniform_cluster(nodes, gpus_per_node), title, 0 if seed is None else seed
+    return (
+        lambda _: jobs,
+        _cluster(trace_format, node_list, nodes, gpus_per_node),
+        title,
+        0 if seed is None else seed,
+    )
+
+
+def _cluster(
+    trace_format: TraceFormat, node_list: Path | None, nodes: int, gpus_per_node: int
+) -> ClusterSpec:
+    """``--nodes`` x ``--gpus-per-node``, or the Alibaba node list (GPUs in milli-GPUs)."""
+    if trace_format == TraceFormat.ALIBABA:
+        if node_list is None:
+            raise ValueError("--format alibaba needs --node-list openb_node_list_*.csv (the trace's cluster)")
+        return load_alibaba_nodes(node_list)
+    if node_list is not None:
+        raise ValueError("--node-list goes with --format alibaba")
+    return uniform_cluster(nodes, gpus_per_node)
 
 
 def _preemption(restart: str | None, cost: float) -> Preemption | None:
@@ -195,6 +215,9 @@ def simulate(
     vc: Annotated[
         list[str] | None, typer.Option("--vc", help="Philly virtual cluster to keep (repeatable).")
     ] = None,
+    node_list: Annotated[
+        Path | None, typer.Option("--node-list", help="Alibaba node list: the cluster, for --format alibaba.")
+    ] = None,
     seed: Annotated[
         int | None, typer.Option("--seed", help="Seed (default: the scenario's, else 0).")
     ] = None,
@@ -249,7 +272,7 @@ def simulate(
         console.width = max(console.width, 132)
     try:
         make_jobs, cluster, title, seed = _jobs_and_cluster(
-            scenario, trace, trace_format, nodes, gpus_per_node, vc, seed
+            scenario, trace, trace_format, nodes, gpus_per_node, vc, seed, node_list
         )
         jobs = with_estimates(make_jobs(seed), estimates, estimate_factor)
         options = PolicyOptions(

@@ -21,6 +21,8 @@ class TraceFormat(StrEnum):
     PHILLY = "philly"
     TIRESIAS = "tiresias"
     SWF = "swf"
+    ALIBABA = "alibaba"
+    HELIOS = "helios"
     CSV = "csv"
 
 
@@ -204,6 +206,12 @@ def load_trace(
         from gangplane.simulator.swf import load_swf  # swf builds on this module's TraceError
 
         return load_swf(path, gpus_per_node=gpus_per_node, notes=notes)
+    if trace_format in (TraceFormat.ALIBABA, TraceFormat.HELIOS):
+        from gangplane.simulator.gputraces import load_alibaba, load_helios  # they build on this module
+
+        if trace_format == TraceFormat.ALIBABA:
+            return load_alibaba(path, notes=notes)
+        return load_helios(path, gpus_per_node=gpus_per_node, notes=notes)
     if trace_format == TraceFormat.PHILLY:
         return load_philly(path, gpus_per_node=gpus_per_node, vc=vc)
     if trace_format == TraceFormat.TIRESIAS:

@@ -26,8 +26,11 @@ Row = tuple[float, int, float]  # arrival, nodes, duration
 class CountingEasy:
     """Counting EASY over ``nodes`` identical nodes; runs are planned with ``factor * duration``."""
 
-    def __init__(self, rows: list[Row], nodes: int, factor: float) -> None:
+    def __init__(
+        self, rows: list[Row], nodes: int, factor: float, priorities: list[int] | None = None
+    ) -> None:
         self.rows, self.nodes, self.factor = rows, nodes, factor
+        self.priorities = priorities or [0] * len(rows)
         self.starts: list[float] = [-1.0] * len(rows)
         self.running: dict[int, tuple[float, float]] = {}  # job -> (actual end, expected end)
         self.waiting: list[int] = []
@@ -66,14 +69,17 @@ class CountingEasy:
             while arrived < len(rows) and rows[arrived][0] == self.now:
                 self.waiting.append(arrived)
                 arrived += 1
+            self.waiting.sort(key=lambda j: (-self.priorities[j], rows[j][0], j))  # Kueue StrictFIFO order
             self.free = self.nodes - sum(rows[j][1] for j in self.running)
             self.cycle()
         return self.starts
 
 
-def reference_easy(rows: list[Row], nodes: int, factor: float = 1.0) -> list[float]:
+def reference_easy(
+    rows: list[Row], nodes: int, factor: float = 1.0, priorities: list[int] | None = None
+) -> list[float]:
     """Start time of every job under counting EASY."""
-    return CountingEasy(rows, nodes, factor).run()
+    return CountingEasy(rows, nodes, factor, priorities).run()
 
 
 def _shadow(
@@ -89,13 +95,19 @@ def _shadow(
     raise AssertionError("every job fits the empty cluster")
 
 
-def _jobs(rows: list[Row]) -> list[JobSpec]:
-    return [JobSpec(i, arrival, size, 1, duration) for i, (arrival, size, duration) in enumerate(rows)]
+def _jobs(rows: list[Row], priorities: list[int] | None = None) -> list[JobSpec]:
+    ranks = priorities or [0] * len(rows)
+    return [
+        JobSpec(i, arrival, size, 1, duration, priority=ranks[i])
+        for i, (arrival, size, duration) in enumerate(rows)
+    ]
 
 
-def _gangplane(rows: list[Row], nodes: int, factor: float = 1.0) -> list[float]:
+def _gangplane(
+    rows: list[Row], nodes: int, factor: float = 1.0, priorities: list[int] | None = None
+) -> list[float]:
     cluster = uniform_cluster(nodes, 1)
-    jobs = with_estimates(_jobs(rows), factor=factor)
+    jobs = with_estimates(_jobs(rows, priorities), factor=factor)
     result = simulate(jobs, EasyBackfill(cluster, PolicyOptions()), cluster)
     return [r.start if r.start is not None else -1.0 for r in result.records]
 
@@ -145,3 +157,17 @@ def test_random_traces_start_exactly_as_counting_easy(raw: list[tuple[int, int, 
         arrival += gap
         rows.append((arrival, size, float(duration)))
     assert _gangplane(rows, 8, factor) == reference_easy(rows, 8, factor)
+
+
+@settings(max_examples=100, deadline=None)
+@given(rows_strategy, st.data())
+def test_random_traces_with_priorities_start_exactly_as_counting_easy(
+    raw: list[tuple[int, int, int]], data: st.DataObject
+) -> None:
+    """Higher-priority arrivals jump the line (and may take the head's place), as in Kueue's StrictFIFO."""
+    arrival, rows = 0.0, []
+    for gap, size, duration in raw:
+        arrival += gap
+        rows.append((arrival, size, float(duration)))
+    priorities = data.draw(st.lists(st.integers(0, 2), min_size=len(rows), max_size=len(rows)))
+    assert _gangplane(rows, 8, priorities=priorities) == reference_easy(rows, 8, priorities=priorities)

@@ -35,7 +35,7 @@ from gangplane.simulator.jobs import JobSpec
 from gangplane.simulator.placement import GangPlacer
 from gangplane.simulator.policies.base import Decision, PolicyOptions, Reject, Start
 from gangplane.simulator.policies.fifo import NEVER_FITS, start_heads
-from gangplane.simulator.policies.queue import OrderKey, ShapeKey, WaitQueue, shape_key
+from gangplane.simulator.policies.queue import OrderKey, ShapeKey, WaitQueue, order_key, shape_key
 
 EARLY = 1e-9
 """A run that ends this much before its expected end ended early (estimates, failures)."""
@@ -156,8 +156,10 @@ class EasyBackfill:
     def submit(self, job: JobSpec, now: float) -> None:
         self._jobs[job.id] = job
         self.queue.push(job)
-        if self._reservation is not None:
-            self._reservation.no_short.pop(shape_key(job), None)
+        held = self._reservation
+        known = held.no_short.get(shape_key(job)) if held is not None else None
+        if held is not None and known is not None and order_key(job) < known:
+            del held.no_short[shape_key(job)]  # it lands among jobs already scanned: scan again
 
     def release(self, job_id: int, now: float) -> None:
         self.placer.release(job_id)

@@ -29,7 +29,7 @@ import numpy as np
 
 from gangplane.simulator.cluster import ClusterSpec, NodeSpec
 from gangplane.simulator.jobs import JobSpec, pack_gang
-from gangplane.simulator.traces import Rows, TraceError, _column, _rows
+from gangplane.simulator.traces import Rows, TraceError, read_column, read_rows
 
 MILLI = 1000
 MIB = 2**20
@@ -41,10 +41,10 @@ HELIOS_COLUMNS = ("job_id", "vc", "gpu_num", "cpu_num", "node_num", "submit_time
 
 def load_alibaba_nodes(path: Path) -> ClusterSpec:
     """The node list as a cluster, GPUs in milli-GPUs."""
-    index, rows = _rows(path, ALIBABA_NODES)
-    cpu = _column(rows, index["cpu_milli"], np.float64, path, "cpu_milli") / MILLI
-    memory = _column(rows, index["memory_mib"], np.float64, path, "memory_mib") * MIB
-    gpus = _column(rows, index["gpu"], np.int64, path, "gpu") * MILLI
+    index, rows = read_rows(path, ALIBABA_NODES)
+    cpu = read_column(rows, index["cpu_milli"], np.float64, path, "cpu_milli") / MILLI
+    memory = read_column(rows, index["memory_mib"], np.float64, path, "memory_mib") * MIB
+    gpus = read_column(rows, index["gpu"], np.int64, path, "gpu") * MILLI
     nodes = tuple(
         NodeSpec(row[index["sn"]], int(gpus[i]), float(cpu[i]), float(memory[i]))
         for i, row in enumerate(rows)
@@ -59,18 +59,18 @@ def _optional_times(rows: Rows, index: dict[str, int], name: str) -> np.ndarray:
     column = index[name]
     present = rows.keep(lambda row: row[column].strip().lower() not in ("", "nan"))
     values = dict(
-        zip(present.lines, _column(present, column, np.float64, rows.path, name).tolist(), strict=True)
+        zip(present.lines, read_column(present, column, np.float64, rows.path, name).tolist(), strict=True)
     )
     return np.array([values.get(line, np.nan) for line in rows.lines])
 
 
 def load_alibaba(path: Path, *, notes: list[str] | None = None) -> list[JobSpec]:
-    index, rows = _rows(path, ALIBABA_PODS + ALIBABA_TIMES)
-    arrivals = _column(rows, index["creation_time"], np.float64, path, "creation_time")
-    cpu = _column(rows, index["cpu_milli"], np.float64, path, "cpu_milli") / MILLI
-    memory = _column(rows, index["memory_mib"], np.float64, path, "memory_mib") * MIB
-    gpus = _column(rows, index["num_gpu"], np.int64, path, "num_gpu")
-    milli = _column(rows, index["gpu_milli"], np.int64, path, "gpu_milli")
+    index, rows = read_rows(path, ALIBABA_PODS + ALIBABA_TIMES)
+    arrivals = read_column(rows, index["creation_time"], np.float64, path, "creation_time")
+    cpu = read_column(rows, index["cpu_milli"], np.float64, path, "cpu_milli") / MILLI
+    memory = read_column(rows, index["memory_mib"], np.float64, path, "memory_mib") * MIB
+    gpus = read_column(rows, index["num_gpu"], np.int64, path, "num_gpu")
+    milli = read_column(rows, index["gpu_milli"], np.int64, path, "gpu_milli")
     scheduled, deleted = (_optional_times(rows, index, name) for name in ALIBABA_TIMES)
     ran = ~np.isnan(scheduled) & ~np.isnan(deleted)
     if np.any(ran & (deleted < scheduled)):
@@ -98,13 +98,15 @@ def load_alibaba(path: Path, *, notes: list[str] | None = None) -> list[JobSpec]
 
 
 def load_helios(path: Path, *, gpus_per_node: int, notes: list[str] | None = None) -> list[JobSpec]:
-    index, rows = _rows(path, HELIOS_COLUMNS)
-    stamps = _column(rows, index["submit_time"], np.datetime64, path, "submit_time").astype("datetime64[s]")
+    index, rows = read_rows(path, HELIOS_COLUMNS)
+    stamps = read_column(rows, index["submit_time"], np.datetime64, path, "submit_time").astype(
+        "datetime64[s]"
+    )
     arrivals = stamps.astype(np.int64).astype(np.float64)
-    durations = _column(rows, index["duration"], np.float64, path, "duration")
-    gpus = _column(rows, index["gpu_num"], np.int64, path, "gpu_num")
-    cpus = _column(rows, index["cpu_num"], np.float64, path, "cpu_num")
-    nodes = _column(rows, index["node_num"], np.int64, path, "node_num")
+    durations = read_column(rows, index["duration"], np.float64, path, "duration")
+    gpus = read_column(rows, index["gpu_num"], np.int64, path, "gpu_num")
+    cpus = read_column(rows, index["cpu_num"], np.float64, path, "cpu_num")
+    nodes = read_column(rows, index["node_num"], np.int64, path, "node_num")
 
     def job(i: int) -> JobSpec:
         total, spread = int(gpus[i]), max(1, int(nodes[i]))

@@ -54,7 +54,7 @@ class Rows(list[list[str]]):
         return TraceError(f"{self.path}:{self.lines[i]}: {message}")
 
 
-def _rows(path: Path, required: Sequence[str]) -> tuple[dict[str, int], Rows]:
+def read_rows(path: Path, required: Sequence[str]) -> tuple[dict[str, int], Rows]:
     with path.open(newline="") as handle:
         reader = csv.reader(handle)
         header = [name.strip() for name in next(reader, [])]
@@ -66,7 +66,7 @@ def _rows(path: Path, required: Sequence[str]) -> tuple[dict[str, int], Rows]:
         )
 
 
-def _column(
+def read_column(
     rows: Rows, index: int, dtype: type, path: Path, name: str, *, signed: bool = False
 ) -> np.ndarray:
     """One column as an array; an unparsable value, a NaN or infinite number or a missing time, and (unless
@@ -134,14 +134,14 @@ def load_philly(path: Path, *, gpus_per_node: int, vc: str | Collection[str] | N
 
     ``timestamp`` is read as the arrival time (the table does not say whether it is submit or start).
     """
-    index, rows = _rows(path, PHILLY_COLUMNS)
+    index, rows = read_rows(path, PHILLY_COLUMNS)
     if vc is not None:
         keep = {vc} if isinstance(vc, str) else set(vc)
         rows = rows.keep(lambda row: row[index["cluster"]] in keep)
-    stamps = _column(rows, index["timestamp"], np.datetime64, path, "timestamp").astype("datetime64[s]")
+    stamps = read_column(rows, index["timestamp"], np.datetime64, path, "timestamp").astype("datetime64[s]")
     arrivals = stamps.astype(np.int64).astype(np.float64)
-    durations = _column(rows, index["duration"], np.float64, path, "duration")
-    gpus = _column(rows, index["num_gpus"], np.int64, path, "num_gpus")
+    durations = read_column(rows, index["duration"], np.float64, path, "duration")
+    gpus = read_column(rows, index["num_gpus"], np.int64, path, "num_gpus")
     clusters = [row[index["cluster"]] for row in rows]
     return _sorted_jobs(arrivals, _fields(gpus, durations, clusters, gpus_per_node, rows), rows)
 
@@ -164,10 +164,10 @@ def _fields(
 
 def load_tiresias(path: Path, *, gpus_per_node: int) -> list[JobSpec]:
     """Tiresias' ``60_job.csv``: ``submit_time`` and ``duration`` in seconds, ``num_gpu`` per job."""
-    index, rows = _rows(path, TIRESIAS_COLUMNS)
-    arrivals = _column(rows, index["submit_time"], np.float64, path, "submit_time")
-    durations = _column(rows, index["duration"], np.float64, path, "duration")
-    gpus = _column(rows, index["num_gpu"], np.int64, path, "num_gpu")
+    index, rows = read_rows(path, TIRESIAS_COLUMNS)
+    arrivals = read_column(rows, index["submit_time"], np.float64, path, "submit_time")
+    durations = read_column(rows, index["duration"], np.float64, path, "duration")
+    gpus = read_column(rows, index["num_gpu"], np.int64, path, "num_gpu")
     names = [f"job-{row[index['job_id']]}" for row in rows]
     queues = [DEFAULT_QUEUE] * len(rows)
     return _sorted_jobs(arrivals, _fields(gpus, durations, queues, gpus_per_node, rows, names), rows)
@@ -175,14 +175,14 @@ def load_tiresias(path: Path, *, gpus_per_node: int) -> list[JobSpec]:
 
 def load_generic(path: Path) -> list[JobSpec]:
     """A CSV with ``arrival,gang_size,gpus_per_member,duration[,queue][,priority]`` (seconds)."""
-    index, rows = _rows(path, GENERIC_COLUMNS)
-    arrivals = _column(rows, index["arrival"], np.float64, path, "arrival")
-    durations = _column(rows, index["duration"], np.float64, path, "duration")
-    members = _column(rows, index["gang_size"], np.int64, path, "gang_size").tolist()
-    per_member = _column(rows, index["gpus_per_member"], np.int64, path, "gpus_per_member").tolist()
+    index, rows = read_rows(path, GENERIC_COLUMNS)
+    arrivals = read_column(rows, index["arrival"], np.float64, path, "arrival")
+    durations = read_column(rows, index["duration"], np.float64, path, "duration")
+    members = read_column(rows, index["gang_size"], np.int64, path, "gang_size").tolist()
+    per_member = read_column(rows, index["gpus_per_member"], np.int64, path, "gpus_per_member").tolist()
     queues = [row[index["queue"]] for row in rows] if "queue" in index else [DEFAULT_QUEUE] * len(rows)
     priorities = (
-        _column(rows, index["priority"], np.int64, path, "priority", signed=True).tolist()
+        read_column(rows, index["priority"], np.int64, path, "priority", signed=True).tolist()
         if "priority" in index
         else []
     )
@@ -219,4 +219,14 @@ def load_trace(
     return load_generic(path)
 
 
-__all__ = ["TraceError", "TraceFormat", "load_generic", "load_philly", "load_tiresias", "load_trace"]
+__all__ = [
+    "Rows",
+    "TraceError",
+    "TraceFormat",
+    "load_generic",
+    "load_philly",
+    "load_tiresias",
+    "load_trace",
+    "read_column",
+    "read_rows",
+]

@@ -10,7 +10,7 @@ from sim_builders import jobs
 from gangplane.simulator.bounds import check
 from gangplane.simulator.cluster import ClusterSpec, uniform_cluster
 from gangplane.simulator.engine import simulate
-from gangplane.simulator.jobs import JobSpec
+from gangplane.simulator.jobs import JobSpec, with_estimates
 from gangplane.simulator.metrics import summarise
 from gangplane.simulator.policies import ConservativeBackfill, EasyBackfill, PolicyOptions
 
@@ -41,10 +41,10 @@ def test_the_plan_holds_a_reservation_for_every_waiting_job() -> None:
         policy.submit(job, 0.0)
     (start,) = policy.schedule(0.0)
     assert start.job_id == 0
-    assert policy.reservations == {1: 10.0, 2: 10.0}
+    assert {job: start for job, (start, _) in policy.reservations.items()} == {1: 10.0, 2: 10.0}
     policy.submit(FOUR[3], 1.0)
     assert policy.schedule(1.0) == []
-    assert policy.reservations == {1: 10.0, 2: 10.0, 3: 20.0}
+    assert {job: start for job, (start, _) in policy.reservations.items()} == {1: 10.0, 2: 10.0, 3: 20.0}
 
 
 class Recording(ConservativeBackfill):
@@ -54,7 +54,7 @@ class Recording(ConservativeBackfill):
 
     def schedule(self, now: float) -> list:  # type: ignore[override]
         decisions = list(super().schedule(now))
-        for job_id, start in self.reservations.items():
+        for job_id, (start, _) in self.reservations.items():
             self.first.setdefault(job_id, start)
         return decisions
 
@@ -84,3 +84,29 @@ def test_no_job_starts_later_than_its_first_reservation(raw: list[tuple[int, tup
     for job_id, promised in policy.first.items():
         start = result.records[job_id].start
         assert start is not None and start <= promised, (job_id, start, promised)
+
+
+class Replanning(ConservativeBackfill):
+    """Conservative backfill that plans from scratch every cycle: the reference for the kept plan."""
+
+    def _stale(self, now: float) -> bool:
+        return True
+
+
+@settings(max_examples=100, deadline=None)
+@given(rows, st.sampled_from([1.0, 2.0, 0.5]))
+def test_keeping_the_plan_gives_the_same_schedule_as_replanning(
+    raw: list[tuple[int, tuple[int, int], int]], factor: float
+) -> None:
+    cluster = uniform_cluster(3, 4)
+    arrival, specs = 0, []
+    for i, (gap, (members, per_member), duration) in enumerate(raw):
+        arrival += gap
+        specs.append(JobSpec(i, float(arrival), members, per_member, float(duration), priority=i % 2))
+    specs = with_estimates(specs, factor=factor)
+    kept = simulate(specs, ConservativeBackfill(cluster, PolicyOptions()), cluster)
+    replanned = simulate(specs, Replanning(cluster, PolicyOptions()), cluster)
+    assert check(kept, summarise(kept)) == []
+    assert [(r.start, r.segments[-1].nodes) for r in kept.records] == [
+        (r.start, r.segments[-1].nodes) for r in replanned.records
+    ]

@@ -20,7 +20,9 @@ def _ran(
     job_row: tuple[float, int, int, float], start: float, end: float, nodes: tuple[str, ...]
 ) -> JobRecord:
     (job,) = jobs(job_row)
-    return JobRecord(job, start, start, end, segments=[Segment(start, nodes, end, "completed")])
+    return JobRecord(
+        job, start, start, end, segments=[Segment(start, nodes, end, "completed", work=end - start)]
+    )
 
 
 def _checks(result: SimResult) -> set[str]:
@@ -57,5 +59,11 @@ def test_back_to_back_runs_on_one_node_are_fine() -> None:
 
 def test_partial_gang_is_caught() -> None:
     (job,) = jobs((0, 2, 2, 10))
-    record = JobRecord(job, 0, 0, 10, segments=[Segment(0, ("node-000",), 10, "completed")])
+    record = JobRecord(job, 0, 0, 10, segments=[Segment(0, ("node-000",), 10, "completed", work=10)])
     assert "gang" in _checks(_result(record))
+
+
+def test_keeping_more_work_than_a_run_did_is_caught() -> None:
+    (job,) = jobs((0, 1, 4, 10))
+    record = JobRecord(job, 0, 0, 5, segments=[Segment(0, ("node-000",), 5, "completed", work=10)])
+    assert "duration" in _checks(_result(record))

@@ -19,7 +19,18 @@ from gangplane.simulator.policies.kueue import KueueBestEffortFifo
 
 
 def test_registry_order_and_exports() -> None:
-    assert list(default_registry()) == ["fifo", "backfill", "coscheduling", "volcano", "kai", "kueue"]
+    assert list(default_registry()) == [
+        "fifo",
+        "backfill",
+        "conservative",
+        "las",
+        "srtf",
+        "drf",
+        "coscheduling",
+        "volcano",
+        "kai",
+        "kueue",
+    ]
     assert sorted(policies.__all__) == policies.__all__
 
 
@@ -92,3 +103,49 @@ def test_kai_reclaims_for_a_queue_below_its_quota() -> None:
     assert outcome.summary.preemptions == 1
     reclaimed = outcome.result.records[2]
     assert reclaimed.start is not None and reclaimed.start <= 12  # within a schedule period or two
+
+
+@pytest.mark.parametrize("name", ["coscheduling", "volcano", "kai"])
+def test_integration_policies_run_the_scheduler_loops_own_pass(
+    name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One pass, every shell: the simulator's cycles go through ``schedulers.loop.run_pass``."""
+    import gangplane.schedulers.loop as loop
+    import gangplane.simulator.policies.shell as shell
+
+    calls: list[float] = []
+
+    def counting(now: float, *args: object, **kwargs: object) -> loop.PassResult:
+        calls.append(now)
+        return loop.run_pass(now, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(shell, "run_pass", counting)
+    cluster = uniform_cluster(2, 4)
+    result = simulate(
+        jobs((0, 2, 4, 10), (1, 1, 2, 5)), default_registry()[name](cluster, PolicyOptions()), cluster
+    )
+    assert all(r.end is not None for r in result.records)
+    assert calls and calls[0] == 0.0
+
+
+def test_a_binding_of_a_pod_that_is_not_pending_is_refused() -> None:
+    """The pass validates bindings for the simulator as it does for the live loop."""
+    from gangplane.schedulers.base import CycleResult
+    from gangplane.schedulers.core.gang import Binding
+    from gangplane.simulator.placement import GangPlacer
+    from gangplane.simulator.policies.shell import one_pass
+
+    class Rogue:
+        name = "rogue"
+        watches = ()
+
+        def group_of(self, pod: object) -> None:
+            return None
+
+        def cycle(self, view: object) -> CycleResult:
+            return CycleResult(bindings=[Binding("sim/nobody-0", "node-000")])
+
+    placer = GangPlacer(uniform_cluster(1, 4))
+    with pytest.raises(ValueError, match="not a pending pod"):
+        one_pass(placer, Rogue(), 0.0, [], {})
+    assert placer.free_gpus().tolist() == [4]

@@ -43,9 +43,9 @@ class RecordingBackfill(EasyBackfill):
         super().__init__(CLUSTER, PolicyOptions(backfill_depth=3))
         self.promised: list[Reservation] = []
 
-    def _reserve(self, head: JobSpec) -> Reservation | None:
+    def _reserve(self, head: JobSpec, now: float) -> Reservation | None:
         before = self.reservation
-        reservation = super()._reserve(head)
+        reservation = super()._reserve(head, now)
         if reservation is not None and reservation is not before:
             self.promised.append(reservation)
         return reservation
@@ -85,7 +85,7 @@ def test_backfill_never_delays_a_reserved_head(rows: list[tuple[int, tuple[int, 
     policy = RecordingBackfill()
     result = simulate(_jobs(rows), policy, CLUSTER)
     for reservation in policy.promised:
-        head = result.records[reservation.head]
+        head = result.records[reservation.head.id]
         assert head.start is not None
         overtaken = any(
             r.job.priority > head.job.priority and r.job.arrival <= head.start for r in result.records

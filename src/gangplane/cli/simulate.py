@@ -1,13 +1,15 @@
 """``gangplane simulate``: replay a scenario or a trace under several policies and compare them.
 
 Prints one table (JCT, queueing delay, makespan, utilisation, fairness, checks) and, with ``--out``, writes
-per-policy timelines (CSV), a summary (JSON) and PNG plots. Exit codes: 0 sound; 1 bad input; 2 a run broke
-a lower bound or an invariant (the simulator or a scheduler core is wrong).
+per-policy timelines (CSV), a summary (JSON) and PNG plots. Exit codes: 0 sound and every job finished;
+1 bad input; 2 a run broke a lower bound or an invariant (the simulator or a scheduler core is wrong); 3 a run
+left jobs unfinished (never started, or rejected as impossible).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
 
@@ -20,13 +22,17 @@ from rich.table import Table
 from gangplane.simulator.cluster import ClusterSpec, uniform_cluster
 from gangplane.simulator.compare import Comparison, rich_progress, run_policies
 from gangplane.simulator.engine import FailureModel
-from gangplane.simulator.export import write_summary, write_timeline
-from gangplane.simulator.jobs import JobSpec
+from gangplane.simulator.export import write_segments, write_summary, write_timeline
+from gangplane.simulator.gputraces import load_alibaba_nodes
+from gangplane.simulator.jobs import JobSpec, with_estimates
 from gangplane.simulator.policies import PolicyOptions, default_registry
+from gangplane.simulator.preemption import Preemption
+from gangplane.simulator.repeat import Interval, Repeated, repeat
 from gangplane.simulator.scenario import generate, load_scenario
 from gangplane.simulator.traces import TraceError, TraceFormat, load_trace
 
 DEFAULT_POLICIES = ("fifo", "backfill")
+UNFINISHED_EXIT = 3
 
 
 def _percent(share: float) -> str:
@@ -58,6 +64,7 @@ def comparison_table(comparison: Comparison, title: str) -> Table:
         "util %",
         "util* %",
         "Jain",
+        "lost GPU-h",
         "checks",
     )
     for header in headers:
@@ -78,14 +85,20 @@ def comparison_table(comparison: Comparison, title: str) -> Table:
             _percent(s.utilisation),
             _percent(s.utilisation_backlogged),
             f"{s.fairness:.3f}",
+            f"{s.wasted_gpu_hours:,.1f}",
             checks,
         )
     b = comparison.bounds
     table.caption = (
         f"lower bounds: makespan >= {span(b.makespan)} {unit} (work {span(b.work)}, longest job "
         f"{span(b.longest_job)}); mean JCT >= {span(b.mean_duration)} {unit}. util: arrival window; "
-        "util*: while jobs wait; Jain: fairness of per-queue slowdown"
+        "util*: while jobs wait; Jain: fairness of per-queue slowdown; lost GPU-h: preempted or failed runs"
     )
+    left = [o.summary for o in comparison.outcomes if o.summary.never_started or o.summary.rejected]
+    if left:
+        table.caption += ". JCT/wait over finished/started jobs only; left out: " + ", ".join(
+            f"{s.policy} {s.never_started} never started, {s.rejected} rejected" for s in left
+        )
     return table
 
 
@@ -97,15 +110,77 @@ def _jobs_and_cluster(
     gpus_per_node: int,
     vc: list[str] | None,
     seed: int | None,
-) -> tuple[list[JobSpec], ClusterSpec, str]:
+    node_list: Path | None = None,
+) -> tuple[Callable[[int], list[JobSpec]], ClusterSpec, str, int]:
+    """The jobs for a seed, the cluster, a title and the seed in force (``--seed``, else the scenario's,
+    else 0). A scenario generates different jobs per seed; a trace's jobs are the same for every seed."""
     if (scenario is None) == (trace is None):
         raise typer.BadParameter("give a SCENARIO file or --trace FILE (one of them)")
     if scenario is not None:
-        parsed = load_scenario(scenario)
-        return generate(parsed, scenario.parent, seed), parsed.cluster_spec(), parsed.name
+        try:
+            parsed = load_scenario(scenario)
+        except ValidationError as exc:
+            raise ValueError(f"{scenario}: {exc}") from None
+        seed = parsed.seed if seed is None else seed
+        generate(parsed, scenario.parent, seed)  # bad values surface before any replay
+        return (
+            lambda s: generate(parsed, scenario.parent, s),
+            parsed.cluster_spec(),
+            parsed.name,
+            seed,
+        )
     assert trace is not None
-    jobs = load_trace(trace, trace_format, gpus_per_node=gpus_per_node, vc=vc or None)
-    return jobs, uniform_cluster(nodes, gpus_per_node), trace.name + (f" (VC {', '.join(vc)})" if vc else "")
+    notes: list[str] = []
+    jobs = load_trace(trace, trace_format, gpus_per_node=gpus_per_node, vc=vc or None, notes=notes)
+    for note in notes:
+        Console(stderr=True, highlight=False).print(f"[yellow]note[/] {note}")
+    title = trace.name + (f" (VC {', '.join(vc)})" if vc else "")
+    return (
+        lambda _: jobs,
+        _cluster(trace_format, node_list, nodes, gpus_per_node),
+        title,
+        0 if seed is None else seed,
+    )
+
+
+def _cluster(
+    trace_format: TraceFormat, node_list: Path | None, nodes: int, gpus_per_node: int
+) -> ClusterSpec:
+    """``--nodes`` x ``--gpus-per-node``, or the Alibaba node list (GPUs in milli-GPUs)."""
+    if trace_format == TraceFormat.ALIBABA:
+        if node_list is None:
+            raise ValueError("--format alibaba needs --node-list openb_node_list_*.csv (the trace's cluster)")
+        return load_alibaba_nodes(node_list)
+    if node_list is not None:
+        raise ValueError("--node-list goes with --format alibaba")
+    return uniform_cluster(nodes, gpus_per_node)
+
+
+def _preemption(restart: str | None, cost: float) -> Preemption | None:
+    if restart not in (None, "scratch", "checkpoint"):
+        raise ValueError(f"--restart must be scratch or checkpoint, not {restart!r}")
+    if restart is None:
+        return Preemption(checkpoint=True, restart_cost=cost) if cost else None
+    return Preemption(checkpoint=restart == "checkpoint", restart_cost=cost)
+
+
+def repeat_table(repeated: Repeated) -> Table:
+    """Mean ± 95 % confidence half-width per policy over the seeds."""
+    table = Table(
+        title=f"{len(repeated.seeds)} seeds ({repeated.seeds[0]}..{repeated.seeds[-1]}): mean ± 95 % CI"
+    )
+    for header in ("policy", "mean JCT s", "mean wait s", "makespan s", "util %"):
+        table.add_column(header, justify="left" if header == "policy" else "right", no_wrap=True)
+    for policy, metrics in repeated.intervals().items():
+        util = metrics["utilisation"]
+        table.add_row(
+            policy,
+            str(metrics["mean_jct"]),
+            str(metrics["mean_wait"]),
+            str(metrics["makespan"]),
+            str(Interval(100 * util.mean, 100 * util.half_width)),
+        )
+    return table
 
 
 def _write(comparison: Comparison, out: Path, console: Console, gantt_hours: float | None) -> None:
@@ -123,6 +198,7 @@ def _write(comparison: Comparison, out: Path, console: Console, gantt_hours: flo
     out.mkdir(parents=True, exist_ok=True)
     for outcome in comparison.outcomes:
         write_timeline(outcome.result, out / f"timeline-{outcome.summary.policy}.csv")
+        write_segments(outcome.result, out / f"segments-{outcome.summary.policy}.csv")
     write_summary(
         out / "summary.json",
         [o.summary for o in comparison.outcomes],
@@ -148,6 +224,9 @@ def simulate(
     vc: Annotated[
         list[str] | None, typer.Option("--vc", help="Philly virtual cluster to keep (repeatable).")
     ] = None,
+    node_list: Annotated[
+        Path | None, typer.Option("--node-list", help="Alibaba node list: the cluster, for --format alibaba.")
+    ] = None,
     seed: Annotated[
         int | None, typer.Option("--seed", help="Seed (default: the scenario's, else 0).")
     ] = None,
@@ -155,23 +234,64 @@ def simulate(
         Path | None, typer.Option("--out", help="Directory for CSV/JSON exports and plots.")
     ] = None,
     backfill_depth: Annotated[
-        int, typer.Option("--backfill-depth", min=1, help="Backfill scan cap per shape.")
-    ] = 512,
+        int | None,
+        typer.Option(
+            "--backfill-depth", min=1, help="Backfill scan cap per shape (default: none, exact EASY)."
+        ),
+    ] = None,
+    estimates: Annotated[
+        str,
+        typer.Option(
+            "--estimates", help="Run-time estimates: exact, or trace (requested time, killed when reached)."
+        ),
+    ] = "exact",
+    estimate_factor: Annotated[
+        float, typer.Option("--estimate-factor", help="Estimates = F x duration (with exact).")
+    ] = 1.0,
+    placement: Annotated[
+        str | None,
+        typer.Option("--placement", help="binpack or spread, for fifo/backfill/conservative/coscheduling."),
+    ] = None,
     failure_probability: Annotated[float, typer.Option("--failure-probability", min=0.0, max=1.0)] = 0.0,
     gantt_hours: Annotated[
         float | None, typer.Option("--gantt-hours", min=0.0, help="Gantt: first N hours.")
     ] = None,
     progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Show a progress bar.")] = True,
+    restart: Annotated[
+        str | None,
+        typer.Option("--restart", help="Preempted runs: scratch or checkpoint (default: per policy)."),
+    ] = None,
+    restart_cost: Annotated[
+        float, typer.Option("--restart-cost", min=0.0, help="Seconds to resume from a checkpoint.")
+    ] = 0.0,
+    las_threshold: Annotated[
+        list[float] | None,
+        typer.Option("--las-threshold", help="las: GPU-seconds at which a job drops a queue (repeatable)."),
+    ] = None,
+    las_starvation: Annotated[
+        float, typer.Option("--las-starvation", min=0.0, help="las: starvation guard K (0 = off).")
+    ] = 0.0,
+    repeat_runs: Annotated[
+        int, typer.Option("--repeat", min=1, help="Runs over seeds seed..seed+N-1: mean and 95 % CI.")
+    ] = 1,
 ) -> None:
     """Compare scheduling policies on a scenario or a trace in virtual time."""
     console, errors = Console(highlight=False), Console(stderr=True, highlight=False)
     if not console.is_terminal:
         console.width = max(console.width, 132)
     try:
-        jobs, cluster, title = _jobs_and_cluster(
-            scenario, trace, trace_format, nodes, gpus_per_node, vc, seed
+        make_jobs, cluster, title, seed = _jobs_and_cluster(
+            scenario, trace, trace_format, nodes, gpus_per_node, vc, seed, node_list
         )
-        options = PolicyOptions(seed=0 if seed is None else seed, backfill_depth=backfill_depth)
+        jobs = with_estimates(make_jobs(seed), estimates, estimate_factor)
+        options = PolicyOptions(
+            seed=seed,
+            backfill_depth=backfill_depth,
+            placement=placement,
+            preemption=_preemption(restart, restart_cost),
+            las_thresholds=tuple(las_threshold or (3600.0,)),
+            las_starvation=las_starvation,
+        )
         comparison = run_policies(
             jobs,
             cluster,
@@ -181,24 +301,45 @@ def simulate(
             failures=FailureModel(failure_probability),
             progress=(lambda name, total: rich_progress(name, total, errors)) if progress else None,
         )
+        repeated = (
+            repeat(
+                lambda s: with_estimates(make_jobs(s), estimates, estimate_factor),
+                cluster,
+                list(policies or DEFAULT_POLICIES),
+                range(seed + 1, seed + repeat_runs),
+                options=options,
+                failures=FailureModel(failure_probability),
+                first=comparison,
+            )
+            if repeat_runs > 1
+            else None
+        )
     except (OSError, TraceError, ValidationError, yaml.YAMLError, KeyError, ValueError) as exc:
         errors.print(f"error: {exc}", markup=False)
         raise typer.Exit(1) from None
     console.print(comparison_table(comparison, f"{title}: {len(jobs)} jobs on {cluster.total_gpus} GPUs"))
-    for outcome in comparison.outcomes:
-        s = outcome.summary
-        if s.unfinished or s.rejected:
-            errors.print(
-                f"[yellow]warning[/] {s.policy}: {s.unfinished} job(s) never finished, {s.rejected} rejected "
-                "(a gang larger than any placement or quota allows; see the timeline's rejected column)"
-            )
+    if repeated is not None:
+        console.print(repeat_table(repeated))
+    left = [o.summary for o in comparison.outcomes if o.summary.unfinished or o.summary.rejected]
+    for s in left:
+        errors.print(
+            f"[yellow]warning[/] {s.policy}: {s.unfinished} job(s) never finished, {s.rejected} rejected "
+            "(a gang larger than any placement or quota allows; see the timeline's rejected column); "
+            "means are over finished jobs only"
+        )
     for policy, found in comparison.violations.items():
         for violation in found[:20]:
             errors.print(f"[bold red]VIOLATION[/] {policy}: {violation}")
     if out is not None:
         _write(comparison, out, console, gantt_hours)
-    if comparison.violations:
+    runs = repeated.comparisons if repeated is not None else (comparison,)
+    for extra in runs[1:]:
+        for policy, found in extra.violations.items():
+            errors.print(f"[bold red]VIOLATION[/] {policy} (another seed): {found[0]}")
+    if any(run.violations for run in runs):
         raise typer.Exit(2)
+    if left:
+        raise typer.Exit(UNFINISHED_EXIT)
 
 
 def register(app: typer.Typer) -> None:

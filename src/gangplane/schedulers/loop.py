@@ -1,7 +1,8 @@
 """The scheduler shell: informers in, one pass over every embedded scheduler, writes out.
 
-``plan_pass`` is the pure part (also used by the simulator): it turns node, pod and watched-object dicts into
-one shared snapshot and a ``ClusterView`` per scheduler, runs the cycles in order and returns their results.
+``plan_pass`` is the pure part: it turns node, pod and watched-object dicts into one shared snapshot and hands
+it to ``run_pass``, which builds a ``ClusterView`` per scheduler, runs the cycles in order and returns their
+results. The simulator calls ``run_pass`` with the snapshot it keeps incrementally: one pass, every shell.
 ``SchedulerLoop`` is the imperative part: it keeps informers, runs a pass when something changed (and every
 ``period`` seconds, so time-based rules progress), and writes every result of a pass before the next one:
 bindings (``spec.nodeName`` then ``PodScheduled=True``), evictions (pod deletes), status writes, and
@@ -177,15 +178,30 @@ def plan_pass(
     cycle raises keeps its pods pending with an ``Error`` reason and the others schedule as usual."""
     pod_list = list(pods)
     snapshot, pending, broken = _snapshot_parts(nodes, pod_list, schedulers)
+    out = run_pass(now, snapshot, pending, {**objects, PODS: pod_list}, schedulers)
+    for name, result in out.results:
+        result.pending.extend(broken[name])
+    return out
+
+
+def run_pass(
+    now: float,
+    snapshot: Snapshot,
+    pending: Mapping[str, Sequence[PodInfo]],
+    objects: Objects,
+    schedulers: Mapping[str, Scheduler],
+) -> PassResult:
+    """The pass itself over a snapshot the caller built: ``plan_pass`` builds it from wire dicts, the
+    simulator keeps one incrementally. Each scheduler sees its ``pending`` pods and the ``objects`` it
+    watches; its cycle runs under a checkpoint, then its bindings are counted and its victims dropped."""
     out = PassResult(snapshot=snapshot)
     for name, scheduler in schedulers.items():
-        watched = {rt: (pod_list if rt == PODS else objects.get(rt, ())) for rt in scheduler.watches}
-        view = ClusterView(now, snapshot, tuple(pending[name]), watched)
+        mine = tuple(pending.get(name, ()))
+        view = ClusterView(now, snapshot, mine, {rt: objects.get(rt, ()) for rt in scheduler.watches})
         token = snapshot.checkpoint()
         result = _guarded_cycle(name, scheduler, view)
         snapshot.rollback(token)
-        _apply(snapshot, result, {p.key: p for p in pending[name]})
-        result.pending.extend(broken[name])
+        _apply(snapshot, result, {p.key: p for p in mine})
         out.results.append((name, result))
     return out
 
@@ -411,6 +427,7 @@ __all__ = [
     "SchedulerLoop",
     "build_snapshot",
     "plan_pass",
+    "run_pass",
     "scheduled_condition",
     "unschedulable_condition",
     "with_condition",

@@ -8,9 +8,9 @@ on G GPUs, times relative to the first release r_min:
 - longest-job bound: makespan >= max_j (r_j + p_j) - r_min;
 - mean JCT >= mean p_j.
 
-Invariants: a job starts no earlier than it arrives; its completed run lasts exactly its duration; its
-runs do not overlap; at no instant does any node hold more GPUs than it has (this checks the placements the
-scheduler cores produced, member by member).
+Invariants: a job starts no earlier than it arrives; the work its runs kept adds up to exactly its duration
+(or its time limit), and no run keeps more than it ran; its runs do not overlap; at no instant does any node
+hold more GPUs than it has (this checks the placements the scheduler cores produced, member by member).
 """
 
 from __future__ import annotations
@@ -51,9 +51,9 @@ def lower_bounds(result: SimResult) -> Bounds:
     if not finished:
         return Bounds(0.0, 0.0, 0.0)
     first = min(r.job.arrival for r in result.records)
-    work = sum(job.gpus * job.duration for job in finished) / result.cluster.total_gpus
-    longest = max(job.arrival + job.duration for job in finished) - first
-    return Bounds(work, longest, float(np.mean([job.duration for job in finished])))
+    work = sum(job.gpus * job.run_length for job in finished) / result.cluster.total_gpus
+    longest = max(job.arrival + job.run_length for job in finished) - first
+    return Bounds(work, longest, float(np.mean([job.run_length for job in finished])))
 
 
 def check(result: SimResult, summary: Summary) -> list[Violation]:
@@ -82,8 +82,19 @@ def _job_invariants(record: JobRecord) -> list[Violation]:
         if before.end is None or after.start < before.end - TOLERANCE:
             found.append(Violation("runs", f"job {job.id} runs twice at once at {after.start}"))
     last = record.segments[-1] if record.segments else None
-    if record.end is not None and (last is None or abs(record.end - last.start - job.duration) > TOLERANCE):
-        found.append(Violation("duration", f"job {job.id} completed without running its {job.duration} s"))
+    done = sum(segment.work for segment in record.segments)
+    if record.end is not None and (last is None or abs(done - job.run_length) > TOLERANCE):
+        found.append(
+            Violation("duration", f"job {job.id} completed after {done} s of its {job.run_length} s")
+        )
+    for segment in record.segments:
+        if (
+            segment.end is not None
+            and segment.work > max(0.0, segment.end - segment.start - segment.overhead) + TOLERANCE
+        ):
+            found.append(
+                Violation("duration", f"job {job.id} kept more work than a run at {segment.start} did")
+            )
     if last is not None and len(last.nodes) != job.members:
         found.append(Violation("gang", f"job {job.id} ran {len(last.nodes)} of {job.members} members"))
     return found

@@ -7,7 +7,7 @@ the loop stays testable and silent by default.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
 
 from rich.console import Console
@@ -19,6 +19,7 @@ from gangplane.simulator.engine import FailureModel, ProgressCallback, simulate
 from gangplane.simulator.jobs import JobSpec
 from gangplane.simulator.metrics import Summary, summarise
 from gangplane.simulator.policies import PolicyFactory, PolicyOptions, default_registry
+from gangplane.simulator.policies.base import policy_preemption
 from gangplane.simulator.timeline import SimResult
 
 ProgressFactory = Callable[[str, int], AbstractContextManager[ProgressCallback]]
@@ -71,13 +72,17 @@ def run_policies(
     outcomes = []
     for name in policies:
         policy = registry[name](cluster, options)
-        if progress is None:
-            result = simulate(jobs, policy, cluster, seed=options.seed, failures=failures)
-        else:
-            with progress(name, len(jobs)) as callback:
-                result = simulate(
-                    jobs, policy, cluster, seed=options.seed, failures=failures, progress=callback
-                )
+        watching = nullcontext(None) if progress is None else progress(name, len(jobs))
+        with watching as callback:
+            result = simulate(
+                jobs,
+                policy,
+                cluster,
+                seed=options.seed,
+                failures=failures,
+                progress=callback,
+                preemption=policy_preemption(policy, options),
+            )
         summary = summarise(result)
         outcomes.append(Outcome(result, summary, check(result, summary)))
     bounds = lower_bounds(outcomes[0].result) if outcomes else Bounds(0.0, 0.0, 0.0)

@@ -18,6 +18,7 @@ from gangplane.simulator.cluster import ClusterSpec
 from gangplane.simulator.events import EventKind, EventQueue
 from gangplane.simulator.jobs import JobSpec
 from gangplane.simulator.policies.base import Admit, Decision, Policy, Preempt, Reject, Start
+from gangplane.simulator.preemption import Preemption
 from gangplane.simulator.timeline import JobRecord, Segment, SimResult
 
 ProgressCallback = Callable[[int], None]
@@ -45,6 +46,7 @@ class Simulation:
         failures: FailureModel | None = None,
         clock: ManualClock | None = None,
         progress: ProgressCallback | None = None,
+        preemption: Preemption | None = None,
     ) -> None:
         _check_order(jobs)
         self._jobs = jobs
@@ -57,6 +59,8 @@ class Simulation:
         self._progress = progress
         self._records = [JobRecord(job) for job in jobs]
         self._epochs = [0] * len(jobs)
+        self._preemption = preemption or Preemption()
+        self._saved = [0.0] * len(jobs)  # progress kept across runs (checkpoint-restart only)
         self._queue = EventQueue()
         self._wakes: set[float] = set()
         self._settled = 0
@@ -92,7 +96,7 @@ class Simulation:
             if epoch != self._epochs[job_id]:
                 continue  # the run this event belonged to was preempted
             self._events += 1
-            self._end_run(job_id, now, "completed" if kind == EventKind.COMPLETION else "failed")
+            self._end_run(job_id, now, _outcome(kind, self._records[job_id].job))
 
     def _arrive(self, now: float, next_arrival: int) -> int:
         jobs = self._jobs
@@ -135,21 +139,26 @@ class Simulation:
             record.admitted = now
         if record.start is None:
             record.start = now
-        record.segments.append(Segment(now, nodes))
+        overhead = self._preemption.overhead(resumed=bool(record.segments))
+        record.segments.append(Segment(now, nodes, overhead=overhead))
         epoch = self._epochs[job.id]
+        length = job.run_length - self._saved[job.id] + overhead
         if self._failures.probability > 0 and self._rng.random() < self._failures.probability:
-            self._queue.push(now + job.duration * self._rng.random(), EventKind.FAILURE, job.id, epoch)
+            self._queue.push(now + length * self._rng.random(), EventKind.FAILURE, job.id, epoch)
         else:
-            self._queue.push(now + job.duration, EventKind.COMPLETION, job.id, epoch)
+            self._queue.push(now + length, EventKind.COMPLETION, job.id, epoch)
 
     def _end_run(self, job_id: int, now: float, outcome: str) -> None:
         record = self._records[job_id]
         segment = record.segments[-1]
         segment.end, segment.outcome = now, outcome
+        if outcome != "failed":  # a crash keeps nothing of its run
+            segment.work = now - segment.start - segment.overhead
         self._epochs[job_id] += 1
         self._policy.release(job_id, now)
-        if outcome == "completed":
+        if outcome in ("completed", "killed"):
             record.end = now
+            record.killed = outcome == "killed"
             self._settle()
         else:
             record.failures += 1
@@ -158,6 +167,8 @@ class Simulation:
     def _preempt(self, record: JobRecord, now: float) -> None:
         segment = record.segments[-1]
         segment.end, segment.outcome = now, "preempted"
+        segment.work = self._preemption.kept(now - segment.start, segment.overhead)
+        self._saved[record.job.id] += segment.work
         record.preemptions += 1
         self._epochs[record.job.id] += 1
 
@@ -165,6 +176,12 @@ class Simulation:
         self._settled += 1
         if self._progress is not None and self._settled % 1024 == 0:
             self._progress(self._settled)
+
+
+def _outcome(kind: EventKind, job: JobSpec) -> str:
+    if kind != EventKind.COMPLETION:
+        return "failed"
+    return "killed" if job.killed_at_limit else "completed"
 
 
 def _check_order(jobs: Sequence[JobSpec]) -> None:
@@ -183,9 +200,12 @@ def simulate(
     seed: int = 0,
     failures: FailureModel | None = None,
     progress: ProgressCallback | None = None,
+    preemption: Preemption | None = None,
 ) -> SimResult:
     """Replay ``jobs`` under ``policy``; see ``Simulation``."""
-    return Simulation(jobs, policy, cluster, seed=seed, failures=failures, progress=progress).run()
+    return Simulation(
+        jobs, policy, cluster, seed=seed, failures=failures, progress=progress, preemption=preemption
+    ).run()
 
 
 __all__ = ["FailureModel", "ProgressCallback", "Simulation", "simulate"]

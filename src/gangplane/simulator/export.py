@@ -28,8 +28,10 @@ TIMELINE_COLUMNS = (
     "preemptions",
     "failures",
     "rejected",
+    "killed",
     "nodes",
 )
+SEGMENT_COLUMNS = ("job_id", "run", "start", "end", "outcome", "gpus", "nodes")
 
 
 def _cell(value: float | None) -> str:
@@ -62,9 +64,23 @@ def write_timeline(result: SimResult, path: Path) -> None:
                     r.preemptions,
                     r.failures,
                     r.rejected,
+                    int(r.killed),
                     nodes,
                 ]
             )
+
+
+def write_segments(result: SimResult, path: Path) -> None:
+    """One row per run of every job (restarts after preemption or failure included), in job order;
+    ``end``/``outcome`` are empty for a run still going when the replay stopped."""
+    with path.open("w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(SEGMENT_COLUMNS)
+        for r in result.records:
+            for run, s in enumerate(r.segments):
+                writer.writerow(
+                    [r.job.id, run, repr(s.start), _cell(s.end), s.outcome, r.job.gpus, "|".join(s.nodes)]
+                )
 
 
 def write_summary(
@@ -86,4 +102,4 @@ def write_summary(
     path.write_text(json.dumps(document, indent=2, allow_nan=True) + "\n")
 
 
-__all__ = ["TIMELINE_COLUMNS", "write_summary", "write_timeline"]
+__all__ = ["SEGMENT_COLUMNS", "TIMELINE_COLUMNS", "write_segments", "write_summary", "write_timeline"]

@@ -11,11 +11,17 @@ Definitions (times relative to the first arrival):
   cluster a policy keeps busy when there is demand (strict FIFO idles GPUs behind a blocked head).
 - ``fairness``: Jain's index over queues of each queue's mean slowdown (JCT / duration, duration floored at
   1 s): 1 when every queue's jobs are slowed alike, 1/n when one queue takes all the waiting.
+- Means and percentiles of JCT are over *finished* jobs only (killed at a time limit included), of queueing
+  delay over started jobs; ``never_started`` and ``rejected`` count the jobs they leave out, and the CLI says so.
+- ``wasted_gpu_hours``: GPU-hours that bought no kept progress: preempted runs restarted from scratch, failed
+  runs, restart time after a checkpoint (see ``simulator.preemption``).
+- ``slowdown_by_size``: mean slowdown of finished jobs per size class (total GPUs: 1, 2-4, 5-8, 9-16,
+  17-64, 65+), the view that shows what a policy does to large gangs.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
@@ -45,6 +51,10 @@ class Summary:
     failures: int
     events: int
     cycles: int
+    never_started: int = 0
+    killed: int = 0
+    wasted_gpu_hours: float = 0.0
+    slowdown_by_size: dict[str, float] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -91,7 +101,7 @@ def waiting_series(records: tuple[JobRecord, ...] | list[JobRecord]) -> tuple[np
         ups.append(record.job.arrival)
         for segment in record.segments:
             downs.append(segment.start)
-            if segment.end is not None and segment.outcome != "completed":
+            if segment.end is not None and segment.outcome in ("preempted", "failed"):
                 ups.append(segment.end)
     times = np.array(ups + downs, dtype=np.float64)
     deltas = np.r_[np.ones(len(ups)), -np.ones(len(downs))]
@@ -121,13 +131,47 @@ def jain_index(values: list[float]) -> float:
     return float(array.sum() ** 2 / (len(array) * np.sum(array**2)))
 
 
+SIZE_CLASSES = ((1, 1), (2, 4), (5, 8), (9, 16), (17, 64), (65, None))
+"""Job sizes in total GPUs, ``(low, high)`` inclusive, ``None`` = unbounded."""
+
+
+def size_class(gpus: int) -> str:
+    for low, high in SIZE_CLASSES:
+        if high is None or gpus <= high:
+            return str(low) if low == high else f"{low}+" if high is None else f"{low}-{high}"
+    raise AssertionError("the last class is unbounded")
+
+
+def slowdown(record: JobRecord) -> float:
+    """JCT over the run's length, the length floored at 1 s (so that second-long jobs do not dominate)."""
+    assert record.end is not None
+    return (record.end - record.job.arrival) / max(record.job.run_length, 1.0)
+
+
 def per_queue_slowdown(records: list[JobRecord]) -> dict[str, float]:
     sums: dict[str, list[float]] = {}
     for record in records:
         if record.end is not None:
-            slowdown = (record.end - record.job.arrival) / max(record.job.duration, 1.0)
-            sums.setdefault(record.job.queue, []).append(slowdown)
+            sums.setdefault(record.job.queue, []).append(slowdown(record))
     return {queue: float(np.mean(values)) for queue, values in sorted(sums.items())}
+
+
+def slowdown_by_size(records: list[JobRecord]) -> dict[str, float]:
+    """Mean slowdown of finished jobs per size class, in class order (classes without jobs left out)."""
+    sums: dict[str, list[float]] = {}
+    for record in sorted(records, key=lambda r: r.job.gpus):
+        if record.end is not None:
+            sums.setdefault(size_class(record.job.gpus), []).append(slowdown(record))
+    return {name: float(np.mean(values)) for name, values in sums.items()}
+
+
+def wasted_gpu_hours(records: tuple[JobRecord, ...] | list[JobRecord]) -> float:
+    """GPU-hours of runs that made no kept progress: preempted runs restarted from scratch, failed runs,
+    and the restart time of runs resumed from a checkpoint."""
+    return (
+        sum((s.end - s.start - s.work) * r.job.gpus for r in records for s in r.segments if s.end is not None)
+        / 3600
+    )
 
 
 def summarise(result: SimResult) -> Summary:
@@ -157,6 +201,10 @@ def summarise(result: SimResult) -> Summary:
         sum(r.failures for r in records),
         result.events,
         result.cycles,
+        sum(1 for r in records if r.start is None and not r.rejected),
+        sum(1 for r in records if r.killed),
+        wasted_gpu_hours(records),
+        slowdown_by_size(finished),
     )
 
 
@@ -167,6 +215,10 @@ __all__ = [
     "jain_index",
     "mean_busy",
     "per_queue_slowdown",
+    "size_class",
+    "slowdown",
+    "slowdown_by_size",
     "summarise",
     "waiting_series",
+    "wasted_gpu_hours",
 ]

@@ -71,6 +71,28 @@ class GangPlacer:
         self._placed[job.id] = pods
         return tuple(binding.node for binding in placement.bindings)
 
+    def empty_like(self) -> GangPlacer:
+        """A placer over the same nodes with nothing placed (a view of the cluster at another instant)."""
+        other = GangPlacer.__new__(GangPlacer)
+        other.index, other.strategy, other._gpu = self.index, self.strategy, self._gpu
+        other.snapshot = Snapshot(self.index, self.snapshot.nodes)
+        other._vectors, other._placed, other._blocks = self._vectors, {}, 0
+        return other
+
+    def put(self, job: JobSpec, nodes: tuple[str, ...]) -> None:
+        """Assume ``job``'s members on ``nodes`` (member ``i`` on ``nodes[i]``) without checking fit."""
+        pods = self.pods(job)
+        for pod, node in zip(pods, nodes, strict=True):
+            self.snapshot.assume(pod, self.snapshot.node_position(node))
+        self._placed[job.id] = pods
+
+    def place_on(self, job: JobSpec) -> tuple[str, ...] | None:
+        """Where ``place_gang`` would put ``job`` now, without recording it; the node of each member."""
+        token = self.snapshot.checkpoint()
+        placement = place_gang(self.snapshot, self.pods(job), min_member=job.members, strategy=self.strategy)
+        self.snapshot.rollback(token)
+        return tuple(binding.node for binding in placement.bindings) if placement.ok else None
+
     def bind(self, job: JobSpec, nodes: dict[str, str]) -> tuple[str, ...]:
         """Assume ``job``'s members where a scheduler core bound them (``pod key -> node``), as bound, running
         pods (``node_name`` and ``phase`` set, as the loop shell's snapshot has them); the node of each member.
@@ -99,6 +121,13 @@ class GangPlacer:
             if row is not None:
                 held[row] = held.get(row, 0) + int(pod.requests[self._gpu])
         return held
+
+    def nodes_of(self, job_id: int) -> tuple[str, ...]:
+        """The node of each member of placed job ``job_id``."""
+        rows = [self.snapshot.location(pod.key) for pod in self._placed[job_id]]
+        if None in rows:
+            raise KeyError(f"job {job_id} is vacated")
+        return tuple(self.snapshot.nodes[row].name for row in rows if row is not None)
 
     def is_placed(self, job_id: int) -> bool:
         return job_id in self._placed

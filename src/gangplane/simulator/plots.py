@@ -1,12 +1,13 @@
-"""PNG plots of a comparison (matplotlib, Agg backend, small files): utilisation over time, queueing-delay
-CDF per policy, per-queue GPU share over time, and a Gantt chart of node occupancy.
+"""PNG plots of a comparison (matplotlib, Agg backend, small files): utilisation over time, JCT and
+queueing-delay CDFs per policy, mean slowdown by job size, per-queue GPU share over time, and a Gantt chart of
+node occupancy.
 
 Long runs are binned (``BINS`` time bins, exact bin means of the step functions) so files stay small.
 """
 
 from __future__ import annotations
 
-import zlib
+import colorsys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -18,9 +19,10 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.figure import Figure
+from matplotlib.ticker import NullFormatter
 
 from gangplane.simulator.compare import Outcome
-from gangplane.simulator.metrics import busy_series
+from gangplane.simulator.metrics import SIZE_CLASSES, busy_series, size_class
 from gangplane.simulator.timeline import JobRecord
 
 BINS = 300
@@ -64,22 +66,60 @@ def plot_utilisation(outcomes: Sequence[Outcome], path: Path) -> Path:
     return _save(figure, path)
 
 
-def plot_wait_cdf(outcomes: Sequence[Outcome], path: Path) -> Path:
+def _plot_cdf(outcomes: Sequence[Outcome], path: Path, metric: str, what: str, title: str) -> Path:
+    """The CDF of a per-job ``JobRecord`` property (``None`` = left out) per policy, log time axis."""
     figure, axes = plt.subplots(figsize=(6, 3.2))
     for outcome in outcomes:
-        waits = np.sort([r.queueing_delay for r in outcome.result.records if r.queueing_delay is not None])
-        if len(waits):
-            fraction = np.arange(1, len(waits) + 1) / len(waits)
-            axes.step(np.maximum(waits, 1.0) / HOUR, fraction, where="post", label=outcome.summary.policy)
-    axes.set(
-        xscale="log",
-        xlabel="queueing delay (hours, log; <1 s shown at 1 s)",
-        ylabel="fraction of jobs",
-        title="Queueing-delay CDF",
-        ylim=(0, 1.01),
-    )
+        values = np.sort([v for r in outcome.result.records if (v := getattr(r, metric)) is not None])
+        if len(values):
+            fraction = np.arange(1, len(values) + 1) / len(values)
+            axes.step(np.maximum(values, 1.0) / HOUR, fraction, where="post", label=outcome.summary.policy)
+    axes.set(xscale="log", xlabel=f"{what} (hours, log; <1 s shown at 1 s)", ylabel="fraction of jobs")
+    axes.set(title=title, ylim=(0, 1.01))
+    axes.xaxis.set_minor_formatter(NullFormatter())  # labelled minor ticks collide on short spans
     axes.legend(loc="lower right", fontsize="small")
     return _save(figure, path)
+
+
+def plot_wait_cdf(outcomes: Sequence[Outcome], path: Path) -> Path:
+    return _plot_cdf(outcomes, path, "queueing_delay", "queueing delay", "Queueing-delay CDF (started jobs)")
+
+
+def plot_jct_cdf(outcomes: Sequence[Outcome], path: Path) -> Path:
+    return _plot_cdf(outcomes, path, "jct", "job completion time", "JCT CDF (finished jobs)")
+
+
+def plot_slowdown_by_size(outcomes: Sequence[Outcome], path: Path) -> Path:
+    """Mean slowdown per job-size class, one bar per policy in each class (log scale when they span more
+    than a factor of 20)."""
+    classes = [size_class(low) for low, _ in SIZE_CLASSES]
+    present = [c for c in classes if any(c in o.summary.slowdown_by_size for o in outcomes)]
+    figure, axes = plt.subplots(figsize=(7, 3.2))
+    width = 0.8 / max(len(outcomes), 1)
+    for i, outcome in enumerate(outcomes):
+        values = [outcome.summary.slowdown_by_size.get(c, np.nan) for c in present]
+        axes.bar(np.arange(len(present)) + i * width, values, width, label=outcome.summary.policy)
+    axes.set_xticks(np.arange(len(present)) + 0.4 - width / 2, present)
+    found = [v for o in outcomes for v in o.summary.slowdown_by_size.values() if v > 0]
+    if found and max(found) / min(found) > 20:
+        axes.set_yscale("log")
+    axes.set(xlabel="job size (GPUs)", ylabel="mean slowdown (JCT / run time)")
+    axes.set(title="Slowdown by job size")
+    axes.legend(fontsize="small")
+    return _save(figure, path)
+
+
+GOLDEN = 0.6180339887498949
+
+
+def job_colour(job: int) -> tuple[float, float, float]:
+    """A colour per job id that differs strongly from its neighbours' (ids are arrival order, and jobs that
+    arrive together sit side by side): hues step by the golden ratio, brightness and saturation alternate."""
+    hue = (job * GOLDEN) % 1.0
+    saturation = (0.85, 0.55, 0.7)[job % 3]
+    value = (0.95, 0.75)[(job // 3) % 2]
+    rgb = colorsys.hsv_to_rgb(hue, saturation, value)
+    return (rgb[0], rgb[1], rgb[2])
 
 
 def plot_queue_share(outcomes: Sequence[Outcome], path: Path) -> Path:
@@ -126,7 +166,7 @@ def plot_gantt(
     outcome: Outcome, path: Path, *, max_nodes: int = 32, window: tuple[float, float] | None = None
 ) -> Path:
     """Node occupancy: one band per node (the first ``max_nodes``) split into one lane per GPU, one bar per
-    job run, coloured by job."""
+    job run, coloured by job (``job_colour``) with a thin black border, so back-to-back runs stay apart."""
     nodes = outcome.result.cluster.nodes[:max_nodes]
     start, end = window or _span([outcome])
     runs: dict[str, list[tuple[float, float, int, int]]] = {node.name: [] for node in nodes}
@@ -138,16 +178,17 @@ def plot_gantt(
                     if name in runs:
                         runs[name].append((segment.start, stop, record.job.gpus_per_member, record.job.id))
     figure, axes = plt.subplots(figsize=(8, 0.25 * len(nodes) + 1.2))
-    colours = plt.get_cmap("tab20")
     for row, node in enumerate(nodes):
         lane = 0.9 / max(node.gpus, 1)
         lanes: dict[int, tuple[list[tuple[float, float]], list[Any]]] = {}
         for slot, begin, stop, job in _gpu_slots(runs[node.name], node.gpus):
             bars, tints = lanes.setdefault(slot, ([], []))
             bars.append((begin / HOUR, (stop - begin) / HOUR))
-            tints.append(colours(zlib.crc32(str(job).encode()) % 20))
+            tints.append(job_colour(job))
         for slot, (bars, tints) in sorted(lanes.items()):
-            axes.broken_barh(bars, (row - 0.45 + slot * lane, lane), facecolors=tints, linewidth=0)
+            axes.broken_barh(
+                bars, (row - 0.45 + slot * lane, lane), facecolors=tints, edgecolors="black", linewidth=0.3
+            )
     axes.set(
         yticks=range(len(nodes)),
         xlim=(start / HOUR, end / HOUR),
@@ -169,6 +210,8 @@ def plot_all(
     paths = [
         plot_utilisation(outcomes, directory / f"{prefix}utilisation.png"),
         plot_wait_cdf(outcomes, directory / f"{prefix}wait-cdf.png"),
+        plot_jct_cdf(outcomes, directory / f"{prefix}jct-cdf.png"),
+        plot_slowdown_by_size(outcomes, directory / f"{prefix}slowdown-by-size.png"),
         plot_queue_share(outcomes, directory / f"{prefix}queue-share.png"),
     ]
     paths += [
@@ -178,4 +221,14 @@ def plot_all(
     return paths
 
 
-__all__ = ["binned_mean", "plot_all", "plot_gantt", "plot_queue_share", "plot_utilisation", "plot_wait_cdf"]
+__all__ = [
+    "binned_mean",
+    "job_colour",
+    "plot_all",
+    "plot_gantt",
+    "plot_jct_cdf",
+    "plot_queue_share",
+    "plot_slowdown_by_size",
+    "plot_utilisation",
+    "plot_wait_cdf",
+]

@@ -24,6 +24,7 @@ from ``seed`` and the class's position), so adding a class never changes the job
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -39,7 +40,9 @@ from gangplane.simulator.traces import TraceFormat, load_trace
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid", frozen=True)
+    model_config = ConfigDict(
+        alias_generator=to_camel, populate_by_name=True, extra="forbid", frozen=True, allow_inf_nan=False
+    )
 
 
 class TopologyTier(_Model):
@@ -227,18 +230,7 @@ def _trace_jobs(scenario: Scenario, base: Path | None) -> list[JobSpec]:
 
 
 def _renumber(job: JobSpec, new_id: int) -> JobSpec:
-    return JobSpec(
-        new_id,
-        job.arrival,
-        job.members,
-        job.gpus_per_member,
-        job.duration,
-        job.queue,
-        job.priority,
-        job.cpu_per_member,
-        job.memory_per_member,
-        job.name,
-    )
+    return replace(job, id=new_id)
 
 
 def load_scenario(path: Path) -> Scenario:

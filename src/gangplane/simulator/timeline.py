@@ -15,7 +15,12 @@ class Segment:
     start: float
     nodes: tuple[str, ...]
     end: float | None = None
-    outcome: str = ""  # completed | failed | preempted
+    outcome: str = ""  # completed | killed (at its time limit) | failed | preempted
+    overhead: float = 0.0
+    """Seconds at its start spent restarting from a checkpoint (no progress)."""
+    work: float = 0.0
+    """Progress this run contributed (kept): all of it when it completed, what a checkpoint saved when it
+    was preempted, nothing when it failed or restarted from scratch."""
 
 
 @dataclass(slots=True)
@@ -27,6 +32,8 @@ class JobRecord:
     preemptions: int = 0
     failures: int = 0
     rejected: str = ""
+    killed: bool = False
+    """Ended at its wall-clock limit before its work was done (counted as finished, as Slurm's TIMEOUT)."""
     segments: list[Segment] = field(default_factory=list)
 
     @property

@@ -8,7 +8,7 @@ second. The traces themselves are reference data and are never shipped with gang
 from __future__ import annotations
 
 import csv
-from collections.abc import Collection, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from enum import StrEnum
 from pathlib import Path
 
@@ -20,6 +20,9 @@ from gangplane.simulator.jobs import DEFAULT_QUEUE, JobSpec, pack_gang
 class TraceFormat(StrEnum):
     PHILLY = "philly"
     TIRESIAS = "tiresias"
+    SWF = "swf"
+    ALIBABA = "alibaba"
+    HELIOS = "helios"
     CSV = "csv"
 
 
@@ -30,40 +33,96 @@ GENERIC_COLUMNS = ("arrival", "gang_size", "gpus_per_member", "duration")
 
 
 class TraceError(ValueError):
-    """A trace file that cannot be read: missing columns or unparsable values, with the line number."""
+    """A trace file that cannot be read: missing columns or bad values, naming the file and line."""
 
 
-def _rows(path: Path, required: Sequence[str]) -> tuple[dict[str, int], list[list[str]]]:
+class Rows(list[list[str]]):
+    """A CSV file's data rows, each with the line it came from (``lines[i]``), for error messages."""
+
+    def __init__(self, path: Path, rows: Iterable[tuple[int, list[str]]]) -> None:
+        pairs = list(rows)
+        super().__init__(row for _, row in pairs)
+        self.path = path
+        self.lines = [line for line, _ in pairs]
+
+    def keep(self, wanted: Callable[[list[str]], bool]) -> Rows:
+        return Rows(
+            self.path, ((line, row) for line, row in zip(self.lines, self, strict=True) if wanted(row))
+        )
+
+    def error(self, i: int, message: str) -> TraceError:
+        return TraceError(f"{self.path}:{self.lines[i]}: {message}")
+
+
+def read_rows(path: Path, required: Sequence[str]) -> tuple[dict[str, int], Rows]:
     with path.open(newline="") as handle:
         reader = csv.reader(handle)
         header = [name.strip() for name in next(reader, [])]
         missing = [name for name in required if name not in header]
         if missing:
             raise TraceError(f"{path}: missing column(s) {', '.join(missing)}; header is {header}")
-        return {name: i for i, name in enumerate(header)}, [row for row in reader if row]
+        return {name: i for i, name in enumerate(header)}, Rows(
+            path, ((reader.line_num, row) for row in reader if row)
+        )
 
 
-def _column(rows: list[list[str]], index: int, dtype: type, path: Path, name: str) -> np.ndarray:
+def read_column(
+    rows: Rows, index: int, dtype: type, path: Path, name: str, *, signed: bool = False
+) -> np.ndarray:
+    """One column as an array; an unparsable value, a NaN or infinite number or a missing time, and (unless
+    ``signed``) a negative number are errors naming the line (a NaN duration would otherwise never end)."""
     try:
-        return np.array([row[index] for row in rows], dtype=dtype)
-    except (ValueError, IndexError) as exc:
-        raise TraceError(f"{path}: column {name!r}: {exc}") from None
+        values: np.ndarray = np.array([row[index] for row in rows], dtype=dtype)
+    except (ValueError, IndexError):
+        bad = next(i for i in range(len(rows)) if not _parses(rows[i], index, dtype))
+        raise rows.error(bad, f"column {name!r}: {_show(rows[bad], index)} is not a {_kind(dtype)}") from None
+    if values.dtype.kind == "M":
+        wrong = np.isnat(values)
+    elif values.dtype.kind == "f":
+        wrong = ~np.isfinite(values) | (False if signed else values < 0)
+    else:
+        wrong = np.zeros(len(values), dtype=bool) if signed else values < 0
+    if np.any(wrong):
+        i = int(np.argmax(wrong))
+        what = (
+            "a time"
+            if values.dtype.kind == "M"
+            else "a finite" + ("" if signed else " non-negative") + " number"
+        )
+        raise rows.error(i, f"column {name!r}: {_show(rows[i], index)} is not {what}")
+    return values
+
+
+def _parses(row: list[str], index: int, dtype: type) -> bool:
+    try:
+        np.array([row[index]], dtype=dtype)
+    except (ValueError, IndexError):
+        return False
+    return True
+
+
+def _show(row: list[str], index: int) -> str:
+    return repr(row[index]) if index < len(row) else "a missing value"
+
+
+def _kind(dtype: type) -> str:
+    if dtype is np.int64:
+        return "whole number"
+    return "number" if dtype is np.float64 else "date and time"
 
 
 def _sorted_jobs(
-    arrivals: np.ndarray, fields: Iterable[tuple[int, int, float, str, int, str]]
+    arrivals: np.ndarray, fields: Iterable[tuple[int, int, float, str, int, str]], rows: Rows
 ) -> list[JobSpec]:
     """Jobs in arrival order (stable), ids renumbered 0..n-1 in that order, first arrival at 0."""
-    rows = list(fields)
+    spec = list(fields)
     order = np.argsort(arrivals, kind="stable")
     start = float(arrivals[order[0]]) if len(order) else 0.0
     jobs = []
     for new_id, i in enumerate(order.tolist()):
-        members, gpus_per_member, duration, queue, priority, name = rows[i]
-        if members < 1 or gpus_per_member < 0 or duration < 0:
-            raise TraceError(
-                f"row {i + 2}: gang {members} x {gpus_per_member} GPUs for {duration} s is not a job"
-            )
+        members, gpus_per_member, duration, queue, priority, name = spec[i]
+        if members < 1:
+            raise rows.error(i, f"gang {members} x {gpus_per_member} GPUs for {duration} s is not a job")
         arrival = float(arrivals[i]) - start
         jobs.append(JobSpec(new_id, arrival, members, gpus_per_member, duration, queue, priority, name=name))
     return jobs
@@ -75,16 +134,16 @@ def load_philly(path: Path, *, gpus_per_node: int, vc: str | Collection[str] | N
 
     ``timestamp`` is read as the arrival time (the table does not say whether it is submit or start).
     """
-    index, rows = _rows(path, PHILLY_COLUMNS)
+    index, rows = read_rows(path, PHILLY_COLUMNS)
     if vc is not None:
         keep = {vc} if isinstance(vc, str) else set(vc)
-        rows = [row for row in rows if row[index["cluster"]] in keep]
-    stamps = _column(rows, index["timestamp"], np.datetime64, path, "timestamp").astype("datetime64[s]")
+        rows = rows.keep(lambda row: row[index["cluster"]] in keep)
+    stamps = read_column(rows, index["timestamp"], np.datetime64, path, "timestamp").astype("datetime64[s]")
     arrivals = stamps.astype(np.int64).astype(np.float64)
-    durations = _column(rows, index["duration"], np.float64, path, "duration")
-    gpus = _column(rows, index["num_gpus"], np.int64, path, "num_gpus")
+    durations = read_column(rows, index["duration"], np.float64, path, "duration")
+    gpus = read_column(rows, index["num_gpus"], np.int64, path, "num_gpus")
     clusters = [row[index["cluster"]] for row in rows]
-    return _sorted_jobs(arrivals, _fields(gpus, durations, clusters, gpus_per_node))
+    return _sorted_jobs(arrivals, _fields(gpus, durations, clusters, gpus_per_node, rows), rows)
 
 
 def _fields(
@@ -92,46 +151,67 @@ def _fields(
     durations: np.ndarray,
     queues: Sequence[str],
     gpus_per_node: int,
+    rows: Rows,
     names: Sequence[str] = (),
 ) -> Iterator[tuple[int, int, float, str, int, str]]:
     shapes: dict[int, tuple[int, int]] = {}
     for i, (total, duration) in enumerate(zip(gpus.tolist(), durations.tolist(), strict=True)):
+        if total < 1:
+            raise rows.error(i, f"a job needs at least one GPU, not {total}")
         shape = shapes.get(total) or shapes.setdefault(total, pack_gang(total, gpus_per_node))
         yield (*shape, duration, queues[i], 0, names[i] if names else "")
 
 
 def load_tiresias(path: Path, *, gpus_per_node: int) -> list[JobSpec]:
     """Tiresias' ``60_job.csv``: ``submit_time`` and ``duration`` in seconds, ``num_gpu`` per job."""
-    index, rows = _rows(path, TIRESIAS_COLUMNS)
-    arrivals = _column(rows, index["submit_time"], np.float64, path, "submit_time")
-    durations = _column(rows, index["duration"], np.float64, path, "duration")
-    gpus = _column(rows, index["num_gpu"], np.int64, path, "num_gpu")
+    index, rows = read_rows(path, TIRESIAS_COLUMNS)
+    arrivals = read_column(rows, index["submit_time"], np.float64, path, "submit_time")
+    durations = read_column(rows, index["duration"], np.float64, path, "duration")
+    gpus = read_column(rows, index["num_gpu"], np.int64, path, "num_gpu")
     names = [f"job-{row[index['job_id']]}" for row in rows]
-    return _sorted_jobs(arrivals, _fields(gpus, durations, [DEFAULT_QUEUE] * len(rows), gpus_per_node, names))
+    queues = [DEFAULT_QUEUE] * len(rows)
+    return _sorted_jobs(arrivals, _fields(gpus, durations, queues, gpus_per_node, rows, names), rows)
 
 
 def load_generic(path: Path) -> list[JobSpec]:
     """A CSV with ``arrival,gang_size,gpus_per_member,duration[,queue][,priority]`` (seconds)."""
-    index, rows = _rows(path, GENERIC_COLUMNS)
-    arrivals = _column(rows, index["arrival"], np.float64, path, "arrival")
-    durations = _column(rows, index["duration"], np.float64, path, "duration")
-    members = _column(rows, index["gang_size"], np.int64, path, "gang_size").tolist()
-    per_member = _column(rows, index["gpus_per_member"], np.int64, path, "gpus_per_member").tolist()
+    index, rows = read_rows(path, GENERIC_COLUMNS)
+    arrivals = read_column(rows, index["arrival"], np.float64, path, "arrival")
+    durations = read_column(rows, index["duration"], np.float64, path, "duration")
+    members = read_column(rows, index["gang_size"], np.int64, path, "gang_size").tolist()
+    per_member = read_column(rows, index["gpus_per_member"], np.int64, path, "gpus_per_member").tolist()
     queues = [row[index["queue"]] for row in rows] if "queue" in index else [DEFAULT_QUEUE] * len(rows)
     priorities = (
-        _column(rows, index["priority"], np.int64, path, "priority").tolist() if "priority" in index else []
+        read_column(rows, index["priority"], np.int64, path, "priority", signed=True).tolist()
+        if "priority" in index
+        else []
     )
     fields = (
         (members[i], per_member[i], float(durations[i]), queues[i], priorities[i] if priorities else 0, "")
         for i in range(len(rows))
     )
-    return _sorted_jobs(arrivals, fields)
+    return _sorted_jobs(arrivals, fields, rows)
 
 
 def load_trace(
-    path: Path, trace_format: TraceFormat, *, gpus_per_node: int, vc: str | Collection[str] | None = None
+    path: Path,
+    trace_format: TraceFormat,
+    *,
+    gpus_per_node: int,
+    vc: str | Collection[str] | None = None,
+    notes: list[str] | None = None,
 ) -> list[JobSpec]:
-    """Dispatch on ``trace_format``; ``vc`` filters Philly only."""
+    """Dispatch on ``trace_format``; ``vc`` filters Philly only; ``notes`` collects what a loader left out."""
+    if trace_format == TraceFormat.SWF:
+        from gangplane.simulator.swf import load_swf  # swf builds on this module's TraceError
+
+        return load_swf(path, gpus_per_node=gpus_per_node, notes=notes)
+    if trace_format in (TraceFormat.ALIBABA, TraceFormat.HELIOS):
+        from gangplane.simulator.gputraces import load_alibaba, load_helios  # they build on this module
+
+        if trace_format == TraceFormat.ALIBABA:
+            return load_alibaba(path, notes=notes)
+        return load_helios(path, gpus_per_node=gpus_per_node, notes=notes)
     if trace_format == TraceFormat.PHILLY:
         return load_philly(path, gpus_per_node=gpus_per_node, vc=vc)
     if trace_format == TraceFormat.TIRESIAS:
@@ -139,4 +219,14 @@ def load_trace(
     return load_generic(path)
 
 
-__all__ = ["TraceError", "TraceFormat", "load_generic", "load_philly", "load_tiresias", "load_trace"]
+__all__ = [
+    "Rows",
+    "TraceError",
+    "TraceFormat",
+    "load_generic",
+    "load_philly",
+    "load_tiresias",
+    "load_trace",
+    "read_column",
+    "read_rows",
+]

@@ -20,7 +20,10 @@ from gangplane.simulator.policies.base import (
     Reject,
     Start,
 )
+from gangplane.simulator.policies.conservative import ConservativeBackfill
+from gangplane.simulator.policies.drf import DominantResourceFairness
 from gangplane.simulator.policies.fifo import StrictFifo
+from gangplane.simulator.policies.priority import Srtf, TiresiasLas
 
 
 def default_registry() -> dict[str, PolicyFactory]:
@@ -33,6 +36,10 @@ def default_registry() -> dict[str, PolicyFactory]:
     factories: list[tuple[str, PolicyFactory]] = [
         (StrictFifo.name, StrictFifo),
         (EasyBackfill.name, EasyBackfill),
+        (ConservativeBackfill.name, ConservativeBackfill),
+        (TiresiasLas.name, TiresiasLas),
+        (Srtf.name, Srtf),
+        (DominantResourceFairness.name, DominantResourceFairness),
         (Coscheduling.name, Coscheduling),
         (Volcano.name, Volcano),
         (Kai.name, Kai),
@@ -56,15 +63,19 @@ def merge_registries(
 
 __all__ = [
     "Admit",
+    "ConservativeBackfill",
     "Decision",
+    "DominantResourceFairness",
     "EasyBackfill",
     "Policy",
     "PolicyFactory",
     "PolicyOptions",
     "Preempt",
     "Reject",
+    "Srtf",
     "Start",
     "StrictFifo",
+    "TiresiasLas",
     "default_registry",
     "merge_registries",
 ]

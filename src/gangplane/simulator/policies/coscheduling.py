@@ -2,8 +2,9 @@
 driven cycle by cycle exactly as the loop shell drives it.
 
 Every waiting job is one PodGroup (``minMember`` = members, ``minResources`` = its GPUs) whose members carry
-the PodGroup label; the shell builds a ``ClusterView`` over the policy's snapshot (running jobs counted),
-calls ``cycle``, rolls the snapshot back and counts the returned bindings (``schedulers/base.py`` order).
+the PodGroup label; each cycle is one pass of the scheduler loop (``schedulers.loop.run_pass`` via
+``policies.shell.one_pass``) over the policy's snapshot (running jobs counted), and the returned bindings
+become the jobs' starts.
 Queue order, gang PreFilter, all-or-nothing placement (LeastAllocated spread, kube-scheduler's default) and
 the back-off of failed gangs are the scheduler's; a failed gang moves behind the others, so this policy
 behaves like greedy backfill without reservations.
@@ -16,13 +17,15 @@ from typing import Any
 
 from gangplane.api.scheduling import coscheduling as cs
 from gangplane.clock import rfc3339
-from gangplane.schedulers.base import ClusterView
+from gangplane.schedulers.core.objects import PodInfo
 from gangplane.schedulers.core.resources import GPU
+from gangplane.schedulers.core.scoring import Strategy
 from gangplane.schedulers.default import DefaultScheduler
 from gangplane.simulator.cluster import ClusterSpec
 from gangplane.simulator.jobs import JobSpec
 from gangplane.simulator.placement import NAMESPACE, GangPlacer
 from gangplane.simulator.policies.base import Decision, PolicyOptions, Preempt, Start
+from gangplane.simulator.policies.shell import Objects, one_pass
 from gangplane.store.catalog import COSCHEDULING_PODGROUPS, PODS
 
 Obj = Mapping[str, Any]
@@ -47,7 +50,7 @@ class Coscheduling:
 
     def __init__(self, cluster: ClusterSpec, options: PolicyOptions) -> None:
         self.placer = GangPlacer(cluster)
-        self.scheduler = DefaultScheduler()
+        self.scheduler = DefaultScheduler(strategy=options.strategy_or(Strategy.SPREAD))
         self._waiting: dict[int, tuple[JobSpec, dict[str, Any], list[dict[str, Any]]]] = {}
         self._running: dict[int, JobSpec] = {}
 
@@ -61,10 +64,7 @@ class Coscheduling:
     def schedule(self, now: float) -> Sequence[Decision]:
         if not self._waiting:
             return []
-        snapshot = self.placer.snapshot
-        token = snapshot.checkpoint()
-        result = self.scheduler.cycle(self._view(now))
-        snapshot.rollback(token)
+        result = one_pass(self.placer, self.scheduler, now, *self._view())
         decisions: list[Decision] = []
         for pod_key in sorted({e.pod_key.rsplit("-", 1)[0] for e in result.evictions}):
             self._evict(int(pod_key.rsplit("/j", 1)[1]), decisions)
@@ -81,11 +81,11 @@ class Coscheduling:
     def next_cycle(self, now: float) -> float | None:
         return None
 
-    def _view(self, now: float) -> ClusterView:
-        pending = tuple(pod for job, _, _ in self._waiting.values() for pod in self.placer.pods(job))
+    def _view(self) -> tuple[list[PodInfo], Objects]:
+        pending = [pod for job, _, _ in self._waiting.values() for pod in self.placer.pods(job)]
         groups = [group for _, group, _ in self._waiting.values()]
         pods = [pod for _, _, members in self._waiting.values() for pod in members]
-        return ClusterView(now, self.placer.snapshot, pending, {COSCHEDULING_PODGROUPS: groups, PODS: pods})
+        return pending, {COSCHEDULING_PODGROUPS: groups, PODS: pods}
 
     def _evict(self, job_id: int, decisions: list[Decision]) -> None:
         """A preempted member stops its whole job, which waits again (rigid gangs restart together)."""

@@ -22,7 +22,7 @@ class StrictFifo:
     name = "fifo"
 
     def __init__(self, cluster: ClusterSpec, options: PolicyOptions) -> None:
-        self.placer = GangPlacer(cluster)
+        self.placer = GangPlacer(cluster, options.strategy)
         self.queue = WaitQueue()
 
     def submit(self, job: JobSpec, now: float) -> None:

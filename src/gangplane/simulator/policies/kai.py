@@ -15,7 +15,6 @@ from collections.abc import Mapping
 
 from gangplane.api.scheduling import kai
 from gangplane.clock import rfc3339
-from gangplane.schedulers.base import ClusterView, CycleResult
 from gangplane.schedulers.core.resources import GPU
 from gangplane.schedulers.kai.scheduler import KaiScheduler
 from gangplane.simulator.cluster import ClusterSpec, QueueSpec
@@ -77,9 +76,6 @@ class KaiObjects:
         self.scheduler = KaiScheduler()
         self._queues = cluster.queues
         self._priorities: set[int] = set()
-
-    def cycle(self, view: ClusterView) -> CycleResult:
-        return self.scheduler.cycle(view)
 
     def static_objects(self) -> Mapping[ResourceType, list[Obj]]:
         classes = [{"metadata": {"name": priority_class(p)}, "value": p} for p in sorted(self._priorities)]

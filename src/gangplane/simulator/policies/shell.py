@@ -2,9 +2,10 @@
 
 Such a scheduler reads PodGroups, Queues and pods as wire dicts every cycle and answers with bindings,
 evictions and status writes (``schedulers/base.py``). This shell keeps those objects as a store would: one
-PodGroup and its member pods per job, the queues, every status write applied back; it builds the
-``ClusterView`` over the policy's snapshot (running jobs counted, bound pods with ``nodeName``), calls
-``cycle``, rolls the snapshot back and then binds the returned bindings. An eviction stops the victim's whole
+PodGroup and its member pods per job, the queues, every status write applied back; it runs the scheduler
+loop's own pass (``schedulers.loop.run_pass``: views, checkpoints, binding validation) over the policy's
+snapshot (running jobs counted, bound pods with ``nodeName``), rolls the snapshot back and then binds the
+returned bindings as the policy's jobs. An eviction stops the victim's whole
 rigid job, which returns as a new PodGroup with fresh pods. While a cycle moved some PodGroup to a new phase
 or evicted victims, the shell asks for another cycle one schedule period later, so multi-cycle progress
 (enqueue then allocate; evict then bind the preemptor) needs no outside event.
@@ -15,7 +16,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
-from gangplane.schedulers.base import ClusterView, CycleResult
+from gangplane.schedulers.base import CycleResult, Scheduler
+from gangplane.schedulers.core.objects import PodInfo
+from gangplane.schedulers.loop import run_pass
 from gangplane.simulator.cluster import ClusterSpec
 from gangplane.simulator.jobs import JobSpec
 from gangplane.simulator.placement import GangPlacer
@@ -33,7 +36,8 @@ class Integration(Protocol):
     group_type: ResourceType
     queue_type: ResourceType
 
-    def cycle(self, view: ClusterView) -> CycleResult: ...
+    @property
+    def scheduler(self) -> Scheduler: ...
 
     def static_objects(self) -> Mapping[ResourceType, list[Obj]]:
         """Objects that never change (priority classes), by type."""
@@ -77,10 +81,7 @@ class GroupShell:
         if not self._waiting:
             self._moved = False
             return []
-        snapshot = self.placer.snapshot
-        token = snapshot.checkpoint()
-        result = self.integration.cycle(self._view(now))
-        snapshot.rollback(token)
+        result = one_pass(self.placer, self.integration.scheduler, now, *self._view())
         decisions: list[Decision] = []
         for job_id in sorted({job_of(e.pod_key) for e in result.evictions}):
             self._evict(job_id, now, decisions)
@@ -91,17 +92,15 @@ class GroupShell:
     def next_cycle(self, now: float) -> float | None:
         return now + self.period if self._moved and self._waiting else None
 
-    def _view(self, now: float) -> ClusterView:
-        pending = tuple(
-            pod for job_id in sorted(self._waiting) for pod in self.placer.pods(self._jobs[job_id])
-        )
-        objects: dict[ResourceType, Sequence[Mapping[str, Any]]] = {
+    def _view(self) -> tuple[list[PodInfo], Objects]:
+        pending = [pod for job_id in sorted(self._waiting) for pod in self.placer.pods(self._jobs[job_id])]
+        objects: Objects = {
             **self.integration.static_objects(),
             PODS: [pod for job_id in sorted(self._pods) for pod in self._pods[job_id]],
             self.integration.group_type: [self._groups[job_id] for job_id in sorted(self._groups)],
             self.integration.queue_type: [self._queues[name] for name in sorted(self._queues)],
         }
-        return ClusterView(now, self.placer.snapshot, pending, objects)
+        return pending, objects
 
     def _bind(self, result: CycleResult, decisions: list[Decision]) -> None:
         bound: dict[int, dict[str, str]] = {}
@@ -138,9 +137,27 @@ class GroupShell:
         return moved
 
 
+Objects = dict[ResourceType, Sequence[Mapping[str, Any]]]
+
+
+def one_pass(
+    placer: GangPlacer, scheduler: Scheduler, now: float, pending: Sequence[PodInfo], objects: Objects
+) -> CycleResult:
+    """One pass of the scheduler loop (``run_pass``) over ``placer``'s snapshot with ``scheduler`` alone,
+    its ``pending`` pods and the ``objects`` it watches; the snapshot is left as it was (the caller applies
+    the result to its own jobs). ``ValueError`` if the cycle bound something that was not pending."""
+    snapshot = placer.snapshot
+    token = snapshot.checkpoint()
+    try:
+        passed = run_pass(now, snapshot, {scheduler.name: pending}, objects, {scheduler.name: scheduler})
+    finally:
+        snapshot.rollback(token)
+    return passed.results[0][1]
+
+
 def job_of(pod_key: str) -> int:
     """``sim/j<id>-<member>`` -> ``<id>``."""
     return int(pod_key.rsplit("/j", 1)[1].rsplit("-", 1)[0])
 
 
-__all__ = ["SCHEDULE_PERIOD", "GroupShell", "Integration", "job_of"]
+__all__ = ["SCHEDULE_PERIOD", "GroupShell", "Integration", "Objects", "job_of", "one_pass"]

@@ -13,7 +13,6 @@ from collections.abc import Mapping
 
 from gangplane.api.scheduling import volcano as vc
 from gangplane.clock import rfc3339
-from gangplane.schedulers.base import ClusterView, CycleResult
 from gangplane.schedulers.core.resources import GPU
 from gangplane.schedulers.volcano.scheduler import VolcanoScheduler
 from gangplane.simulator.cluster import ClusterSpec, QueueSpec
@@ -70,9 +69,6 @@ class VolcanoObjects:
     def __init__(self, cluster: ClusterSpec) -> None:
         self.scheduler = VolcanoScheduler()
         self._queues = cluster.queues
-
-    def cycle(self, view: ClusterView) -> CycleResult:
-        return self.scheduler.cycle(view)
 
     def static_objects(self) -> Mapping[ResourceType, list[Obj]]:
         return {}

@@ -9,7 +9,7 @@ from __future__ import annotations
 import typer
 
 from gangplane import __version__
-from gangplane.cli import controller, controlplane, objects, observe, render, run, simulate
+from gangplane.cli import controller, controlplane, dashboard, objects, observe, render, run, simulate
 
 app = typer.Typer(
     name="gangplane",
@@ -38,6 +38,7 @@ observe.register(app)  # describe, logs
 run.register(app)
 controller.register(app)
 simulate.register(app)  # what-if simulation in virtual time
+dashboard.register(app)  # the web dashboard at /ui
 
 
 def main() -> None:

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from objects import cluster_queue, jobset, local_queue, node, pod, put, trainjob, workload
+from objects import cluster_queue, job, jobset, local_queue, node, pod, put, trainjob, workload
 from starlette.testclient import TestClient
 
 from gangplane.server.app import create_app
@@ -161,3 +161,16 @@ def test_event_stream_sends_one_coalesced_change(filled: MemoryStore, app_client
                 break
     assert "event: changed" in seen
     assert int(seen[-1].split(":")[1]) >= 1
+
+
+def test_the_recorder_puts_evicted_pods_on_the_timeline(filled: MemoryStore, app_client: TestClient) -> None:
+    _signed_in(app_client)
+    put(filled, catalog.JOBS, job(SECRET_NAME))
+    put(filled, catalog.PODS, pod(SECRET_NAME, 7, node_name="node-0", phase="Running"))
+    app_client.get("/ui/timeline")  # the first look starts the recorder
+    time.sleep(0.3)
+    filled.delete(catalog.PODS, "default", f"{SECRET_NAME}-node-0-7")
+    deadline = time.monotonic() + 10
+    while "taken off node-0" not in (text := app_client.get("/ui/timeline?kind=evicted").text):
+        assert time.monotonic() < deadline, text[-2000:]
+        time.sleep(0.1)

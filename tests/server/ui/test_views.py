@@ -179,3 +179,20 @@ def test_views_at_1000_trainjobs_and_5000_pods_take_well_under_a_second_each() -
         assert rows and elapsed < 1.5, f"{name}: {elapsed:.2f}s"
     shown, pages = facts.page(jobs_view.job_rows(jobs, pods, sets, NOW), 3, 100)
     assert pages == 10 and len(shown) == 100 and shown[0].name == "j300"
+
+
+def test_eviction_rows_only_for_running_pods_whose_job_remains() -> None:
+    running = pod("j", 0, node_name="n1", phase="Running")
+    assert timeline_view.eviction_row(running, job("j"), NOW) == timeline_view.TimelineRow(
+        NOW, "0s", "evicted", "Pod/j-node-0-0", "default/j",
+        "taken off n1 while running; its Job remains (a scheduler's eviction, or a manual delete)",
+    )  # fmt: skip
+    suspended = job("j")
+    suspended["spec"]["suspend"] = True
+    row = timeline_view.eviction_row(running, suspended, NOW)
+    assert row is not None and "suspended" in row.message
+    assert (
+        timeline_view.eviction_row(running, None, NOW) is None
+    )  # the Job went first: a cascade, no eviction
+    assert timeline_view.eviction_row(pod("j", 1), job("j"), NOW) is None  # never bound
+    assert timeline_view.eviction_row(pod("j", 2, node_name="n", phase="Succeeded"), job("j"), NOW) is None

@@ -32,6 +32,7 @@ from gangplane.server.ui import (
 )
 from gangplane.server.ui.inprocess import pending_by_cluster_queue
 from gangplane.server.ui.live import ChangeStream, kinds
+from gangplane.server.ui.recorder import EvictionRecorder
 from gangplane.server.ui.session import PREFIX, SECURITY_HEADERS, logout_cookie
 from gangplane.store import catalog
 from gangplane.store.base import ListOptions, Object, ResourceType, Store
@@ -68,6 +69,7 @@ def _int(request: Request, name: str) -> int:
 class Dashboard:
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
+        self.evictions = EvictionRecorder(ctx.store, ctx.clock)
 
     def _now(self) -> float:
         return self.ctx.clock.now()
@@ -145,6 +147,7 @@ class Dashboard:
             _items(store, catalog.WORKLOADS),
             _items(store, catalog.EVENTS),
             self._now(),
+            recorded=self.evictions.rows(),
         )
         kind = request.query_params.get("kind", "")
         return {
@@ -156,6 +159,7 @@ class Dashboard:
     # ------------------------------------------------------------ handlers
 
     async def _model(self, view: str, request: Request) -> dict[str, Any]:
+        self.evictions.start()  # from the first look on: evictions leave nothing in the store to read later
         if view == "queues":
             names = [
                 facts.meta(q).get("name") for q in await call(_items, self.ctx.store, catalog.CLUSTER_QUEUES)

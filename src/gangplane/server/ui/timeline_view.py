@@ -17,7 +17,7 @@ from gangplane.server.ui import facts
 from gangplane.server.ui.detail_view import event_row
 from gangplane.store.base import Object
 
-KINDS = ("admitted", "bound", "preempted", "reclaimed", "evicted", "waiting", "other")
+KINDS = ("admitted", "bound", "running", "preempted", "reclaimed", "evicted", "waiting", "other")
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,22 +30,19 @@ class TimelineRow:
     message: str
 
 
+# First match wins: "PodsReadyTimeout" evictions are evictions, "StartingContainers" is still waiting.
+_WORDS = (
+    ("preempt", "preempted"), ("reclaim", "reclaimed"), ("evict", "evicted"), ("admit", "admitted"),
+    ("quotareserved", "admitted"), ("scheduled", "bound"), ("bound", "bound"), ("allpodsrunning", "running"),
+    ("starting", "waiting"), ("wait", "waiting"), ("queued", "waiting"), ("unschedulable", "waiting"),
+    ("gang", "waiting"), ("pending", "waiting"),
+)  # fmt: skip
+
+
 def classify(reason: str) -> str:
     """The timeline kind of an event or condition reason."""
     text = reason.lower()
-    for word, kind in (
-        ("preempt", "preempted"),
-        ("reclaim", "reclaimed"),
-        ("evict", "evicted"),
-        ("admit", "admitted"),
-        ("quotareserved", "admitted"),
-        ("scheduled", "bound"),
-        ("bound", "bound"),
-        ("wait", "waiting"),
-        ("queued", "waiting"),
-        ("unschedulable", "waiting"),
-        ("gang", "waiting"),
-    ):
+    for word, kind in _WORDS:
         if word in text:
             return kind
     return "other"
@@ -73,6 +70,23 @@ def pod_rows(pod: Object, now: float) -> Iterable[TimelineRow]:
             job,
             f"{reason}: {disruption.get('message') or ''}".rstrip(": "),
         )
+
+
+def eviction_row(pod: Object, job: Object | None, now: float) -> TimelineRow | None:
+    """The row for a pod taken off its node: marked for deletion (or deleted) while bound and unfinished,
+    with its Job still there, which is how the gang schedulers evict, preempt and reclaim (the deletes carry
+    no reason) and how a Job suspended by Kueue loses its pods. ``job`` is the pod's Job now, if any."""
+    node = (pod.get("spec") or {}).get("nodeName")
+    if not node or facts.phase(pod) in ("Succeeded", "Failed") or job is None or facts.deleting(job):
+        return None
+    name = f"Pod/{facts.meta(pod).get('name')}"
+    if (job.get("spec") or {}).get("suspend"):
+        message = f"taken off {node}: its Job was suspended (Kueue eviction or preemption)"
+    else:
+        message = (
+            f"taken off {node} while running; its Job remains (a scheduler's eviction, or a manual delete)"
+        )
+    return TimelineRow(now, facts.age(now, now), "evicted", name, facts.job_of(pod) or "", message)
 
 
 def _owner_job(workload: Mapping[str, Any]) -> str:
@@ -112,9 +126,12 @@ def timeline_rows(
     events: Iterable[Object],
     now: float,
     limit: int = 300,
+    recorded: Iterable[TimelineRow] = (),
 ) -> list[TimelineRow]:
-    """The ``limit`` most recent rows, newest first."""
-    rows = [r for p in pods for r in pod_rows(p, now)]
+    """The ``limit`` most recent rows, newest first; ``recorded`` rows (evictions seen by the recorder)
+    have their ages brought up to ``now``."""
+    rows = [TimelineRow(r.at, facts.age(r.at, now), r.kind, r.object, r.job, r.message) for r in recorded]
+    rows += [r for p in pods for r in pod_rows(p, now)]
     rows += [r for w in workloads for r in workload_rows(w, now)]
     for event in events:
         e = event_row(event, now)
@@ -134,4 +151,13 @@ def kind_counts(rows: Iterable[TimelineRow]) -> dict[str, int]:
     return counts
 
 
-__all__ = ["KINDS", "TimelineRow", "classify", "kind_counts", "pod_rows", "timeline_rows", "workload_rows"]
+__all__ = [
+    "KINDS",
+    "TimelineRow",
+    "classify",
+    "eviction_row",
+    "kind_counts",
+    "pod_rows",
+    "timeline_rows",
+    "workload_rows",
+]

@@ -119,19 +119,16 @@ def test_volcano_and_kai_trees() -> None:
         ("b", 2, "cpu 2"),
     ]
     kq = [
-        {
-            "metadata": {"name": "team"},
-            "spec": {
-                "parentQueue": "dept",
-                "resources": {"gpu": {"quota": 2, "overQuotaWeight": 1, "limit": -1}},
-            },
-            "status": {"allocated": {"nvidia.com/gpu": "1"}},
-        },
-        {"metadata": {"name": "dept"}, "spec": {}},
-    ]
-    rows = gang_queues_view.kai_rows(kq)
+        {"metadata": {"name": "team"},
+         "spec": {"parentQueue": "dept", "resources": {"gpu": {"quota": 2, "overQuotaWeight": 1, "limit": -1}}},
+         "status": {"allocated": {"nvidia.com/gpu": "1"}, "requested": {"nvidia.com/gpu": "6"}}},
+        {"metadata": {"name": "dept"}, "spec": {"resources": {"gpu": {"quota": 4, "overQuotaWeight": 1, "limit": -1}}}},
+    ]  # fmt: skip
+    rows = gang_queues_view.kai_rows(kq, [node("n1", gpu=8)])
     assert [(r.name, r.depth) for r in rows] == [("dept", 0), ("team", 1)]
-    assert rows[1].resources[0] == gang_queues_view.KaiResource("gpu", "2", "1", "-1", "1")
+    # 8 GPUs: dept gets its quota 4 and, alone, the 2 more its subtree asks for; team gets all of dept's 6
+    assert rows[1].resources == (gang_queues_view.KaiResource("gpu", "2", "1", "-1", "1", "6"),)
+    assert rows[0].resources[0].fair_share == "6"
 
 
 def test_detail_tree_and_timeline() -> None:

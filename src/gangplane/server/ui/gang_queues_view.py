@@ -1,8 +1,10 @@
 """Volcano and KAI queues as trees of rows, from the Queue objects the embedded schedulers keep. Pure.
 
 Volcano: ``spec.deserved`` / ``status.allocated`` / ``spec.capability`` and the weight, under ``spec.parent``
-(``root`` when unset). KAI: per resource ``quota`` / ``overQuotaWeight`` / ``limit`` and ``status.allocated``,
-under ``spec.parentQueue``. Quantities are shown as written.
+(``root`` when unset). KAI: per resource ``quota`` / ``overQuotaWeight`` / ``limit``, ``status.allocated``
+and the fair share, under ``spec.parentQueue``. KAI does not store fair shares; they are recomputed here
+with KAI's own division (``schedulers/kai/book.py``) from the ready nodes and the usage the scheduler last
+wrote into the leaf queues' status, so they match its last cycle. Quantities are shown as written.
 """
 
 from __future__ import annotations
@@ -11,7 +13,12 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from gangplane.api.scheduling import volcano
+from gangplane.schedulers.core.resources import CPU, GPU, MEMORY, amounts
+from gangplane.schedulers.kai.book import KaiBook
+from gangplane.schedulers.kai.model import Res, queue_of
 from gangplane.server.ui import facts
 from gangplane.store.base import Object
 
@@ -37,6 +44,7 @@ class KaiResource:
     over_quota_weight: str
     limit: str
     allocated: str
+    fair_share: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,10 +117,52 @@ def _text(value: Any) -> str:
     return "-" if value is None else str(value)
 
 
-def kai_rows(queues: Iterable[Object]) -> list[KaiQueueRow]:
+def kai_units(resources: Mapping[str, Any] | None) -> Res:
+    """A resource list as KAI's vector: (GPUs, CPU millicores, memory MB)."""
+    found = amounts(resources or {})
+    return np.array([found.get(GPU, 0), found.get(CPU, 0), found.get(MEMORY, 0) / 1e6], dtype=np.float64)
+
+
+def _ready(node: Mapping[str, Any]) -> bool:
+    ready = facts.condition(node, "Ready")
+    return ready is None or ready.get("status") == "True"
+
+
+def kai_fair_shares(queues: list[Object], nodes: Iterable[Object]) -> dict[str, Res]:
+    """Each KAI queue's fair share (GPUs, millicores, MB) out of the ready nodes' allocatable."""
+    total = sum(
+        (kai_units((n.get("status") or {}).get("allocatable")) for n in nodes if _ready(n)), start=np.zeros(3)
+    )
+    parents = {(q.get("spec") or {}).get("parentQueue") for q in queues}
+    usage = {}
+    for q in queues:
+        name, status = str(facts.meta(q).get("name")), q.get("status") or {}
+        if name not in parents:  # leaves: the book rolls their usage up the tree itself
+            usage[name] = (
+                kai_units(status.get("allocated")),
+                kai_units(status.get("allocatedNonPreemptible")),
+                kai_units(status.get("requested")),
+            )
+    book = KaiBook(total, [queue_of(q) for q in queues], usage)
+    return {name: state.fair for name, state in book.states.items()}
+
+
+def _share_text(resource: str, amount: float) -> str:
+    if resource == "cpu":
+        return f"{amount / 1000:g}"
+    return f"{amount:.0f}M" if resource == "memory" else f"{amount:g}"
+
+
+def kai_rows(queues: Iterable[Object], nodes: Iterable[Object] = ()) -> list[KaiQueueRow]:
+    queues = list(queues)
+    fair = kai_fair_shares(queues, nodes)
     rows = []
     for queue, depth in tree_order(queues, lambda q: (q.get("spec") or {}).get("parentQueue"), None):
-        spec, status = queue.get("spec") or {}, queue.get("status") or {}
+        name, spec, status = (
+            str(facts.meta(queue).get("name")),
+            queue.get("spec") or {},
+            queue.get("status") or {},
+        )
         allocated = status.get("allocated") or {}
         resources = tuple(
             KaiResource(
@@ -121,13 +171,13 @@ def kai_rows(queues: Iterable[Object]) -> list[KaiQueueRow]:
                 _text(q.get("overQuotaWeight")),
                 _text(q.get("limit")),
                 _text(allocated.get("nvidia.com/gpu" if r == "gpu" else r)),
+                _share_text(r, float(fair[name][i])),
             )
-            for r in KAI_RESOURCES
-            if (q := (spec.get("resources") or {}).get(r) or {}) or allocated
+            for i, r in enumerate(KAI_RESOURCES)
+            if (q := (spec.get("resources") or {}).get(r) or {})
+            or allocated.get("nvidia.com/gpu" if r == "gpu" else r)
         )
-        rows.append(
-            KaiQueueRow(str(facts.meta(queue).get("name")), depth, _text(spec.get("priority")), resources)
-        )
+        rows.append(KaiQueueRow(name, depth, _text(spec.get("priority")), resources))
     return rows
 
 
@@ -135,6 +185,7 @@ __all__ = [
     "KaiQueueRow",
     "KaiResource",
     "VolcanoQueueRow",
+    "kai_fair_shares",
     "kai_rows",
     "resource_text",
     "tree_order",

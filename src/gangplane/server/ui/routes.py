@@ -137,7 +137,7 @@ class Dashboard:
         return {
             "kueue": rows,
             "volcano": gang_queues_view.volcano_rows(_items(store, catalog.VOLCANO_QUEUES)),
-            "kai": gang_queues_view.kai_rows(_items(store, catalog.KAI_QUEUES)),
+            "kai": gang_queues_view.kai_rows(_items(store, catalog.KAI_QUEUES), _items(store, catalog.NODES)),
         }
 
     def timeline(self, request: Request) -> dict[str, Any]:

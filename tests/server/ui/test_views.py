@@ -193,3 +193,15 @@ def test_eviction_rows_only_for_running_pods_whose_job_remains() -> None:
     )  # the Job went first: a cascade, no eviction
     assert timeline_view.eviction_row(pod("j", 1), job("j"), NOW) is None  # never bound
     assert timeline_view.eviction_row(pod("j", 2, node_name="n", phase="Succeeded"), job("j"), NOW) is None
+
+
+def test_histogram_spreads_rows_over_columns_oldest_first() -> None:
+    def row(ago: float, kind: str) -> timeline_view.TimelineRow:
+        return timeline_view.TimelineRow(NOW - ago, "", kind, "Pod/p", "", "")
+
+    width, columns = timeline_view.histogram(
+        [row(300, "bound"), row(0, "admitted"), row(1, "other")], NOW, 30
+    )
+    assert len(columns) == 30 and 10.0 < width < 10.1
+    assert columns[0].counts["bound"] == 1 and columns[-1].counts["admitted"] == 1
+    assert sum(c.total for c in columns) == 2  # "other" rows are no scheduling events

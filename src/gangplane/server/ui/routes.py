@@ -150,10 +150,15 @@ class Dashboard:
             recorded=self.evictions.rows(),
         )
         kind = request.query_params.get("kind", "")
+        shown = [r for r in rows if not kind or r.kind == kind]
+        width, columns = timeline_view.histogram(shown, self._now())
         return {
-            "rows": [r for r in rows if not kind or r.kind == kind],
+            "rows": shown,
             "counts": timeline_view.kind_counts(rows),
             "kind": kind,
+            "width": width,
+            "columns": columns,
+            "peak": max((c.total for c in columns), default=0) or 1,
         }
 
     # ------------------------------------------------------------ handlers

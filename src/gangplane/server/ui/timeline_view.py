@@ -144,6 +144,31 @@ def timeline_rows(
     return rows[:limit]
 
 
+@dataclass(frozen=True, slots=True)
+class Bucket:
+    """One column of the timeline's chart: the rows of ``width`` seconds ending ``ago`` seconds before now."""
+
+    ago: float
+    counts: dict[str, int]
+
+    @property
+    def total(self) -> int:
+        return sum(self.counts.values())
+
+
+def histogram(rows: Iterable[TimelineRow], now: float, count: int = 30) -> tuple[float, list[Bucket]]:
+    """Scheduling rows (not "other") over time, oldest column first: ``count`` columns spanning the oldest
+    row's age (at least a second each), and the column width in seconds."""
+    rows = [r for r in rows if r.kind != "other"]
+    span = max((now - r.at for r in rows), default=0.0)
+    width = max(span, float(count)) / count * 1.0001  # the oldest row still falls in the first column
+    columns = [Bucket((count - i - 1) * width, dict.fromkeys(KINDS[:-1], 0)) for i in range(count)]
+    for row in rows:
+        index = count - 1 - min(count - 1, max(0, int((now - row.at) // width)))
+        columns[index].counts[row.kind] += 1
+    return width, columns
+
+
 def kind_counts(rows: Iterable[TimelineRow]) -> dict[str, int]:
     counts = dict.fromkeys(KINDS, 0)
     for row in rows:
@@ -153,9 +178,11 @@ def kind_counts(rows: Iterable[TimelineRow]) -> dict[str, int]:
 
 __all__ = [
     "KINDS",
+    "Bucket",
     "TimelineRow",
     "classify",
     "eviction_row",
+    "histogram",
     "kind_counts",
     "pod_rows",
     "timeline_rows",

@@ -174,3 +174,26 @@ def test_the_recorder_puts_evicted_pods_on_the_timeline(filled: MemoryStore, app
     while "taken off node-0" not in (text := app_client.get("/ui/timeline?kind=evicted").text):
         assert time.monotonic() < deadline, text[-2000:]
         time.sleep(0.1)
+
+
+def test_pages_stay_small_and_quick_with_1000_trainjobs_and_5000_pods(
+    store: MemoryStore, logs_dir: Path
+) -> None:
+    for i in range(1000):
+        put(
+            store, catalog.TRAINJOBS, trainjob(f"j{i}", waiting=("PodsUnschedulable", "x") if i % 2 else None)
+        )
+        for k in range(5):
+            put(store, catalog.PODS, pod(f"j{i}", k))
+    app = create_app(store, token=TOKEN, logs_dir=logs_dir)
+    with TestClient(
+        app, base_url="https://testserver", headers={"Authorization": f"Bearer {TOKEN}"}
+    ) as client:
+        for path in ("/ui/jobs/fragment", "/ui/jobs/fragment?state=Waiting&page=4", "/ui/timeline/fragment"):
+            start = time.perf_counter()
+            response = client.get(path)
+            elapsed = time.perf_counter() - start
+            assert response.status_code == 200 and elapsed < 3.0, (path, elapsed)
+            assert len(response.content) < 600_000, (path, len(response.content))
+        assert response.text.count("<li class=") <= 300  # the timeline keeps the 300 most recent
+        assert client.get("/ui/jobs/fragment").text.count('<tr id="job-') == 100  # one page

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from gangplane.api.scheduling import volcano
+from gangplane.api.scheduling import kai, volcano
 from gangplane.schedulers.core.resources import CPU, GPU, MEMORY, amounts
 from gangplane.schedulers.kai.book import KaiBook
 from gangplane.schedulers.kai.model import Res, queue_of
@@ -177,7 +177,9 @@ def kai_rows(queues: Iterable[Object], nodes: Iterable[Object] = ()) -> list[Kai
             if (q := (spec.get("resources") or {}).get(r) or {})
             or allocated.get("nvidia.com/gpu" if r == "gpu" else r)
         )
-        rows.append(KaiQueueRow(name, depth, _text(spec.get("priority")), resources))
+        priority = spec.get("priority")
+        shown = f"{kai.DEFAULT_QUEUE_PRIORITY} (default)" if priority is None else str(priority)
+        rows.append(KaiQueueRow(name, depth, shown, resources))
     return rows
 
 

@@ -39,6 +39,7 @@ COMMANDS: dict[str, str] = {
     "run": "run",
     "controller": "controller",
     "simulate": "simulate",  # what-if simulation in virtual time
+    "dashboard": "dashboard",  # the web dashboard at /ui
 }
 MODULES: tuple[str, ...] = tuple(dict.fromkeys(COMMANDS.values()))
 

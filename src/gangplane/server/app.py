@@ -30,6 +30,7 @@ from gangplane.server.metrics_api import MetricsApi, metrics_routes
 from gangplane.server.query import MethodNotAllowed, Target, parse_target
 from gangplane.server.resources import Registry, default_registry
 from gangplane.server.streams import WATCH_THREADS
+from gangplane.server.ui import DashboardLogin, ui_routes
 from gangplane.store.base import Store
 
 Handler = Callable[[Context, Target, Request], Awaitable[Response]]
@@ -206,8 +207,9 @@ def create_app(
     clock: Clock | None = None,
     metrics: CollectorRegistry | None = None,
     extra_routes: Sequence[Route] = (),
-) -> BearerAuth:
-    """The API server as an ASGI app: every route behind bearer-token auth except health and version.
+) -> DashboardLogin:
+    """The API server as an ASGI app: every route behind bearer-token auth except health and version (and
+    the dashboard at ``/ui``, behind the same token or its session cookie: docs/dashboard.md).
     ``extra_routes`` are served by the layer above (the embedded cluster's aggregated APIs)."""
     ctx = Context(
         store,
@@ -222,12 +224,14 @@ def create_app(
             *extra_routes,
             *authorization_routes(),
             *metrics_routes(MetricsApi(store, ctx.clock)),
+            *ui_routes(ctx),
             *routes(Api(ctx)),
             *([metrics_route(metrics)] if metrics is not None else []),
         ],
         exception_handlers={ApiError: _api_error, Exception: _internal_error, 404: _route_not_found},
     )
-    return BearerAuth(ContainErrors(app), token)
+    contained = ContainErrors(app)
+    return DashboardLogin(BearerAuth(contained, token), contained, token)
 
 
 async def _route_not_found(request: Request, exc: Exception) -> Response:

@@ -15,7 +15,16 @@ import pytest
 from cli_cluster import Cli, embedded_cluster
 
 from gangplane.clock import rfc3339
-from gangplane.store.catalog import CONFIGMAPS, JOBS, NAMESPACES, NODES, PODS, PRIORITY_CLASSES, SECRETS
+from gangplane.store.catalog import (
+    CONFIGMAPS,
+    JOBS,
+    NAMESPACES,
+    NODES,
+    PODS,
+    PRIORITY_CLASSES,
+    SECRETS,
+    SERVICE_ACCOUNTS,
+)
 
 KUBECTL = shutil.which("kubectl")
 pytestmark = pytest.mark.skipif(KUBECTL is None, reason="kubectl is not installed")
@@ -71,13 +80,16 @@ def test_typed_create_and_run_send_protobuf_and_are_stored_as_json(cli: Cli) -> 
                 "--", "sh", "-c", "echo hi"),
         kubectl(cli, "create", "job", "hello", "--image=busybox", "--", "echo", "hi"),
         kubectl(cli, "create", "priorityclass", "high", "--value=1000"),
+        kubectl(cli, "create", "serviceaccount", "trainer"),
     ]  # fmt: skip
-    assert [c.returncode for c in created] == [0] * 6, [c.stderr for c in created]
+    assert [c.returncode for c in created] == [0] * 7, [c.stderr for c in created]
+    assert cli.store.get(SERVICE_ACCOUNTS, "default", "trainer")["metadata"]["name"] == "trainer"
     job = cli.store.get(JOBS, "default", "hello")
     assert job["spec"]["template"]["spec"]["containers"][0]["command"] == ["echo", "hi"]
     assert cli.store.get(PRIORITY_CLASSES, "", "high")["value"] == 1000
     secret = cli.store.get(SECRETS, "default", "hf-token")
     assert base64.b64decode(secret["data"]["HF_TOKEN"]) == b"hf_abc123"
+    assert secret["type"] == "Opaque"  # defaulted as core/v1 does
     assert cli.store.get(CONFIGMAPS, "default", "cfg")["data"] == {"a": "1", "b": "two"}
     assert cli.store.get(NAMESPACES, "", "team-z")["metadata"]["name"] == "team-z"
     pod = cli.store.get(PODS, "default", "tiny")

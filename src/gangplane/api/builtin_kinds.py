@@ -307,8 +307,11 @@ def is_type_problem(error: FieldError) -> bool:
 
 
 def fold_string_data(obj: dict[str, Any]) -> dict[str, Any]:
-    """A Secret as stored: ``stringData`` entries base64-encoded into ``data`` (they win over ``data``).
-    Values of the wrong type are left as they are, for the Secret's type check to refuse (400)."""
+    """A Secret as stored: ``type`` defaulted to ``Opaque`` (core/v1 ``SetDefaults_Secret``), ``stringData``
+    entries base64-encoded into ``data`` (they win over ``data``). Values of the wrong type are left as they
+    are, for the Secret's type check to refuse (400)."""
+    if not obj.get("type"):
+        obj = {**obj, "type": "Opaque"}
     string_data = obj.get("stringData")
     if string_data is None:
         return obj

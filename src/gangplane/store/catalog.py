@@ -36,6 +36,7 @@ RESOURCE_TYPES: tuple[ResourceType, ...] = (
     _rt(_CORE, "v1", "Event", "events", status=False, short=("ev",)),
     _rt(_CORE, "v1", "ConfigMap", "configmaps", status=False, short=("cm",)),
     _rt(_CORE, "v1", "Secret", "secrets", status=False),
+    _rt(_CORE, "v1", "ServiceAccount", "serviceaccounts", status=False, short=("sa",)),
     _rt(_CORE, "v1", "Service", "services", short=("svc",), categories=("all",)),
     _rt(_BATCH, "v1", "Job", "jobs", categories=("all",)),
     _rt(
@@ -103,6 +104,7 @@ PODS = _find("v1", "Pod")
 EVENTS = _find("v1", "Event")
 CONFIGMAPS = _find("v1", "ConfigMap")
 SECRETS = _find("v1", "Secret")
+SERVICE_ACCOUNTS = _find("v1", "ServiceAccount")
 SERVICES = _find("v1", "Service")
 JOBS = _find("batch/v1", "Job")
 PRIORITY_CLASSES = _find("scheduling.k8s.io/v1", "PriorityClass")

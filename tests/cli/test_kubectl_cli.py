@@ -130,6 +130,11 @@ def test_logs_of_a_pod_and_of_a_trainjob(cli: Cli) -> None:
     ]
     followed = cli.ok("logs", "-f", "trainjob/talky").splitlines()
     assert sorted(followed) == sorted(out)
+    restarted = cli.state_dir / "logs" / "default" / "talky-node-0-0" / "node.previous.log"
+    restarted.write_text("rank 0 crashed\n")  # what the node agent keeps when a container restarts
+    assert cli.ok("logs", "talky-node-0-0", "--previous") == "rank 0 crashed\n"
+    code, _, err = cli.run("logs", "talky-node-0-1", "-p")
+    assert code != 0 and "previous terminated container" in err
 
 
 def test_delete_by_name_selector_and_file_cascades(cli: Cli) -> None:

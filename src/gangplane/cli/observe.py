@@ -147,6 +147,10 @@ def logs(
         bool, typer.Option("--follow", "-f", help="Stream new output until the pods end.")
     ] = False,
     tail: Annotated[int | None, typer.Option("--tail", help="Only the last N lines of each log.")] = None,
+    previous: Annotated[
+        bool,
+        typer.Option("--previous", "-p", help="The log of the container's previous, terminated instance."),
+    ] = False,
     namespace: NamespaceOption = None,
     kubeconfig: KubeconfigOption = None,
     context: ContextOption = None,
@@ -158,13 +162,20 @@ def logs(
         try:
             ns = where.namespace_in(store)
             pods, prefixed = _pods_of(store, ns, target)
-            if follow and prefixed:
+            if follow and prefixed and not previous:
                 _follow_all(store, ns, pods, container, tail)
                 return
             for pod in pods:
                 for c in [container] if container or not prefixed else container_names(pod):
                     name = str(pod["metadata"]["name"])
-                    chunks = store.pod_log(ns, name, container=c, follow=follow, tail_lines=tail)
+                    chunks = store.pod_log(
+                        ns,
+                        name,
+                        container=c,
+                        follow=follow and not previous,
+                        tail_lines=tail,
+                        previous=previous,
+                    )
                     _print_log(chunks, prefix_for(pod, c) if prefixed else "")
         finally:
             store.close()

@@ -22,7 +22,7 @@ import psutil
 import pytest
 import yaml
 
-from gangplane.server import lifecycle
+from gangplane.cluster import launch
 
 pytestmark = pytest.mark.slow
 
@@ -135,7 +135,7 @@ def test_sigkill_at_random_points_loses_nothing_and_leaves_no_half_gang_or_proce
     home, port = tmp_path / "home", _free_port()
     (tmp_path / "cluster.yaml").write_text(CLUSTER)
     args = ["--config", str(tmp_path / "cluster.yaml")]
-    started = lifecycle.start_background(home, port=port, extra_args=args, timeout=60)
+    started = launch.start_background(home, port=port, extra_args=args, timeout=60)
     acked: list[str] = []
     try:
         api = Api(home)
@@ -147,7 +147,7 @@ def test_sigkill_at_random_points_loses_nothing_and_leaves_no_half_gang_or_proce
             time.sleep(rng.uniform(0.0, 2.5))  # somewhere in a lifecycle: creating, binding, running, done
             assert started.pid is not None
             os.kill(started.pid, signal.SIGKILL)
-            started = lifecycle.start_background(home, port=port, extra_args=args, timeout=60)
+            started = launch.start_background(home, port=port, extra_args=args, timeout=60)
             stored = {j["metadata"]["name"] for j in api.call("GET", TRAINJOBS)["items"]}
             assert set(acked) <= stored, f"lost after kill {i}: {set(acked) - stored}"
 
@@ -158,5 +158,5 @@ def test_sigkill_at_random_points_loses_nothing_and_leaves_no_half_gang_or_proce
         outcome = _wait(all_finished, 120, "every TrainJob to finish")
         assert {n: outcome[n] for n in acked} == dict.fromkeys(acked, "Complete")
     finally:
-        lifecycle.stop(home)
+        launch.stop(home)
     _wait(lambda: not _marked(), 30, "no pod process to outlive the cluster")

@@ -18,6 +18,7 @@ import yaml
 from typer.testing import CliRunner
 
 from gangplane.cli.controlplane import register
+from gangplane.cluster import launch
 from gangplane.server import lifecycle
 
 pytestmark = pytest.mark.slow
@@ -45,12 +46,12 @@ def _request(state_dir: Path, method: str, path: str, body: Any = None, token: s
 def state_dir(tmp_path: Path) -> Any:
     path = tmp_path / "home"
     yield path
-    lifecycle.stop(path)
+    launch.stop(path)
 
 
 def test_up_status_down_and_restart_keeps_objects(state_dir: Path) -> None:
     port = _free_port()
-    started = lifecycle.start_background(state_dir, port=port)
+    started = launch.start_background(state_dir, port=port)
     assert started.healthy and started.url == f"https://127.0.0.1:{port}"
     assert (state_dir / "token").stat().st_mode & 0o777 == 0o600
     assert (state_dir / "kubeconfig").stat().st_mode & 0o777 == 0o600
@@ -60,19 +61,19 @@ def test_up_status_down_and_restart_keeps_objects(state_dir: Path) -> None:
     _request(state_dir, "POST", "/api/v1/namespaces/default/configmaps", cm)
     token = (state_dir / "token").read_text()
 
-    assert lifecycle.start_background(state_dir, port=port).pid == started.pid  # already running
-    assert lifecycle.stop(state_dir) is True
+    assert launch.start_background(state_dir, port=port).pid == started.pid  # already running
+    assert launch.stop(state_dir) is True
     assert lifecycle.status(state_dir).state == "stopped" and not (state_dir / "server.pid").exists()
-    assert lifecycle.stop(state_dir) is False
+    assert launch.stop(state_dir) is False
 
-    lifecycle.start_background(state_dir, port=port)
+    launch.start_background(state_dir, port=port)
     assert (state_dir / "token").read_text() == token
     kept = _request(state_dir, "GET", "/api/v1/namespaces/default/configmaps/kept")
     assert kept["data"] == {"k": "v"}
 
 
 def test_wrong_token_is_401_on_the_real_server(state_dir: Path) -> None:
-    lifecycle.start_background(state_dir, port=_free_port())
+    launch.start_background(state_dir, port=_free_port())
     with pytest.raises(urllib.error.HTTPError) as err:
         _request(state_dir, "GET", "/api/v1/namespaces", token="wrong")
     assert err.value.code == 401
@@ -84,22 +85,20 @@ def test_a_busy_port_is_refused_with_a_hint(state_dir: Path) -> None:
         busy.bind(("127.0.0.1", 0))
         busy.listen()
         with pytest.raises(RuntimeError, match=r"already in use.*--port"):
-            lifecycle.start_background(state_dir, port=busy.getsockname()[1], timeout=10)
+            launch.start_background(state_dir, port=busy.getsockname()[1], timeout=10)
     assert not lifecycle.status(state_dir).running
 
 
 def test_a_server_that_dies_at_start_reports_its_log(state_dir: Path) -> None:
     with pytest.raises(RuntimeError, match=r"did not become ready|exited (at once|while starting)"):
-        lifecycle.start_background(
-            state_dir, port=_free_port(), module="gangplane.no_such_module", timeout=20
-        )
+        launch.start_background(state_dir, port=_free_port(), module="gangplane.no_such_module", timeout=20)
     assert not lifecycle.status(state_dir).running
 
 
 def test_one_server_per_state_dir_and_one_set_of_options(state_dir: Path) -> None:
     """The server holds an exclusive lock on its state directory: a second one exits at once, before it
     opens the store; ``up`` with other options than the running server's is refused."""
-    started = lifecycle.start_background(state_dir, port=_free_port(), module="gangplane.server")
+    started = launch.start_background(state_dir, port=_free_port(), module="gangplane.server")
     second = subprocess.run(
         [
             sys.executable,
@@ -116,7 +115,7 @@ def test_one_server_per_state_dir_and_one_set_of_options(state_dir: Path) -> Non
     )
     assert second.returncode != 0 and f"in use by pid {started.pid}" in second.stderr
     with pytest.raises(RuntimeError, match="gangplane down"):
-        lifecycle.start_background(state_dir, port=_free_port(), extra_args=["--config", "/elsewhere.yaml"])
+        launch.start_background(state_dir, port=_free_port(), extra_args=["--config", "/elsewhere.yaml"])
     assert lifecycle.status(state_dir).healthy
     assert state_dir.stat().st_mode & 0o777 == 0o700
     for name in ("store.db", "store.db-wal", "lock", "server.log", "server.pid"):

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 import yaml
 
-from gangplane.server import lifecycle
+from gangplane.cluster import launch
 
 pytestmark = pytest.mark.slow
 
@@ -59,7 +59,7 @@ def _writer(api: Api, prefix: str, acked: dict[str, int], stop: threading.Event)
 
 def test_sigkill_during_http_writes_loses_no_acknowledged_write(tmp_path: Path) -> None:
     state_dir, port = tmp_path / "home", _free_port()
-    started = lifecycle.start_background(state_dir, port=port)
+    started = launch.start_background(state_dir, port=port)
     assert started.pid is not None
     try:
         api, stop = Api(state_dir), threading.Event()
@@ -76,9 +76,9 @@ def test_sigkill_during_http_writes_loses_no_acknowledged_write(tmp_path: Path) 
         stop.set()
         for writer in writers:
             writer.join(timeout=10)
-        lifecycle.stop(state_dir)
+        launch.stop(state_dir)
 
-        lifecycle.start_background(state_dir, port=port)
+        launch.start_background(state_dir, port=port)
         listed = api.call("GET", "/api/v1/namespaces/default/configmaps")
         stored = {o["metadata"]["name"]: int(o["metadata"]["resourceVersion"]) for o in listed["items"]}
         every_ack = {name: rv for writes in acked for name, rv in writes.items()}
@@ -87,4 +87,4 @@ def test_sigkill_during_http_writes_loses_no_acknowledged_write(tmp_path: Path) 
         after = api.call("POST", "/api/v1/namespaces/default/configmaps", {"metadata": {"name": "after"}})
         assert int(after["metadata"]["resourceVersion"]) > max(stored.values())
     finally:
-        lifecycle.stop(state_dir)
+        launch.stop(state_dir)

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from gangplane.cluster import launch
 from gangplane.server import lifecycle, statedir
 
 
@@ -31,7 +32,7 @@ def test_stop_never_signals_a_process_the_pid_file_did_not_start(
     for text in (reused.dumps(), f"{bystander.pid}\n"):  # a reused pid; a bare pid of an older version
         paths.pid.write_text(text)
         assert not lifecycle.status(paths.root).running
-        assert lifecycle.stop(paths.root) is False
+        assert launch.stop(paths.root) is False
         assert bystander.poll() is None
     paths.pid.write_text(real.dumps())
     assert lifecycle.status(paths.root).running

@@ -1,6 +1,7 @@
 """``gangplane up`` / ``down`` / ``status``: the control plane's lifecycle from the command line.
 
-Registered explicitly by ``cli.main`` through ``register``; ``gangplane.server.lifecycle`` does the work.
+Registered explicitly by ``cli.main`` through ``register``; ``gangplane.cluster.launch`` starts and stops the
+server, ``gangplane.server.lifecycle`` reports its status.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from gangplane.cluster import launch
 from gangplane.server import lifecycle
 
 _console = Console(soft_wrap=True)
@@ -44,7 +46,7 @@ def up(
     extra = [*(["--config", str(config.resolve())] if config else [])]
     extra += ["--slurm-conf", str(slurm_conf.resolve())] if slurm_conf else []
     try:
-        current = lifecycle.start_background(_state_dir(), host, port, extra_args=extra)
+        current = launch.start_background(_state_dir(), host, port, extra_args=extra)
     except RuntimeError as exc:
         _err.print(f"[red]gangplane up failed:[/red] {exc}")
         raise typer.Exit(1) from None
@@ -57,7 +59,7 @@ def up(
 
 def down() -> None:
     """Stop the control plane; every object stays in the store for the next "gangplane up"."""
-    if lifecycle.stop(_state_dir()):
+    if launch.stop(_state_dir()):
         _console.print("[green]control plane stopped[/green]")
     else:
         _console.print("control plane was not running")

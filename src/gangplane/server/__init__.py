@@ -15,9 +15,7 @@ if TYPE_CHECKING:
         ServerStatus,
         default_state_dir,
         serve,
-        start_background,
         status,
-        stop,
     )
     from gangplane.server.resources import RESOURCE_TYPES, Registry, Served, default_registry
 
@@ -28,9 +26,7 @@ _EXPORTS = {
     "ServerStatus": "gangplane.server.lifecycle",
     "default_state_dir": "gangplane.server.lifecycle",
     "serve": "gangplane.server.lifecycle",
-    "start_background": "gangplane.server.lifecycle",
     "status": "gangplane.server.lifecycle",
-    "stop": "gangplane.server.lifecycle",
     "RESOURCE_TYPES": "gangplane.server.resources",
     "Registry": "gangplane.server.resources",
     "Served": "gangplane.server.resources",
@@ -51,7 +47,5 @@ __all__ = [
     "default_registry",
     "default_state_dir",
     "serve",
-    "start_background",
     "status",
-    "stop",
 ]

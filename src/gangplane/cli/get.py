@@ -246,8 +246,7 @@ def get(
         fmt = printers.parse_output(output)
         requests = kinds.parse_resources(resource)
         watched = _watchable(requests) if watch else None
-        store = target.open()
-        try:
+        with target.open() as store:
             query = query_for(store, target, requests, all_namespaces, selector, field_selector)
             found = collect(store, requests, query, fmt)
             columns = tuple(c for arg in label_columns or [] for c in arg.split(",") if c)
@@ -256,8 +255,6 @@ def get(
             if watched is not None:
                 since = "" if watched.names else found.version
                 _watch(store, watched, query, since, fmt, layout, request_timeout)
-        finally:
-            store.close()
     if found.failed:
         raise typer.Exit(1)
 

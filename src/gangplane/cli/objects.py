@@ -94,11 +94,8 @@ def apply(
     target = Target(kubeconfig, context, namespace)
     with reported(target):
         items = manifests.read(files)
-        store = target.open()
-        try:
+        with target.open() as store:
             ok = apply_all(store, items, target.namespace_in(store), force=force_conflicts)
-        finally:
-            store.close()
     if not ok:
         raise typer.Exit(1)
 
@@ -135,20 +132,16 @@ def delete(
 ) -> None:
     """Delete objects (by name, selector, --all, or manifests); their dependents cascade."""
     target = Target(kubeconfig, context, namespace)
-    with reported(target):
-        store = target.open()
-        try:
-            if files:
-                ns = target.namespace_in(store)
-                items = manifests.delete_order(manifests.read(files))
-                doomed = [(m.rt, m.namespace(ns), m.name) for m in items]
-            else:
-                requests = kinds.parse_resources(resource or [], "delete")
-                query = query_for(store, target, requests, all_namespaces, selector, field_selector)
-                doomed = _doomed(store, requests, query, everything)
-            results = [_delete_one(store, rt, n_s, name, cascade) for rt, n_s, name in doomed]
-        finally:
-            store.close()
+    with reported(target), target.open() as store:
+        if files:
+            ns = target.namespace_in(store)
+            items = manifests.delete_order(manifests.read(files))
+            doomed = [(m.rt, m.namespace(ns), m.name) for m in items]
+        else:
+            requests = kinds.parse_resources(resource or [], "delete")
+            query = query_for(store, target, requests, all_namespaces, selector, field_selector)
+            doomed = _doomed(store, requests, query, everything)
+        results = [_delete_one(store, rt, n_s, name, cascade) for rt, n_s, name in doomed]
     if not all(results):
         raise typer.Exit(1)
 

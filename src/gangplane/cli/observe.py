@@ -83,14 +83,11 @@ def describe(
     target = Target(kubeconfig, context, namespace)
     with reported(target):
         requests = kinds.parse_resources(resource, "describe")
-        store = target.open()
-        try:
+        with target.open() as store:
             query = query_for(store, target, requests, all_namespaces, selector, "")
             chosen = _described(store, requests, query)
             now = WallClock().now()
             texts = [describe_text(store, rt, ns, name, now) for rt, ns, name in chosen]
-        finally:
-            store.close()
     if not texts:
         err.print(empty_message(query.namespace), markup=False)
         return
@@ -157,28 +154,24 @@ def logs(
 ) -> None:
     """Print a pod's log, or the logs of every pod of a TrainJob, each line after its pod's name."""
     where = Target(kubeconfig, context, namespace)
-    with reported(where):
-        store = where.open()
-        try:
-            ns = where.namespace_in(store)
-            pods, prefixed = _pods_of(store, ns, target)
-            if follow and prefixed and not previous:
-                _follow_all(store, ns, pods, container, tail)
-                return
-            for pod in pods:
-                for c in [container] if container or not prefixed else container_names(pod):
-                    name = str(pod["metadata"]["name"])
-                    chunks = store.pod_log(
-                        ns,
-                        name,
-                        container=c,
-                        follow=follow and not previous,
-                        tail_lines=tail,
-                        previous=previous,
-                    )
-                    _print_log(chunks, prefix_for(pod, c) if prefixed else "")
-        finally:
-            store.close()
+    with reported(where), where.open() as store:
+        ns = where.namespace_in(store)
+        pods, prefixed = _pods_of(store, ns, target)
+        if follow and prefixed and not previous:
+            _follow_all(store, ns, pods, container, tail)
+            return
+        for pod in pods:
+            for c in [container] if container or not prefixed else container_names(pod):
+                name = str(pod["metadata"]["name"])
+                chunks = store.pod_log(
+                    ns,
+                    name,
+                    container=c,
+                    follow=follow and not previous,
+                    tail_lines=tail,
+                    previous=previous,
+                )
+                _print_log(chunks, prefix_for(pod, c) if prefixed else "")
 
 
 def register(app: typer.Typer) -> None:

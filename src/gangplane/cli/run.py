@@ -116,8 +116,7 @@ def run(
     with reported(target):
         items = manifests.read(files)
         job = _the_trainjob(items)
-        store = target.open()
-        try:
+        with target.open() as store:
             ns = target.namespace_in(store)
             if not apply_all(store, items, ns, force=False):
                 raise typer.Exit(1)
@@ -141,8 +140,6 @@ def run(
                 )
             finally:
                 view.close()
-        finally:
-            store.close()
     if code == TIMED_OUT:
         err.print(f"error: timed out after {timeout:g}s waiting for trainjob/{job.name}", markup=False)
     raise typer.Exit(code)

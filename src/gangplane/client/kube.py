@@ -275,6 +275,12 @@ class KubeStore:
         params = kubeapi.watch_params(options, resource_version, bookmarks, timeout)
         return self._open_watch(rt, options.namespace, params, {"Accept": _JSON}, timeout)
 
+    def __enter__(self) -> KubeStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     def close(self) -> None:
         with self._lock:
             streams = list(self._streams)

@@ -13,7 +13,7 @@ import pytest
 from gangplane.agent import pod_state as ps
 from gangplane.agent.images import ImageEnvironment
 from gangplane.agent.images_build import PTH_NAME, EnvironmentCache
-from gangplane.agent.images_prepare import FAILED_REASON, ImageEnvironments
+from gangplane.agent.images_prepare import FAILED_REASON, FAILURE_MEMORY_SECONDS, ImageEnvironments
 
 # numpy is in gangplane's environment: inherited, so pip installs nothing and needs no index
 INHERITED = ImageEnvironment(image="local/numpy*", packages=["numpy"], pip_args=["--no-index"])
@@ -48,7 +48,8 @@ def test_waiting_containers_share_one_build_then_start_in_the_env(tmp_path: Path
 
 
 def test_failed_build_publishes_nothing_and_fails_the_pod(tmp_path: Path) -> None:
-    images = ImageEnvironments([BROKEN], EnvironmentCache(tmp_path / "envs"))
+    now = [100.0]
+    images = ImageEnvironments([BROKEN], EnvironmentCache(tmp_path / "envs"), clock=lambda: now[0])
     woken = threading.Event()
     bad = {"name": "c", "image": "local/broken", "command": ["python"]}
     assert images.prepare(("uid", "c"), bad, woken.set).container is None
@@ -60,6 +61,11 @@ def test_failed_build_publishes_nothing_and_fails_the_pod(tmp_path: Path) -> Non
     assert run.failure == (FAILED_REASON, failed.failure)
     assert run.containers["c"].waiting_reason == "ErrImagePull"
     assert images.cache.published(BROKEN) is None
+    retried = images.prepare(("uid-retry", "c"), bad, woken.set)  # a Job's next pod: the failure, at once
+    assert retried.failure == failed.failure and [e[1] for e in retried.events] == ["Failed"]
+    now[0] += FAILURE_MEMORY_SECONDS
+    rebuilt = images.prepare(("uid-later", "c"), bad, lambda: None)  # a minute on: built again
+    assert rebuilt.waiting and [e[1] for e in rebuilt.events] == ["Pulling"]
     assert list((tmp_path / "envs" / "builds").iterdir()) == []
 
 

@@ -30,6 +30,8 @@ def broken(folder: Path) -> ImageEnvironment:
 @pytest.mark.slow
 def test_waiting_containers_share_one_build_then_start_in_the_env(tmp_path: Path) -> None:
     images = ImageEnvironments([INHERITED], EnvironmentCache(tmp_path / "envs"))
+    crashed = tmp_path / "envs" / "builds" / f"{images.cache.key(INHERITED)}-dead0000"
+    crashed.mkdir(parents=True)  # a build whose process died: swept before building again
     woken = [threading.Event(), threading.Event()]
     container = {"name": "c", "image": "local/numpy:1", "command": ["python"]}
     for i, wake in enumerate(woken):
@@ -45,7 +47,7 @@ def test_waiting_containers_share_one_build_then_start_in_the_env(tmp_path: Path
 
     env = ready.venv
     assert env is not None and env.is_symlink()
-    assert len(list((tmp_path / "envs" / "builds").iterdir())) == 1  # built once
+    assert len(list((tmp_path / "envs" / "builds").iterdir())) == 1  # built once, the crashed one swept
     assert list(env.glob(f"lib/python*/site-packages/{PTH_NAME}"))
     probe = "import numpy, sys; print(sys.prefix)"
     out = subprocess.run([env / "bin" / "python", "-c", probe], capture_output=True, text=True, check=True)

@@ -98,6 +98,7 @@ class EnvironmentCache:
             found = self.published(rule)  # another thread or process built it while we waited
             if found is not None:
                 return found
+            self._sweep(key)
             return self._build(rule, key, on_line)
 
     def close(self) -> None:
@@ -110,6 +111,12 @@ class EnvironmentCache:
                 proc.kill()
 
     # -- building -------------------------------------------------------------------------------------------
+    def _sweep(self, key: str) -> None:
+        """Remove what builds of ``key`` left when their process died mid-way (under the key's lock, and with
+        nothing published, none of them is in use)."""
+        for left in (self.root / "builds").glob(f"{key}-*"):
+            shutil.rmtree(left, ignore_errors=True)
+
     def _build(self, rule: ImageEnvironment, key: str, on_line: LineSink) -> Path:
         builds = self.root / "builds"
         builds.mkdir(parents=True, exist_ok=True)

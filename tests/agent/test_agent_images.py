@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from agent.conftest import pod, wait_phase
-from gangplane.agent import AgentPool, ClusterConfig, NodeGroup
+from gangplane.agent import AgentPool, ClusterConfig, NodeGroup, sandbox
 from gangplane.agent.images import ImageEnvironment
 from gangplane.store.catalog import EVENTS, PODS
 from gangplane.store.memory import MemoryStore
@@ -66,3 +66,28 @@ def test_unmapped_image_runs_in_gangplanes_environment_with_a_notice(
     store.create(PODS, pod("plain", container("busybox", "print('ok')"), restartPolicy="Never"))
     assert wait_phase(store, "plain", "Succeeded", "Failed")["status"]["phase"] == "Succeeded"
     assert "LocalEnvironment" in reasons(store, "plain")
+
+
+@pytest.mark.parametrize("isolation", [sandbox.PATH_MAPPING, sandbox.NAMESPACE])
+def test_dataset_initializer_image_fills_the_claim_in_either_isolation_mode(
+    store: MemoryStore, make_pool: PoolFactory, tmp_path: Path, isolation: str
+) -> None:
+    if isolation == sandbox.NAMESPACE and sandbox.mode() != sandbox.NAMESPACE:
+        pytest.skip("mount namespaces are not available here")
+    source = tmp_path / "source"
+    (source / "data").mkdir(parents=True)
+    (source / "data" / "train.csv").write_text("x,y\n")
+    make_pool(config(), isolation=isolation)
+    init = {
+        "name": "dataset-initializer",
+        "image": "ghcr.io/kubeflow/trainer/dataset-initializer",
+        "env": [{"name": "STORAGE_URI", "value": f"file://{source}"}],
+        "volumeMounts": [{"name": "initializer", "mountPath": "/workspace/dataset"}],
+    }
+    claim = {"name": "initializer", "persistentVolumeClaim": {"claimName": f"data-{isolation}"}}
+    store.create(PODS, pod("init", init, restartPolicy="Never", volumes=[claim]))
+    done = wait_phase(store, "init", "Succeeded", "Failed", timeout=60)
+    assert done["status"]["phase"] == "Succeeded", done["status"]
+    assert (
+        tmp_path / "claims" / "default" / f"data-{isolation}" / "data" / "train.csv"
+    ).read_text() == "x,y\n"

@@ -1,0 +1,385 @@
+"""Docs are tests: run the shell blocks that README.md and docs/*.md mark runnable, page by page, as written.
+
+Markers (docs/contributing.md has the reader's version):
+
+- a fenced block whose info string is ``sh runnable`` (or ``bash runnable``) is run; ``needs=slurm`` after it
+  names a prerequisite, and a page with a block whose prerequisite is missing is skipped with the reason;
+- a comment line right after a command states what its output (stdout and stderr together) shows:
+  ``# expect: REGEX`` is checked once (Python ``re.search``, multi-line); ``# eventually: REGEX`` re-runs the
+  command every second until it exits 0 and its output matches, for at most ``EVENTUALLY_S`` seconds.
+
+Each page's blocks run in order in one bash session (``set -o pipefail``; ``cd`` and ``export`` carry over)
+in the repository root, with an environment of its own: ``HOME``, ``GANGPLANE_HOME`` (``~/.gangplane``) and
+``TMPDIR`` in a temporary directory, free ports in ``GANGPLANE_PORT`` (read by ``gangplane up``) and the local
+Slurm's ``GANGPLANE_SLURM_*_PORT``, and the repository's ``.venv/bin`` first on ``PATH``. Any non-zero exit
+or expectation that does not hold fails the page. ``gangplane down`` (and ``scripts/slurm/stop.sh`` for a
+Slurm the page left running under its ``TMPDIR``) always runs at the end.
+
+By hand: ``python tests/docs/runbook.py [--list] [PAGE ...]``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import select
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+SHELL_LANGS = frozenset({"sh", "bash", "shell", "console", "zsh"})
+EVENTUALLY_S = float(os.environ.get("GANGPLANE_DOCS_EVENTUALLY_S", "90"))
+STEP_TIMEOUT_S = 300.0
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})\s*([^`\s]*)\s*(.*)$")
+_EXPECT = re.compile(r"^#\s*(expect|eventually):\s?(.*)$")
+_HEREDOC = re.compile(r"<<(-?)\s*(['\"]?)([A-Za-z_][A-Za-z0-9_]*)\2")
+_DONE = "__runbook_done__"
+
+
+@dataclass(frozen=True)
+class Block:
+    """A fenced code block of a Markdown page."""
+
+    page: str  # relative to the repository root
+    line: int  # 1-based line of the opening fence
+    lang: str
+    attrs: tuple[str, ...]
+    text: str
+
+    @property
+    def runnable(self) -> bool:
+        return self.lang in SHELL_LANGS and "runnable" in self.attrs
+
+    @property
+    def needs(self) -> tuple[str, ...]:
+        return tuple(a.removeprefix("needs=") for a in self.attrs if a.startswith("needs="))
+
+    @property
+    def first_command(self) -> str:
+        return next((ln.strip() for ln in self.text.splitlines() if ln.strip()), "")
+
+
+@dataclass(frozen=True)
+class Expect:
+    kind: str  # "expect" or "eventually"
+    pattern: str
+    line: int
+
+
+@dataclass
+class Step:
+    command: str
+    line: int  # 1-based line in the page
+    expects: list[Expect] = field(default_factory=list)
+
+
+class DocsFailure(AssertionError):
+    """A step of a page failed: which line, what ran, what it printed."""
+
+
+def blocks(page: Path, root: Path = REPO) -> list[Block]:
+    """Every fenced block of a Markdown file, in order."""
+    found: list[Block] = []
+    lines = page.read_text().splitlines()
+    i = 0
+    while i < len(lines):
+        opening = _FENCE.match(lines[i])
+        if not opening:
+            i += 1
+            continue
+        fence, lang, rest = opening.groups()
+        end = _closing(lines, i + 1, fence)
+        body = "\n".join(lines[i + 1 : end])
+        found.append(Block(_relative(page, root), i + 1, lang.lower(), tuple(rest.split()), body))
+        i = end + 1
+    return found
+
+
+def _closing(lines: list[str], start: int, fence: str) -> int:
+    for j in range(start, len(lines)):
+        stripped = lines[j].strip()
+        if stripped.startswith(fence[0] * len(fence)) and set(stripped) == {fence[0]}:
+            return j
+    return len(lines)
+
+
+def _relative(page: Path, root: Path) -> str:
+    try:
+        return str(page.resolve().relative_to(root.resolve()))
+    except ValueError:
+        return str(page)
+
+
+def steps(block: Block) -> list[Step]:
+    """The block's commands (continuation lines and here-documents joined), each with its expectations."""
+    lines = block.text.splitlines()
+    out: list[Step] = []
+    i = 0
+    while i < len(lines):
+        stripped = lines[i].strip()
+        expect = _EXPECT.match(stripped)
+        if expect:
+            if not out:
+                raise ValueError(f"{block.page}:{block.line + 1 + i}: an expectation before any command")
+            out[-1].expects.append(Expect(expect[1], expect[2], block.line + 1 + i))
+            i += 1
+        elif not stripped or stripped.startswith("#"):
+            i += 1
+        else:
+            end = _command_end(lines, i)
+            out.append(Step("\n".join(lines[i:end]), block.line + 1 + i))
+            i = end
+    return out
+
+
+def _command_end(lines: list[str], start: int) -> int:
+    """One past the last line of the command starting at ``start``."""
+    i = start
+    while i < len(lines):
+        line = lines[i]
+        i += 1
+        for dash, _, word in _HEREDOC.findall(line):
+            while i < len(lines) and (lines[i].lstrip("\t") if dash else lines[i]) != word:
+                i += 1
+            i += 1
+        if not line.rstrip().endswith("\\"):
+            return min(i, len(lines))
+    return i
+
+
+def pages(root: Path = REPO) -> list[Path]:
+    """README.md and docs/*.md."""
+    return [root / "README.md", *sorted((root / "docs").glob("*.md"))]
+
+
+def runnable_pages(root: Path = REPO) -> list[Path]:
+    return [p for p in pages(root) if any(b.runnable for b in blocks(p, root))]
+
+
+def unmarked(root: Path = REPO) -> list[Block]:
+    """Shell blocks the harness does not run: real-cluster sections, or omissions to look at."""
+    return [b for p in pages(root) for b in blocks(p, root) if b.lang in SHELL_LANGS and not b.runnable]
+
+
+@dataclass
+class Result:
+    rc: int
+    output: str
+
+
+class Shell:
+    """One bash session; each command's output goes to a file, then a marker line says it ended."""
+
+    def __init__(self, cwd: Path, env: dict[str, str], scratch: Path) -> None:
+        self._scratch, self._count = scratch, 0
+        self._proc = subprocess.Popen(
+            ["bash", "--noprofile", "--norc"],
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        self._send("set -o pipefail\n")
+
+    def run(self, command: str, timeout: float = STEP_TIMEOUT_S) -> Result:
+        # A file per command: a daemon the command started may still hold the previous one open.
+        self._count += 1
+        out = self._scratch / f"step-{self._count}.out"
+        self._send(f"{{ {command}\n}} >{out} 2>&1 </dev/null\necho {_DONE} $?\n")
+        rc = self._wait_done(timeout)
+        return Result(rc, out.read_text(errors="replace") if out.exists() else "")
+
+    def _send(self, text: str) -> None:
+        assert self._proc.stdin is not None
+        self._proc.stdin.write(text.encode())
+        self._proc.stdin.flush()
+
+    def _wait_done(self, timeout: float) -> int:
+        assert self._proc.stdout is not None
+        fd, seen, deadline = self._proc.stdout.fileno(), b"", time.monotonic() + timeout
+        while (match := re.search(rb"__runbook_done__ (\d+)\n", seen)) is None:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                self.close()
+                return 124
+            ready, _, _ = select.select([fd], [], [], left)
+            chunk = os.read(fd, 4096) if ready else b""
+            if ready and not chunk:
+                return -1  # the shell ended (a command ran `exit`)
+            seen += chunk
+        return int(match[1])
+
+    def close(self) -> None:
+        if self._proc.poll() is None:
+            os.killpg(self._proc.pid, signal.SIGKILL)
+        self._proc.wait()
+        for stream in (self._proc.stdin, self._proc.stdout):
+            if stream is not None:
+                stream.close()
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def free_port_block(size: int) -> int:
+    """A base port with base..base+size all free (the local Slurm's nodes listen on base + i)."""
+    for _ in range(50):
+        base = free_port()
+        with ExitStack() as held:
+            try:
+                for port in range(base, base + size + 1):
+                    held.enter_context(socket.socket()).bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return base
+    raise RuntimeError(f"no block of {size + 1} free ports")
+
+
+def venv_bin(root: Path = REPO) -> Path:
+    local = root / ".venv" / "bin"
+    return local if (local / "gangplane").exists() else Path(sys.executable).parent
+
+
+def page_env(root: Path, scratch: Path) -> dict[str, str]:
+    """The page's own HOME, GANGPLANE_HOME, TMPDIR and ports; the repository's venv first on PATH."""
+    home, tmp = scratch / "home", scratch / "tmp"
+    home.mkdir(parents=True, exist_ok=True)
+    tmp.mkdir(parents=True, exist_ok=True)
+    env = {k: v for k, v in os.environ.items() if k not in ("KUBECONFIG", "GANGPLANE_TOKEN", "SLURM_CONF")}
+    pythonpath = os.pathsep.join(p for p in (str(root / "src"), env.get("PYTHONPATH", "")) if p)
+    env.update(
+        HOME=str(home),
+        GANGPLANE_HOME=str(home / ".gangplane"),
+        TMPDIR=str(tmp),
+        PATH=f"{venv_bin(root)}{os.pathsep}{env.get('PATH', '')}",
+        PYTHONPATH=pythonpath,
+        GANGPLANE_PORT=str(free_port()),
+        GANGPLANE_SLURM_CTLD_PORT=str(free_port()),
+        GANGPLANE_SLURM_SLURMD_PORT=str(free_port_block(8)),
+    )
+    return env
+
+
+def missing_needs(page: Path, root: Path = REPO) -> str | None:
+    """Why the page cannot run here, or None."""
+    needs = {n for b in blocks(page, root) if b.runnable for n in b.needs}
+    for need in sorted(needs):
+        check = _NEEDS.get(need)
+        why = check() if check else f"unknown prerequisite needs={need}"
+        if why:
+            return f"{_relative(page, root)}: {why}"
+    return None
+
+
+def _slurm_missing() -> str | None:
+    if shutil.which("slurmctld") is None and not Path("/usr/sbin/slurmctld").exists():
+        return "Slurm is not installed (scripts/slurm/install.sh, run by .ci/run as root)"
+    if os.geteuid() != 0:
+        return "the local Slurm (scripts/slurm/start.sh) needs root"
+    return None
+
+
+_NEEDS = {"slurm": _slurm_missing}
+
+
+def run_page(page: Path, scratch: Path, root: Path = REPO) -> list[str]:
+    """Run every runnable block of the page in order; the transcript, or DocsFailure at the first failure."""
+    env = page_env(root, scratch)
+    shell = Shell(root, env, scratch)
+    transcript: list[str] = []
+    try:
+        for block in (b for b in blocks(page, root) if b.runnable):
+            for step in steps(block):
+                transcript.append(_run_step(shell, block.page, step))
+    finally:
+        shell.close()
+        _clean_up(root, env)
+    return transcript
+
+
+def _run_step(shell: Shell, page: str, step: Step) -> str:
+    started = time.monotonic()
+    result = shell.run(step.command)
+    waits = [e for e in step.expects if e.kind == "eventually"]
+    deadline = started + EVENTUALLY_S
+    while waits and not _holds(result, waits) and time.monotonic() < deadline:
+        time.sleep(1.0)
+        result = shell.run(step.command)
+    where = f"{page}:{step.line}: `{step.command}`"
+    if result.rc != 0:
+        raise DocsFailure(f"{where} exited {result.rc}{_tail(result.output)}")
+    for expect in step.expects:
+        if not re.search(expect.pattern, result.output, re.MULTILINE):
+            waited = f" within {EVENTUALLY_S:.0f} s" if expect.kind == "eventually" else ""
+            raise DocsFailure(
+                f"{where}: output never matched{waited} /{expect.pattern}/ ({page}:{expect.line})"
+                f"{_tail(result.output)}"
+            )
+    return f"{where} ({time.monotonic() - started:.1f} s)"
+
+
+def _holds(result: Result, expects: list[Expect]) -> bool:
+    return result.rc == 0 and all(re.search(e.pattern, result.output, re.MULTILINE) for e in expects)
+
+
+def _tail(output: str, lines: int = 40) -> str:
+    kept = output.rstrip().splitlines()[-lines:]
+    return "\n  | " + "\n  | ".join(kept) if kept else " (no output)"
+
+
+def _clean_up(root: Path, env: dict[str, str]) -> None:
+    """Stop what a failed page may have left: its control plane and any local Slurm under its TMPDIR."""
+    gangplane = venv_bin(root) / "gangplane"
+    subprocess.run([str(gangplane), "down"], env=env, cwd=root, capture_output=True, timeout=120, check=False)
+    for conf in Path(env["TMPDIR"]).glob("**/etc/slurm.conf"):
+        state = conf.parent.parent
+        subprocess.run(
+            [str(root / "scripts" / "slurm" / "stop.sh"), str(state)],
+            env=env,
+            capture_output=True,
+            timeout=120,
+            check=False,
+        )
+
+
+def listing(root: Path = REPO) -> Iterator[str]:
+    """One line per shell block: run or not, where, and its first command."""
+    for page in pages(root):
+        for block in blocks(page, root):
+            if block.lang in SHELL_LANGS:
+                mark = "runnable" if block.runnable else "not run "
+                yield f"{mark}  {block.page}:{block.line}  {block.first_command[:70]}"
+
+
+def main(argv: list[str]) -> int:
+    if "--list" in argv:
+        print("\n".join(listing()))
+        return 0
+    chosen = [Path(a).resolve() for a in argv] or runnable_pages()
+    for page in chosen:
+        why = missing_needs(page)
+        if why:
+            print(f"skipped {why}")
+            continue
+        with tempfile.TemporaryDirectory(prefix="gangplane-docs-") as scratch:
+            for line in run_page(page, Path(scratch)):
+                print(line, flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -2,8 +2,9 @@
 
 Markers (docs/contributing.md has the reader's version):
 
-- a fenced block whose info string is ``sh runnable`` (or ``bash runnable``) is run; ``needs=slurm`` after it
-  names a prerequisite, and a page with a block whose prerequisite is missing is skipped with the reason;
+- a fenced block whose info string is ``sh runnable`` (or ``bash runnable``) is run; ``needs=slurm`` or
+  ``needs=kubectl`` after it names a prerequisite: without it the block is left out (the transcript says so),
+  and a page none of whose blocks can run is skipped with the reason;
 - a comment line right after a command states what its output (stdout and stderr together) shows:
   ``# expect: REGEX`` is checked once (Python ``re.search``, multi-line); ``# eventually: REGEX`` re-runs the
   command every second until it exits 0 and its output matches, for at most ``EVENTUALLY_S`` seconds.
@@ -274,15 +275,23 @@ def page_env(root: Path, scratch: Path) -> dict[str, str]:
     return env
 
 
-def missing_needs(page: Path, root: Path = REPO) -> str | None:
-    """Why the page cannot run here, or None."""
-    needs = {n for b in blocks(page, root) if b.runnable for n in b.needs}
-    for need in sorted(needs):
-        check = _NEEDS.get(need)
-        why = check() if check else f"unknown prerequisite needs={need}"
+def block_missing(block: Block) -> str | None:
+    """Why the block cannot run here, or None."""
+    for need in block.needs:
+        if need not in _NEEDS:
+            raise ValueError(
+                f"{block.page}:{block.line}: unknown prerequisite needs={need} (known: {sorted(_NEEDS)})"
+            )
+        why = _NEEDS[need]()
         if why:
-            return f"{_relative(page, root)}: {why}"
+            return f"{block.page}:{block.line}: {why}"
     return None
+
+
+def missing_needs(page: Path, root: Path = REPO) -> str | None:
+    """Why none of the page's runnable blocks can run here, or None when some can."""
+    reasons = [block_missing(b) for b in blocks(page, root) if b.runnable]
+    return "; ".join(r for r in reasons if r) if reasons and all(reasons) else None
 
 
 def _slurm_missing() -> str | None:
@@ -293,7 +302,11 @@ def _slurm_missing() -> str | None:
     return None
 
 
-_NEEDS = {"slurm": _slurm_missing}
+def _kubectl_missing() -> str | None:
+    return None if shutil.which("kubectl") else "kubectl is not installed"
+
+
+_NEEDS = {"slurm": _slurm_missing, "kubectl": _kubectl_missing}
 
 
 def run_page(page: Path, scratch: Path, root: Path = REPO) -> list[str]:
@@ -303,6 +316,10 @@ def run_page(page: Path, scratch: Path, root: Path = REPO) -> list[str]:
     transcript: list[str] = []
     try:
         for block in (b for b in blocks(page, root) if b.runnable):
+            skipped = block_missing(block)
+            if skipped:
+                transcript.append(f"skipped {skipped}")
+                continue
             for step in steps(block):
                 transcript.append(_run_step(shell, block.page, step))
     finally:

@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 
 import pytest
+import runbook
 from runbook import (
     REPO,
     Block,
@@ -116,6 +117,25 @@ def test_an_eventual_state_that_never_comes_fails_after_the_timeout(
 def test_unmarked_and_example_blocks_are_not_run(tmp_path: Path) -> None:
     page = _page(tmp_path, "'''sh\nfalse\n'''\n'''yaml\nfalse\n'''\n'''sh runnable\ntrue\n'''\n")
     assert len(run_page(page, tmp_path / "scratch", root=tmp_path)) == 1
+
+
+def test_a_block_whose_prerequisite_is_missing_is_left_out(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(runbook._NEEDS, "slurm", lambda: "Slurm is not installed")
+    page = _page(tmp_path, "'''sh runnable needs=slurm\nfalse\n'''\n'''sh runnable\ntrue\n'''\n")
+    transcript = run_page(page, tmp_path / "scratch", root=tmp_path)
+    assert transcript[0] == "skipped page.md:1: Slurm is not installed"
+    assert len(transcript) == 2
+    assert missing_needs(page, tmp_path) is None
+    only = _page(tmp_path, "'''sh runnable needs=slurm\nfalse\n'''\n")
+    assert missing_needs(only, tmp_path) == "page.md:1: Slurm is not installed"
+
+
+def test_an_unknown_prerequisite_is_an_error(tmp_path: Path) -> None:
+    page = _page(tmp_path, "'''sh runnable needs=slrum\ntrue\n'''\n")
+    with pytest.raises(ValueError, match="unknown prerequisite needs=slrum"):
+        run_page(page, tmp_path / "scratch", root=tmp_path)
 
 
 def test_every_integration_page_has_a_runnable_local_walkthrough() -> None:

@@ -10,11 +10,11 @@ Markers (docs/contributing.md has the reader's version):
   command every second until it exits 0 and its output matches, for at most ``EVENTUALLY_S`` seconds.
 
 Each page's blocks run in order in one bash session (``set -o pipefail``; ``cd`` and ``export`` carry over)
-in the repository root, with an environment of its own: ``HOME``, ``GANGPLANE_HOME`` (``~/.gangplane``) and
-``TMPDIR`` in a temporary directory, free ports in ``GANGPLANE_PORT`` (read by ``gangplane up``) and the local
-Slurm's ``GANGPLANE_SLURM_*_PORT``, and the repository's ``.venv/bin`` first on ``PATH``. Any non-zero exit
-or expectation that does not hold fails the page. ``gangplane down`` (and ``scripts/slurm/stop.sh`` for a
-Slurm the page left running under its ``TMPDIR``) always runs at the end.
+in the repository root, with an environment of its own: ``HOME`` and ``GANGPLANE_HOME`` (``~/.gangplane``) in
+the scratch directory, a fresh ``TMPDIR`` (removed afterwards), free ports in ``GANGPLANE_PORT`` (read by
+``gangplane up``) and the local Slurm's ``GANGPLANE_SLURM_*_PORT``, and the repository's ``.venv/bin`` first
+on ``PATH``. Any non-zero exit or expectation that does not hold fails the page. ``gangplane down`` (and
+``scripts/slurm/stop.sh`` for a Slurm the page left running under its ``TMPDIR``) always runs at the end.
 
 By hand: ``python tests/docs/runbook.py [--list] [PAGE ...]``.
 """
@@ -257,15 +257,17 @@ def venv_bin(root: Path = REPO) -> Path:
 
 def page_env(root: Path, scratch: Path) -> dict[str, str]:
     """The page's own HOME, GANGPLANE_HOME, TMPDIR and ports; the repository's venv first on PATH."""
-    home, tmp = scratch / "home", scratch / "tmp"
+    home = scratch / "home"
     home.mkdir(parents=True, exist_ok=True)
-    tmp.mkdir(parents=True, exist_ok=True)
+    # TMPDIR short, in the system's temporary directory: a local Slurm started under it puts Unix sockets
+    # there, whose paths must fit in 108 bytes.
+    tmp = tempfile.mkdtemp(prefix="gpdocs-")
     env = {k: v for k, v in os.environ.items() if k not in ("KUBECONFIG", "GANGPLANE_TOKEN", "SLURM_CONF")}
     pythonpath = os.pathsep.join(p for p in (str(root / "src"), env.get("PYTHONPATH", "")) if p)
     env.update(
         HOME=str(home),
         GANGPLANE_HOME=str(home / ".gangplane"),
-        TMPDIR=str(tmp),
+        TMPDIR=tmp,
         PATH=f"{venv_bin(root)}{os.pathsep}{env.get('PATH', '')}",
         PYTHONPATH=pythonpath,
         GANGPLANE_PORT=str(free_port()),
@@ -336,7 +338,8 @@ def _run_step(shell: Shell, page: str, step: Step) -> str:
     while waits and not _holds(result, waits) and time.monotonic() < deadline:
         time.sleep(1.0)
         result = shell.run(step.command)
-    where = f"{page}:{step.line}: `{step.command}`"
+    first, *more = step.command.splitlines()
+    where = f"{page}:{step.line}: `{first}{' ...' if more else ''}`"
     if result.rc != 0:
         raise DocsFailure(f"{where} exited {result.rc}{_tail(result.output)}")
     for expect in step.expects:
@@ -360,8 +363,9 @@ def _tail(output: str, lines: int = 40) -> str:
 
 def _clean_up(root: Path, env: dict[str, str]) -> None:
     """Stop what a failed page may have left: its control plane and any local Slurm under its TMPDIR."""
-    gangplane = venv_bin(root) / "gangplane"
-    subprocess.run([str(gangplane), "down"], env=env, cwd=root, capture_output=True, timeout=120, check=False)
+    if Path(env["GANGPLANE_HOME"]).exists():
+        gangplane = str(venv_bin(root) / "gangplane")
+        subprocess.run([gangplane, "down"], env=env, cwd=root, capture_output=True, timeout=120, check=False)
     for conf in Path(env["TMPDIR"]).glob("**/etc/slurm.conf"):
         state = conf.parent.parent
         subprocess.run(
@@ -371,6 +375,7 @@ def _clean_up(root: Path, env: dict[str, str]) -> None:
             timeout=120,
             check=False,
         )
+    shutil.rmtree(env["TMPDIR"], ignore_errors=True)
 
 
 def listing(root: Path = REPO) -> Iterator[str]:

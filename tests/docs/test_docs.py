@@ -79,12 +79,12 @@ def test_a_page_runs_in_one_shell_and_checks_expectations(tmp_path: Path) -> Non
         tmp_path,
         "'''sh runnable\nexport GREETING=hi\ncd /\n'''\n\ntext\n\n'''sh runnable\n"
         "echo $GREETING from $(pwd) && echo to-stderr >&2\n# expect: ^hi from /$\n# expect: to-stderr\n"
-        "n=$(cat $TMPDIR/n 2>/dev/null || echo 0); echo $((n + 1)) > $TMPDIR/n; cat $TMPDIR/n\n# eventually: ^3$\n"
+        "n=$(cat ~/n 2>/dev/null || echo 0); echo $((n + 1)) > ~/n; cat ~/n\n# eventually: ^3$\n"
         "test -d ~/.gangplane || test \"$GANGPLANE_HOME\" = ~/.gangplane\n'''\n",
     )
     transcript = run_page(page, tmp_path / "scratch", root=tmp_path)
     assert len(transcript) == 5
-    assert (tmp_path / "scratch" / "tmp" / "n").read_text() == "3\n"
+    assert (tmp_path / "scratch" / "home" / "n").read_text() == "3\n"
 
 
 def test_a_failing_command_fails_the_page_with_its_line_and_output(tmp_path: Path) -> None:

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import pytest
-from runbook import unmarked
+from docblocks import unmarked
 
 _PAGE_TEST = "tests/docs/test_docs.py::test_page_runs_as_written"
 

@@ -7,7 +7,7 @@ Markers (docs/contributing.md has the reader's version):
   and a page none of whose blocks can run is skipped with the reason;
 - a comment line right after a command states what its output (stdout and stderr together) shows:
   ``# expect: REGEX`` is checked once (Python ``re.search``, multi-line); ``# eventually: REGEX`` re-runs the
-  command every second until it exits 0 and its output matches, for at most ``EVENTUALLY_S`` seconds.
+  command every half second until it exits 0 and its output matches, for at most ``EVENTUALLY_S`` seconds.
 
 Each page's blocks run in order in one bash session (``set -o pipefail``; ``cd`` and ``export`` carry over)
 in the repository root, with an environment of its own: ``HOME`` and ``GANGPLANE_HOME`` (``~/.gangplane``) in
@@ -31,144 +31,21 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
 from contextlib import ExitStack
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
-SHELL_LANGS = frozenset({"sh", "bash", "shell", "console", "zsh"})
+from docblocks import REPO, Block, Expect, Step, blocks, listing, runnable_pages, steps
+
+from gangplane.server import lifecycle
+
 EVENTUALLY_S = float(os.environ.get("GANGPLANE_DOCS_EVENTUALLY_S", "90"))
 STEP_TIMEOUT_S = 300.0
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})\s*([^`\s]*)\s*(.*)$")
-_EXPECT = re.compile(r"^#\s*(expect|eventually):\s?(.*)$")
-_HEREDOC = re.compile(r"<<(-?)\s*(['\"]?)([A-Za-z_][A-Za-z0-9_]*)\2")
 _DONE = "__runbook_done__"
-
-
-@dataclass(frozen=True)
-class Block:
-    """A fenced code block of a Markdown page."""
-
-    page: str  # relative to the repository root
-    line: int  # 1-based line of the opening fence
-    lang: str
-    attrs: tuple[str, ...]
-    text: str
-
-    @property
-    def runnable(self) -> bool:
-        return self.lang in SHELL_LANGS and "runnable" in self.attrs
-
-    @property
-    def needs(self) -> tuple[str, ...]:
-        return tuple(a.removeprefix("needs=") for a in self.attrs if a.startswith("needs="))
-
-    @property
-    def first_command(self) -> str:
-        return next((ln.strip() for ln in self.text.splitlines() if ln.strip()), "")
-
-
-@dataclass(frozen=True)
-class Expect:
-    kind: str  # "expect" or "eventually"
-    pattern: str
-    line: int
-
-
-@dataclass
-class Step:
-    command: str
-    line: int  # 1-based line in the page
-    expects: list[Expect] = field(default_factory=list)
 
 
 class DocsFailure(AssertionError):
     """A step of a page failed: which line, what ran, what it printed."""
-
-
-def blocks(page: Path, root: Path = REPO) -> list[Block]:
-    """Every fenced block of a Markdown file, in order."""
-    found: list[Block] = []
-    lines = page.read_text().splitlines()
-    i = 0
-    while i < len(lines):
-        opening = _FENCE.match(lines[i])
-        if not opening:
-            i += 1
-            continue
-        fence, lang, rest = opening.groups()
-        end = _closing(lines, i + 1, fence)
-        body = "\n".join(lines[i + 1 : end])
-        found.append(Block(_relative(page, root), i + 1, lang.lower(), tuple(rest.split()), body))
-        i = end + 1
-    return found
-
-
-def _closing(lines: list[str], start: int, fence: str) -> int:
-    for j in range(start, len(lines)):
-        stripped = lines[j].strip()
-        if stripped.startswith(fence[0] * len(fence)) and set(stripped) == {fence[0]}:
-            return j
-    return len(lines)
-
-
-def _relative(page: Path, root: Path) -> str:
-    try:
-        return str(page.resolve().relative_to(root.resolve()))
-    except ValueError:
-        return str(page)
-
-
-def steps(block: Block) -> list[Step]:
-    """The block's commands (continuation lines and here-documents joined), each with its expectations."""
-    lines = block.text.splitlines()
-    out: list[Step] = []
-    i = 0
-    while i < len(lines):
-        stripped = lines[i].strip()
-        expect = _EXPECT.match(stripped)
-        if expect:
-            if not out:
-                raise ValueError(f"{block.page}:{block.line + 1 + i}: an expectation before any command")
-            out[-1].expects.append(Expect(expect[1], expect[2], block.line + 1 + i))
-            i += 1
-        elif not stripped or stripped.startswith("#"):
-            i += 1
-        else:
-            end = _command_end(lines, i)
-            out.append(Step("\n".join(lines[i:end]), block.line + 1 + i))
-            i = end
-    return out
-
-
-def _command_end(lines: list[str], start: int) -> int:
-    """One past the last line of the command starting at ``start``."""
-    i = start
-    while i < len(lines):
-        line = lines[i]
-        i += 1
-        for dash, _, word in _HEREDOC.findall(line):
-            while i < len(lines) and (lines[i].lstrip("\t") if dash else lines[i]) != word:
-                i += 1
-            i += 1
-        if not line.rstrip().endswith("\\"):
-            return min(i, len(lines))
-    return i
-
-
-def pages(root: Path = REPO) -> list[Path]:
-    """README.md and docs/*.md."""
-    return [root / "README.md", *sorted((root / "docs").glob("*.md"))]
-
-
-def runnable_pages(root: Path = REPO) -> list[Path]:
-    return [p for p in pages(root) if any(b.runnable for b in blocks(p, root))]
-
-
-def unmarked(root: Path = REPO) -> list[Block]:
-    """Shell blocks the harness does not run: real-cluster sections, or omissions to look at."""
-    return [b for p in pages(root) for b in blocks(p, root) if b.lang in SHELL_LANGS and not b.runnable]
 
 
 @dataclass
@@ -336,7 +213,7 @@ def _run_step(shell: Shell, page: str, step: Step) -> str:
     waits = [e for e in step.expects if e.kind == "eventually"]
     deadline = started + EVENTUALLY_S
     while waits and not _holds(result, waits) and time.monotonic() < deadline:
-        time.sleep(1.0)
+        time.sleep(0.5)
         result = shell.run(step.command)
     first, *more = step.command.splitlines()
     where = f"{page}:{step.line}: `{first}{' ...' if more else ''}`"
@@ -363,7 +240,7 @@ def _tail(output: str, lines: int = 40) -> str:
 
 def _clean_up(root: Path, env: dict[str, str]) -> None:
     """Stop what a failed page may have left: its control plane and any local Slurm under its TMPDIR."""
-    if Path(env["GANGPLANE_HOME"]).exists():
+    if lifecycle.status(Path(env["GANGPLANE_HOME"])).running:
         gangplane = str(venv_bin(root) / "gangplane")
         subprocess.run([gangplane, "down"], env=env, cwd=root, capture_output=True, timeout=120, check=False)
     for conf in Path(env["TMPDIR"]).glob("**/etc/slurm.conf"):
@@ -376,15 +253,6 @@ def _clean_up(root: Path, env: dict[str, str]) -> None:
             check=False,
         )
     shutil.rmtree(env["TMPDIR"], ignore_errors=True)
-
-
-def listing(root: Path = REPO) -> Iterator[str]:
-    """One line per shell block: run or not, where, and its first command."""
-    for page in pages(root):
-        for block in blocks(page, root):
-            if block.lang in SHELL_LANGS:
-                mark = "runnable" if block.runnable else "not run "
-                yield f"{mark}  {block.page}:{block.line}  {block.first_command[:70]}"
 
 
 def main(argv: list[str]) -> int:

@@ -3,25 +3,21 @@ page with runnable blocks run as written on its own embedded cluster (slow)."""
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 import runbook
-from runbook import (
-    REPO,
-    Block,
-    DocsFailure,
-    blocks,
-    missing_needs,
-    run_page,
-    runnable_pages,
-    steps,
-    unmarked,
-)
+from docblocks import REPO, Block, blocks, runnable_pages, steps, unmarked
+from runbook import DocsFailure, missing_needs, run_page
 
 INTEGRATION_PAGES = ("coscheduling", "volcano", "kai", "kueue", "slurm")
 FENCE = "```"
+PARALLEL = int(os.environ.get("GANGPLANE_DOCS_PARALLEL", "3"))
 
 
 def _page(tmp_path: Path, body: str) -> Path:
@@ -164,10 +160,44 @@ def test_unmarked_shell_blocks_are_listed() -> None:
     assert any(b.page == "docs/slurm.md" and "install.sh" in b.text for b in listed)  # needs root and apt
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("page", runnable_pages(), ids=lambda p: str(p.relative_to(REPO)))
-def test_page_runs_as_written(page: Path, tmp_path: Path) -> None:
+@dataclass
+class PageOutcome:
+    skipped: str | None = None
+    failure: BaseException | None = None
+
+
+def _run(page: Path, scratch: Path) -> PageOutcome:
     why = missing_needs(page)
     if why:
-        pytest.skip(why)
-    run_page(page, tmp_path)
+        return PageOutcome(skipped=why)
+    try:
+        run_page(page, scratch)
+    except (DocsFailure, ValueError, OSError, subprocess.SubprocessError) as exc:
+        return PageOutcome(failure=exc)
+    return PageOutcome()
+
+
+@pytest.fixture(scope="session")
+def page_outcomes(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> dict[Path, PageOutcome]:
+    """Every selected page, run PARALLEL at a time (each has its own cluster, ports and directories): most of a
+    page's time is spent waiting on its cluster, so pages overlap well."""
+    chosen = [
+        item.callspec.params["page"]
+        for item in request.session.items
+        if getattr(item, "originalname", "") == "test_page_runs_as_written"
+    ]
+    with ThreadPoolExecutor(max_workers=PARALLEL) as pool:
+        futures = {page: pool.submit(_run, page, tmp_path_factory.mktemp(page.stem)) for page in chosen}
+    return {page: future.result() for page, future in futures.items()}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("page", runnable_pages(), ids=lambda p: str(p.relative_to(REPO)))
+def test_page_runs_as_written(page: Path, page_outcomes: dict[Path, PageOutcome]) -> None:
+    outcome = page_outcomes[page]
+    if outcome.skipped:
+        pytest.skip(outcome.skipped)
+    if outcome.failure is not None:
+        raise outcome.failure

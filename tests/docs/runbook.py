@@ -31,6 +31,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
@@ -188,7 +189,9 @@ def _kubectl_missing() -> str | None:
 _NEEDS = {"slurm": _slurm_missing, "kubectl": _kubectl_missing}
 
 
-def run_page(page: Path, scratch: Path, root: Path = REPO) -> list[str]:
+def run_page(
+    page: Path, scratch: Path, root: Path = REPO, progress: Callable[[str], None] | None = None
+) -> list[str]:
     """Run every runnable block of the page in order; the transcript, or DocsFailure at the first failure."""
     env = page_env(root, scratch)
     shell = Shell(root, env, scratch)
@@ -196,11 +199,13 @@ def run_page(page: Path, scratch: Path, root: Path = REPO) -> list[str]:
     try:
         for block in (b for b in blocks(page, root) if b.runnable):
             skipped = block_missing(block)
-            if skipped:
-                transcript.append(f"skipped {skipped}")
-                continue
-            for step in steps(block):
-                transcript.append(_run_step(shell, block.page, step))
+            done = (
+                [f"skipped {skipped}"] if skipped else (_run_step(shell, block.page, s) for s in steps(block))
+            )
+            for line in done:
+                transcript.append(line)
+                if progress:
+                    progress(line)
     finally:
         shell.close()
         _clean_up(root, env)
@@ -266,8 +271,11 @@ def main(argv: list[str]) -> int:
             print(f"skipped {why}")
             continue
         with tempfile.TemporaryDirectory(prefix="gangplane-docs-") as scratch:
-            for line in run_page(page, Path(scratch)):
-                print(line, flush=True)
+            try:
+                run_page(page, Path(scratch), progress=lambda line: print(line, flush=True))
+            except DocsFailure as failure:
+                print(f"FAILED {failure}", file=sys.stderr)
+                return 1
     return 0
 
 

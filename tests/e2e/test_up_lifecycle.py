@@ -242,3 +242,56 @@ def test_pod_failure_policy_ignores_a_disruption(api: client.ApiClient, home: Pa
 
     job = wait_for(complete, timeout=60, what="the Job to complete after the ignored disruption")
     assert not job.status.failed and job.status.succeeded == 1
+
+
+IN_CLUSTER_CLIENT = """
+import json, sys
+from kubernetes import client, config
+config.load_incluster_config()
+core = client.CoreV1Api()
+print(json.dumps(sorted(p.metadata.name for p in core.list_namespaced_pod(sys.argv[1]).items)))
+for attempt in (lambda: core.create_namespace({"metadata": {"name": "taken-over"}}),
+                lambda: core.list_secret_for_all_namespaces(),
+                lambda: core.list_namespaced_secret("kube-system")):
+    try:
+        attempt()
+        print("allowed")
+    except client.ApiException as err:
+        print(err.status)
+print(len(core.list_node().items))
+print(len(open(sys.argv[2]).read()))  # the admin kubeconfig: covered in the pod's mount namespace
+print(open(config.incluster_config.SERVICE_TOKEN_FILENAME).read())
+"""
+
+
+@pytest.mark.skipif(
+    sandbox.mode() != sandbox.NAMESPACE, reason="the token path is visible only in namespace mode"
+)
+def test_a_pod_uses_the_api_through_its_service_account_only(api: client.ApiClient, home: Path) -> None:
+    """`load_incluster_config()` works in a pod: its token lists pods in its namespace, is refused
+    cluster-admin actions (403), and stops working once the pod is deleted (401)."""
+    core = client.CoreV1Api(api)
+    container = {
+        "name": "main",
+        "image": "python",
+        "command": ["python", "-c", IN_CLUSTER_CLIENT, NS, str(home / "kubeconfig")],
+    }
+    create_pod(api, "in-cluster", [container])
+    pod = finished_pod(api, "in-cluster")
+    out = core.read_namespaced_pod_log("in-cluster", NS).splitlines()
+    assert pod.status.phase == "Succeeded", out
+    assert "in-cluster" in out[0] and out[1:4] == ["403", "403", "403"] and int(out[4]) == 2, out
+    assert out[5] == "0"
+    token = out[6]
+    assert token and token not in (home / "token").read_text()
+    asked = client.Configuration()
+    asked.host, asked.ssl_ca_cert = api.configuration.host, api.configuration.ssl_ca_cert
+    asked.api_key = {"authorization": f"Bearer {token}"}
+    as_pod = client.CoreV1Api(client.ApiClient(asked))
+    assert as_pod.list_namespaced_pod(NS).items  # still valid while the pod exists
+    core.delete_namespaced_pod("in-cluster", NS)
+    wait_for(lambda: not [p for p in core.list_namespaced_pod(NS).items if p.metadata.name == "in-cluster"],
+             what="the pod to go")  # fmt: skip
+    with pytest.raises(client.ApiException) as revoked:
+        as_pod.list_namespaced_pod(NS)
+    assert revoked.value.status == 401

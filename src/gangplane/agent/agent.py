@@ -62,6 +62,7 @@ from gangplane.agent.process import (
     start,
     stop,
 )
+from gangplane.agent.service_account import SERVICE_ACCOUNT_VOLUME, ApiEndpoint, service_account_dir
 from gangplane.agent.volumes import has_projections, pod_volumes
 from gangplane.client import Controller, Informer, Result
 from gangplane.client.events import EventRecorder
@@ -69,7 +70,7 @@ from gangplane.client.informer import Key
 from gangplane.clock import Clock
 from gangplane.errors import NotFound
 from gangplane.store.base import ListOptions, Object, Store
-from gangplane.store.catalog import CONFIGMAPS, PODS, SECRETS
+from gangplane.store.catalog import CONFIGMAPS, PODS, SECRETS, SERVICE_ACCOUNTS
 from gangplane.store.patch import MERGE_PATCH
 
 _log = logging.getLogger(__name__)
@@ -125,6 +126,7 @@ class NodeAgent:
             isolation=isolation or sandbox.mode(),
             state_root=state,
         )
+        self._api = ApiEndpoint(state)  # pods' service-account tokens and KUBERNETES_SERVICE_* (once served)
         self._stop_grace = stop_grace_seconds
         self._pods: dict[Key, _Pod] = {}
         self._reapers: list[threading.Thread] = []
@@ -320,7 +322,11 @@ class NodeAgent:
         folder = sandbox.pod_dir(self._pods_root, pod)
         folder.mkdir(parents=True, exist_ok=True)
         volumes = pod_volumes(pod, folder, self._claims_root, self._read, self.node.capacity)
-        return PodPlace(folder, volumes)
+        access = self._api.get()
+        token = service_account_dir(pod, folder, self._read, access)
+        if token is not None:
+            volumes[SERVICE_ACCOUNT_VOLUME] = token
+        return PodPlace(folder, volumes, access.env() if access else {})
 
     def _report_backoff(self, pod: Object, state: _Pod, now: float) -> None:
         """kubelet's ``BackOff`` event, once per restart a container waits out (repeats are counted)."""
@@ -412,7 +418,7 @@ class NodeAgent:
         return self.store.patch(PODS, meta["namespace"], meta["name"], patch, MERGE_PATCH)
 
     def _read(self, plural: str, namespace: str, name: str) -> Mapping[str, Any] | None:
-        rt = {"configmaps": CONFIGMAPS, "secrets": SECRETS}[plural]
+        rt = {"configmaps": CONFIGMAPS, "secrets": SECRETS, "serviceaccounts": SERVICE_ACCOUNTS}[plural]
         try:
             return self.store.get(rt, namespace, name)
         except NotFound:

@@ -6,6 +6,7 @@
 | ``configMap`` / ``secret`` / ``downwardAPI`` / ``projected`` | files in ``<sandbox>/volumes/<name>`` (below) |
 | ``hostPath`` | the host path itself (``DirectoryOrCreate`` / ``FileOrCreate`` create it) |
 | ``persistentVolumeClaim`` | ``<state>/claims/<namespace>/<claimName>``: one directory per claim that outlives pods |
+| the service-account token | ``<sandbox>/serviceaccount`` (``service_account.py``), at ``SERVICE_ACCOUNT_MOUNT`` |
 
 Projected files are written as the kubelet's ``AtomicWriter`` does (a timestamped directory swapped in
 through the ``..data`` symlink), refreshed each time a container of the pod starts and every minute while
@@ -33,6 +34,10 @@ from gangplane.agent.sandbox import Mount
 Files = dict[str, tuple[bytes, int]]  # relative path -> (content, mode)
 CONFIGMAP_MODE, SECRET_MODE = 0o644, 0o600
 _PROJECTIONS = ("configMap", "secret", "downwardAPI", "projected")
+SERVICE_ACCOUNT_MOUNT = "/var/run/secrets/kubernetes.io/serviceaccount"
+SERVICE_ACCOUNT_VOLUME = (
+    "<service-account>"  # the token volume's key (service_account.py): never a user's name
+)
 
 
 def _decoded(values: Mapping[str, Any], what: str) -> dict[str, bytes]:
@@ -219,6 +224,11 @@ def container_mounts(container: Mapping[str, Any], volumes: Mapping[str, Path]) 
             raise ConfigError(f"volumeMount {name!r}: no volume of that name in the pod")
         source = volumes[name] / str(vm["subPath"]) if vm.get("subPath") else volumes[name]
         out.append(Mount(source, str(vm.get("mountPath")), bool(vm.get("readOnly"))))
+    token = volumes.get(SERVICE_ACCOUNT_VOLUME)
+    if token is not None and not any(m.target.rstrip("/") == SERVICE_ACCOUNT_MOUNT for m in out):
+        out.append(
+            Mount(token, SERVICE_ACCOUNT_MOUNT, read_only=True)
+        )  # as the ServiceAccount admission adds it
     return out
 
 

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 kubernetes = pytest.importorskip("kubernetes")
 from kubernetes import client, config, watch  # noqa: E402
@@ -203,16 +204,70 @@ def test_a_setsid_child_dies_with_its_pod(api: client.ApiClient, home: Path) -> 
     wait_for(gone, timeout=30, what="the setsid child to end")
 
 
-def test_a_claim_is_shared_by_an_initializer_and_a_trainer(api: client.ApiClient) -> None:
+PVC_MANIFEST = """\
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata:
+  name: dataset
+spec:
+  accessModes: [ReadWriteOnce]
+  resources:
+    requests:
+      storage: 1Gi
+"""
+
+
+def apply_manifest(home: Path, api: client.ApiClient, manifest: str) -> None:
+    """`kubectl apply -f -` where kubectl is installed, else the same object through the client."""
+    kubectl = shutil.which("kubectl")
+    if kubectl is None:
+        client.CoreV1Api(api).create_namespaced_persistent_volume_claim(NS, yaml.safe_load(manifest))
+        return
+    env = {**os.environ, "KUBECONFIG": str(home / "kubeconfig")}
+    done = subprocess.run([kubectl, "apply", "-f", "-"], input=manifest, env=env, capture_output=True, text=True,
+                          timeout=60)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+
+
+def test_a_claim_is_shared_by_an_initializer_and_a_trainer(api: client.ApiClient, home: Path) -> None:
+    """An upstream PVC manifest binds to a volume provisioned in the default StorageClass; a pod mounting a
+    missing claim waits Pending with the reason; the data outlives the pods and goes with the claim."""
+    core = client.CoreV1Api(api)
     claim = [{"name": "data", "persistentVolumeClaim": {"claimName": "dataset"}}]
     mount = [{"name": "data", "mountPath": "/workspace/dataset"}]
     write = "import sys; open(sys.argv[1] + '/part-0', 'w').write('prepared')"
     read = "import sys; print(open(sys.argv[1] + '/part-0').read())"
+    create_pod(api, "early", [{"name": "main", "image": "python", "command": ["python", "-c", "pass"],
+                               "volumeMounts": mount}], volumes=claim)  # fmt: skip
+
+    def waiting_reason() -> Any:
+        statuses = core.read_namespaced_pod("early", NS).status.container_statuses or []
+        return statuses and statuses[0].state.waiting and statuses[0].state.waiting.message
+
+    assert 'persistentvolumeclaim "dataset" not found' in wait_for(waiting_reason, what="the missing claim")
+    assert core.read_namespaced_pod("early", NS).status.phase == "Pending"
+    core.delete_namespaced_pod("early", NS)
+    apply_manifest(home, api, PVC_MANIFEST)
+    bound = wait_for(lambda: (c := core.read_namespaced_persistent_volume_claim("dataset", NS)).status.phase == "Bound"
+                     and c, what="the claim to bind")  # fmt: skip
+    assert bound.spec.storage_class_name == "standard" and bound.status.capacity == {"storage": "1Gi"}
+    volume = core.read_persistent_volume(bound.spec.volume_name)
+    assert (
+        volume.spec.claim_ref.uid == bound.metadata.uid
+        and volume.spec.persistent_volume_reclaim_policy == "Delete"
+    )
     for name, code in (("initializer", write), ("trainer", read)):
         create_pod(api, name, [{"name": "main", "image": "python", "volumeMounts": mount,
                                 "command": ["python", "-c", code, "/workspace/dataset"]}], volumes=claim)  # fmt: skip
         assert finished_pod(api, name).status.phase == "Succeeded"
-    assert client.CoreV1Api(api).read_namespaced_pod_log("trainer", NS) == "prepared\n"
+    assert core.read_namespaced_pod_log("trainer", NS) == "prepared\n"
+    directory = Path(volume.spec.host_path.path)
+    assert (directory / "part-0").read_text() == "prepared" and directory.parent == home / "claims"
+    for name in ("initializer", "trainer"):
+        core.delete_namespaced_pod(name, NS)
+    core.delete_namespaced_persistent_volume_claim("dataset", NS)
+    wait_for(lambda: not directory.exists(), what="reclaim policy Delete to remove the directory")
+    assert not [v for v in core.list_persistent_volume().items if v.metadata.name == volume.metadata.name]
 
 
 def test_pod_failure_policy_ignores_a_disruption(api: client.ApiClient, home: Path) -> None:

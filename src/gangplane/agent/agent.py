@@ -70,10 +70,21 @@ from gangplane.client.informer import Key
 from gangplane.clock import Clock
 from gangplane.errors import NotFound
 from gangplane.store.base import ListOptions, Object, Store
-from gangplane.store.catalog import CONFIGMAPS, PODS, SECRETS, SERVICE_ACCOUNTS
+from gangplane.store.catalog import (
+    CONFIGMAPS,
+    PERSISTENT_VOLUME_CLAIMS,
+    PERSISTENT_VOLUMES,
+    PODS,
+    SECRETS,
+    SERVICE_ACCOUNTS,
+)
 from gangplane.store.patch import MERGE_PATCH
 
 _log = logging.getLogger(__name__)
+_READABLE = {
+    rt.plural: rt
+    for rt in (CONFIGMAPS, SECRETS, SERVICE_ACCOUNTS, PERSISTENT_VOLUME_CLAIMS, PERSISTENT_VOLUMES)
+}
 
 FINALIZER = "gangplane.io/node-agent"
 CONFIG_RETRY_SECONDS = 2.0
@@ -115,7 +126,7 @@ class NodeAgent:
         self.name = f"node-agent-{node.name}"
         self._devices = DevicePool(node.gpu_devices)
         state = logs_dir.parent  # the control plane's state directory
-        self._pods_root, self._claims_root = state / "pods", state / "claims"
+        self._pods_root = state / "pods"
         self._ctx = LaunchContext(
             logs_dir=logs_dir,
             workdir=workdir,
@@ -321,7 +332,7 @@ class NodeAgent:
         the files by the next container start."""
         folder = sandbox.pod_dir(self._pods_root, pod)
         folder.mkdir(parents=True, exist_ok=True)
-        volumes = pod_volumes(pod, folder, self._claims_root, self._read, self.node.capacity)
+        volumes = pod_volumes(pod, folder, self._read, self.node.capacity)
         access = self._api.get()
         token = service_account_dir(pod, folder, self._read, access)
         if token is not None:
@@ -418,7 +429,7 @@ class NodeAgent:
         return self.store.patch(PODS, meta["namespace"], meta["name"], patch, MERGE_PATCH)
 
     def _read(self, plural: str, namespace: str, name: str) -> Mapping[str, Any] | None:
-        rt = {"configmaps": CONFIGMAPS, "secrets": SECRETS, "serviceaccounts": SERVICE_ACCOUNTS}[plural]
+        rt = _READABLE[plural]
         try:
             return self.store.get(rt, namespace, name)
         except NotFound:

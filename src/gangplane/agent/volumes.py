@@ -5,7 +5,7 @@
 | ``emptyDir`` | ``<sandbox>/volumes/<name>``, removed with the pod's sandbox |
 | ``configMap`` / ``secret`` / ``downwardAPI`` / ``projected`` | files in ``<sandbox>/volumes/<name>`` (below) |
 | ``hostPath`` | the host path itself (``DirectoryOrCreate`` / ``FileOrCreate`` create it) |
-| ``persistentVolumeClaim`` | ``<state>/claims/<namespace>/<claimName>``: one directory per claim that outlives pods |
+| ``persistentVolumeClaim`` | the bound PersistentVolume's ``hostPath``/``local`` path (``claimed_source``) |
 | the service-account token | ``<sandbox>/serviceaccount`` (``service_account.py``), at ``SERVICE_ACCOUNT_MOUNT`` |
 
 Projected files are written as the kubelet's ``AtomicWriter`` does (a timestamped directory swapped in
@@ -179,7 +179,7 @@ def has_projections(pod: Mapping[str, Any]) -> bool:
 
 
 def volume_path(
-    pod: Mapping[str, Any], volume: Mapping[str, Any], sandbox: Path, claims: Path, read: ObjectReader,
+    pod: Mapping[str, Any], volume: Mapping[str, Any], sandbox: Path, read: ObjectReader,
     allocatable: Mapping[str, str],
 ) -> Path:  # fmt: skip
     """Where ``volume`` lives on this host, created (and its files written) as needed."""
@@ -196,11 +196,36 @@ def volume_path(
         return _host_path(volume["hostPath"])
     if "persistentVolumeClaim" in volume:
         namespace = str((pod.get("metadata") or {}).get("namespace") or "default")
-        path = claims / namespace / str(volume["persistentVolumeClaim"].get("claimName"))
-        path.mkdir(parents=True, exist_ok=True)
-        return path
+        return _host_path(
+            claimed_source(read, namespace, str(volume["persistentVolumeClaim"].get("claimName")))
+        )
     kinds = sorted(k for k in volume if k != "name")
     raise ConfigError(f"volume {name!r}: {', '.join(kinds)} volumes are not supported on this node")
+
+
+def claimed_source(read: ObjectReader, namespace: str, name: str) -> Mapping[str, Any]:
+    """The ``hostPath``/``local`` source of the volume bound to claim ``name``. A missing or unbound claim
+    raises ``ConfigError`` with the messages of kube-scheduler's VolumeBinding and the kubelet, so the pod
+    waits (Pending) until the binding controller has bound it."""
+    claim = read("persistentvolumeclaims", namespace, name)
+    if claim is None:
+        raise ConfigError(f'persistentvolumeclaim "{name}" not found')
+    volume_name = str((claim.get("spec") or {}).get("volumeName") or "")
+    phase = (claim.get("status") or {}).get("phase")
+    if phase != "Bound" or not volume_name:
+        raise ConfigError(f'pod has unbound immediate PersistentVolumeClaims: persistentvolumeclaim "{name}" '
+                          f"is {phase or 'Pending'}")  # fmt: skip
+    volume = read("persistentvolumes", "", volume_name)
+    spec = (volume or {}).get("spec") or {}
+    if volume is None or not (spec.get("hostPath") or spec.get("local")):
+        kinds = sorted(
+            k for k in spec if k.endswith(("Path", "Disk", "Store")) or k in ("nfs", "csi", "local")
+        )
+        what = f"a {', '.join(kinds)} volume" if kinds else "a volume that does not exist"
+        raise ConfigError(f'persistentvolumeclaim "{name}" is bound to {volume_name}, {what}: only hostPath and '
+                          "local volumes are mounted on this node")  # fmt: skip
+    source = spec.get("hostPath") or {"path": spec["local"]["path"], "type": "Directory"}
+    return dict(source)
 
 
 def _host_path(source: Mapping[str, Any]) -> Path:
@@ -233,10 +258,9 @@ def container_mounts(container: Mapping[str, Any], volumes: Mapping[str, Path]) 
 
 
 def pod_volumes(
-    pod: Mapping[str, Any], sandbox: Path, claims: Path, read: ObjectReader, allocatable: Mapping[str, str]
+    pod: Mapping[str, Any], sandbox: Path, read: ObjectReader, allocatable: Mapping[str, str]
 ) -> dict[str, Path]:
     spec = pod.get("spec") or {}
     return {
-        str(v.get("name")): volume_path(pod, v, sandbox, claims, read, allocatable)
-        for v in spec.get("volumes") or []
+        str(v.get("name")): volume_path(pod, v, sandbox, read, allocatable) for v in spec.get("volumes") or []
     }

@@ -5,7 +5,8 @@
 - the embedded Kueue (TrainJobs labelled ``kueue.x-k8s.io/queue-name``), with Kueue's metrics;
 - the scheduler loop with every embedded scheduler, routed by ``spec.schedulerName``;
 - one node agent per configured node, running bound pods as local process groups;
-- the Slurm Bridge (``slurm-bridge-scheduler``), when given a real Slurm to talk to.
+- the Slurm Bridge (``slurm-bridge-scheduler``), when given a real Slurm to talk to;
+- Event expiry after ``event_ttl`` seconds (kube-apiserver's ``--event-ttl``).
 
 Start order: nodes register first (so the schedulers see capacity), then controllers and schedulers. Stop
 order is the reverse of what could create work: controllers and schedulers first (nothing recreates pods),
@@ -25,6 +26,7 @@ from gangplane.agent.pool import AgentPool
 from gangplane.client.controller import Manager
 from gangplane.clock import Clock
 from gangplane.cluster.namespaces import namespace_controller
+from gangplane.controllers.event_ttl import DEFAULT_TTL, EventExpiry
 from gangplane.controllers.manager import build_controllers
 from gangplane.controllers.podgrouper import build_podgrouper_controller
 from gangplane.controllers.pv_controller import build_pv_controllers
@@ -47,6 +49,7 @@ class LocalCluster:
         workdir: Path | None = None,
         scheduler_period: float = 1.0,
         slurm: SlurmCli | None = None,
+        event_ttl: float = DEFAULT_TTL,
     ) -> None:
         self.store, self.clock = store, clock
         self.metrics = CollectorRegistry()
@@ -62,6 +65,7 @@ class LocalCluster:
             store, clock, (schedulers or default_registry()).build(), period=scheduler_period
         )
         self.agents = AgentPool(store, clock, config, logs_dir, workdir=workdir)
+        self.expiry = EventExpiry(store, clock, event_ttl)  # kube-apiserver's --event-ttl
         self.slurm = build_slurm_bridge(store, clock, slurm, manager=self.manager) if slurm else None
         self._running: list[str] = []
 
@@ -72,6 +76,8 @@ class LocalCluster:
         self._running.append("manager")
         self.scheduler.start(timeout)
         self._running.append("scheduler")
+        self.expiry.start()
+        self._running.append("expiry")
         if self.slurm is not None:
             self.slurm.start()
             self._running.append("slurm")

@@ -3,6 +3,9 @@ memory cgroups (skipped elsewhere), and the parts that read cgroup files."""
 
 from __future__ import annotations
 
+import signal
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -45,3 +48,72 @@ def test_a_container_past_its_memory_limit_is_oom_killed(
         137,
         "OOMKilled",
     )
+
+
+# The cgroup code is file I/O only: these tests run it against directory trees shaped like cgroupfs, so the v2
+# path is exercised on machines (like CI's) whose /sys/fs/cgroup is v1. What a fake tree cannot show is the
+# kernel's side: enforcement of memory.max, the oom_kill counter, and delegation rules (docs/nodes.md).
+
+
+def v2_tree(root: Path, controllers: str = "cpuset cpu io memory hugetlb pids rdma misc") -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "cgroup.controllers").write_text(controllers + "\n")
+    (root / "cgroup.subtree_control").write_text("\n")
+    return root
+
+
+def test_v2_gets_a_gangplane_parent_with_the_memory_controller_delegated(tmp_path: Path) -> None:
+    root = v2_tree(tmp_path / "v2")
+    found = cgroups.find(root, tmp_path / "no-v1")
+    assert found == cgroups.MemoryCgroups(root / "gangplane", 2)
+    assert (root / "cgroup.subtree_control").read_text() == "+memory"
+    assert (root / "gangplane" / "cgroup.subtree_control").read_text() == "+memory"
+    container = found.create("pod-uid_main_1", 64 * 2**20)
+    assert container == root / "gangplane" / "pod-uid_main_1"
+    assert (container / "memory.max").read_text() == str(64 * 2**20)
+    assert (container / "memory.swap.max").read_text() == "0"
+    assert not (container / "memory.limit_in_bytes").exists()
+
+
+def test_v2_with_memory_already_delegated_is_left_as_it_is(tmp_path: Path) -> None:
+    root = v2_tree(tmp_path / "v2")
+    (root / "cgroup.subtree_control").write_text("cpu memory\n")
+    assert cgroups.find(root, tmp_path / "no-v1") is not None
+    assert (root / "cgroup.subtree_control").read_text() == "cpu memory\n"
+
+
+def test_v2_without_the_memory_controller_falls_back_to_v1_then_to_none(tmp_path: Path) -> None:
+    v2 = v2_tree(tmp_path / "v2", controllers="cpu io pids")
+    v1 = tmp_path / "v1-memory"
+    v1.mkdir()
+    (v1 / "memory.limit_in_bytes").write_text("9223372036854771712\n")
+    found = cgroups.find(v2, v1)
+    assert found == cgroups.MemoryCgroups(v1 / "gangplane", 1)
+    assert (found.create("c", 1024) / "memory.limit_in_bytes").read_text() == "1024"
+    assert cgroups.find(v2, tmp_path / "absent") is None
+    assert cgroups.find(tmp_path / "absent-v2", tmp_path / "absent-v1") is None
+
+
+def test_the_entered_process_writes_its_own_pid_then_execs_in_place(tmp_path: Path) -> None:
+    """``enter_argv``'s shell writes ``$$`` into ``cgroup.procs`` (what moves it into a real cgroup) and
+    execs the container's argv with that same pid, so the members, ``kill_all`` and removal see it."""
+    group = tmp_path / "gangplane" / "c"
+    group.mkdir(parents=True)
+    argv = cgroups.enter_argv(
+        group, [sys.executable, "-c", "import os, time; print(os.getpid()); time.sleep(30)"]
+    )
+    child = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout is not None
+        printed = int(child.stdout.readline())
+        assert printed == child.pid and cgroups.members(group) == [child.pid]
+        cgroups.kill_all(group)
+        assert child.wait(timeout=10) == -signal.SIGKILL
+    finally:
+        child.kill()
+        child.wait()
+        if child.stdout is not None:
+            child.stdout.close()
+    (group / "cgroup.procs").unlink()
+    cgroups.remove(group)
+    assert not group.exists()

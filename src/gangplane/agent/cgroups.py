@@ -72,30 +72,40 @@ def enter_argv(path: Path, argv: list[str]) -> list[str]:
     return ["/bin/sh", "-c", script, "gangplane-cgroup", *argv]
 
 
-def _try_v2() -> MemoryCgroups | None:
-    if "memory" not in (V2_ROOT / "cgroup.controllers").read_text().split():
+def _try_v2(root: Path) -> MemoryCgroups | None:
+    """cgroup v2: the memory controller available at ``root`` and enabled for a ``gangplane`` child whose
+    own children (the containers) get ``memory.max``."""
+    if "memory" not in (root / "cgroup.controllers").read_text().split():
         return None
-    parent = V2_ROOT / "gangplane"
+    parent = root / "gangplane"
     parent.mkdir(exist_ok=True)
-    if "memory" not in (V2_ROOT / "cgroup.subtree_control").read_text().split():
-        (V2_ROOT / "cgroup.subtree_control").write_text("+memory")
+    if "memory" not in (root / "cgroup.subtree_control").read_text().split():
+        (root / "cgroup.subtree_control").write_text("+memory")
     (parent / "cgroup.subtree_control").write_text("+memory")
     return MemoryCgroups(parent, 2)
 
 
-def _try_v1() -> MemoryCgroups | None:
-    if not (V1_ROOT / "memory.limit_in_bytes").exists():
+def _try_v1(root: Path) -> MemoryCgroups | None:
+    """cgroup v1: the memory hierarchy mounted at ``root``."""
+    if not (root / "memory.limit_in_bytes").exists():
         return None
-    parent = V1_ROOT / "gangplane"
+    parent = root / "gangplane"
     parent.mkdir(exist_ok=True)
     return MemoryCgroups(parent, 1)
 
 
-@functools.cache
-def detect() -> MemoryCgroups | None:
-    for attempt in (_try_v2, _try_v1):
+def find(v2_root: Path = V2_ROOT, v1_root: Path = V1_ROOT) -> MemoryCgroups | None:
+    """The first hierarchy that works: v2 at ``v2_root``, else v1 at ``v1_root``, else None. Only file
+    I/O, so a test can point it at a directory tree shaped like cgroupfs."""
+    for attempt, root in ((_try_v2, v2_root), (_try_v1, v1_root)):
         with contextlib.suppress(OSError, ValueError):
-            found = attempt()
+            found = attempt(root)
             if found is not None:
                 return found
     return None
+
+
+@functools.cache
+def detect() -> MemoryCgroups | None:
+    """``find`` on this machine's ``/sys/fs/cgroup``, tried once."""
+    return find()

@@ -29,6 +29,7 @@ from gangplane.clock import rfc3339  # noqa: E402
 pytestmark = pytest.mark.slow
 NS = "default"
 MOUNT_POINTS = ("/etc/gp-e2e/settings", "/etc/gp-e2e", "/workspace/dataset", "/workspace")
+USERS_OWN = 'print("the user\'s own train.py")\n'
 CLUSTER = "nodeGroups:\n  - {name: cpu, count: 2, namePrefix: node-, capacity: {cpu: '4', memory: 8Gi}}\n"
 
 
@@ -52,10 +53,11 @@ def home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     root = tmp_path_factory.mktemp("up")
     env = {**os.environ, "GANGPLANE_HOME": str(root / "home")}
     (root / "cluster.yaml").write_text(CLUSTER)
+    (root / "train.py").write_text(USERS_OWN)  # `gangplane up` runs here, the user's directory
 
     def gp(*args: str) -> None:
         done = subprocess.run([sys.executable, "-m", "gangplane", *args], env=env, capture_output=True,
-                              text=True, timeout=120)  # fmt: skip
+                              text=True, timeout=120, cwd=root)  # fmt: skip
         assert done.returncode == 0, done.stdout + done.stderr
 
     # In namespace mode a missing mount point is created on the host (an empty directory): remove those
@@ -183,6 +185,27 @@ def test_volumes_and_secret_env_reach_the_process_and_admin_state_does_not(
     assert out[3] == str(home / "pods" / NS / f"reader_{pod.metadata.uid}")  # the pod's own sandbox
     if sandbox.mode() == sandbox.NAMESPACE:
         assert out[4] == "0"  # the admin token is covered inside the pod's mount namespace
+
+
+# The shape of the Kubeflow SDK's CustomTrainer command (python-ecosystem.md §1.1): the function's source
+# written by a `bash -c` heredoc to a relative file, then run.
+SDK_COMMAND = """read -r -d '' SCRIPT << EOM
+import os
+print(os.path.abspath(__file__))
+EOM
+printf "%s" "$SCRIPT" > "train.py"
+python train.py"""
+
+
+def test_the_sdk_generated_script_lands_in_the_pod_sandbox(api: client.ApiClient, home: Path) -> None:
+    create_pod(
+        api, "sdk-script", [{"name": "main", "image": "python", "command": ["bash", "-c", SDK_COMMAND]}]
+    )
+    pod = finished_pod(api, "sdk-script")
+    out = client.CoreV1Api(api).read_namespaced_pod_log("sdk-script", NS).splitlines()
+    assert pod.status.phase == "Succeeded", out
+    assert out == [str(home / "pods" / NS / f"sdk-script_{pod.metadata.uid}" / "train.py")]
+    assert (home.parent / "train.py").read_text() == USERS_OWN  # the user's own file is untouched
 
 
 def test_a_setsid_child_dies_with_its_pod(api: client.ApiClient, home: Path) -> None:

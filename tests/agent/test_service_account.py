@@ -12,7 +12,13 @@ import pytest
 import yaml
 
 from gangplane.agent import service_account as sa
-from gangplane.agent.volumes import SERVICE_ACCOUNT_MOUNT, SERVICE_ACCOUNT_VOLUME, container_mounts
+from gangplane.agent.env import ConfigError
+from gangplane.agent.volumes import (
+    SERVICE_ACCOUNT_MOUNT,
+    SERVICE_ACCOUNT_VOLUME,
+    container_mounts,
+    projected_files,
+)
 from gangplane.api import serviceaccount_token as sat
 
 ACCESS = sa.ApiAccess("127.0.0.1", 6443, b"-----BEGIN CERTIFICATE-----\n", sat.signing_key("admin"))
@@ -96,3 +102,22 @@ def test_the_endpoint_comes_from_the_state_directory_once_it_is_served(tmp_path:
     (tmp_path / "kubeconfig").write_text(yaml.safe_dump(config))
     found = endpoint.get()
     assert found == sa.ApiAccess("127.0.0.1", 7443, b"PEM", sat.signing_key("admin"))
+
+
+def test_a_projected_token_source_gets_a_token_for_its_audience(tmp_path: Path) -> None:
+    def read(plural: str, namespace: str, name: str) -> Any:
+        return None
+
+    pod = _pod()
+    volume = {"name": "vault", "projected": {"sources": [
+        {"serviceAccountToken": {"path": "vault-token", "audience": "vault", "expirationSeconds": 600}},
+        {"serviceAccountToken": {"path": "api-token"}},
+    ]}}  # fmt: skip
+    files = projected_files(pod, volume, read, {}, sa.token_source(pod, read, ACCESS))
+    vault, api = files["vault-token"][0].decode(), files["api-token"][0].decode()
+    assert files["vault-token"][1] == 0o600
+    assert sat.verify(ACCESS.key, vault) is None  # meant for the vault: this API server refuses it
+    assert sat.verify(ACCESS.key, vault, audience="vault") == sat.verify(ACCESS.key, api)
+    assert projected_files(pod, volume, read, {}, sa.token_source(pod, read, ACCESS)) == files  # stable
+    with pytest.raises(ConfigError, match="serves no API"):
+        projected_files(pod, volume, read, {}, sa.token_source(pod, read, None))

@@ -150,3 +150,11 @@ def test_request_attributes_as_kube_apiserver_resolves_them(
 def test_watch_is_its_own_verb_and_short_paths_are_non_resource() -> None:
     assert authz.request_attributes("GET", "/api/v1/namespaces/a/pods", "watch=true").verb == "watch"
     assert authz.request_attributes("GET", "/apis/batch").is_resource is False
+
+
+def test_a_token_for_another_audience_is_unauthorized(store: MemoryStore, anonymous: TestClient) -> None:
+    meta = _pod(store, "trainer")["metadata"]
+    bound = sat.Binding("default", "default", "trainer", meta["uid"])
+    vault = sat.issue(sat.signing_key(TOKEN), bound, 0, "j", audience="vault")
+    answer = anonymous.get("/api/v1/namespaces/default/pods", headers={"Authorization": f"Bearer {vault}"})
+    assert answer.status_code == 401

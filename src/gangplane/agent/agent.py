@@ -62,7 +62,12 @@ from gangplane.agent.process import (
     start,
     stop,
 )
-from gangplane.agent.service_account import SERVICE_ACCOUNT_VOLUME, ApiEndpoint, service_account_dir
+from gangplane.agent.service_account import (
+    SERVICE_ACCOUNT_VOLUME,
+    ApiEndpoint,
+    service_account_dir,
+    token_source,
+)
 from gangplane.agent.volumes import has_projections, pod_volumes
 from gangplane.client import Controller, Informer, Result
 from gangplane.client.events import EventRecorder
@@ -332,8 +337,10 @@ class NodeAgent:
         the files by the next container start."""
         folder = sandbox.pod_dir(self._pods_root, pod)
         folder.mkdir(parents=True, exist_ok=True)
-        volumes = pod_volumes(pod, folder, self._read, self.node.capacity)
         access = self._api.get()
+        volumes = pod_volumes(
+            pod, folder, self._read, self.node.capacity, token_source(pod, self._read, access)
+        )
         token = service_account_dir(pod, folder, self._read, access)
         if token is not None:
             volumes[SERVICE_ACCOUNT_VOLUME] = token

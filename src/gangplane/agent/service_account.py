@@ -9,8 +9,9 @@ ServiceAccount); the kubelet adds ``KUBERNETES_SERVICE_HOST``/``PORT`` for the `
 in-cluster configuration (``load_incluster_config()``, ``rest.InClusterConfig``) works in a pod:
 
 - the token is ``api/serviceaccount_token.py``'s, signed with the key derived from the control plane's admin
-  token, bound to the pod (and the ServiceAccount's uid when it exists); minted once per pod and kept while
-  it stays valid;
+  token, bound to the pod (and the ServiceAccount's uid when it exists); the same token every time it is
+  written for one pod; a projected ``serviceAccountToken`` source gets one for its ``audience``
+  (``token_source``);
 - ``ca.crt`` is the API server's certificate, ``namespace`` the pod's namespace;
 - host and port come from the control plane's kubeconfig in its state directory.
 
@@ -20,8 +21,6 @@ gives pods neither. The stored pod spec does not show the volume (docs/nodes.md)
 
 from __future__ import annotations
 
-import secrets
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,11 +35,11 @@ from gangplane.agent.volumes import (
     SECRET_MODE,
     SERVICE_ACCOUNT_MOUNT,
     SERVICE_ACCOUNT_VOLUME,
-    Files,
-    current_files,
+    TokenSource,
     write_atomically,
 )
 from gangplane.api import serviceaccount_token as sat
+from gangplane.clock import parse_rfc3339
 
 __all__ = [
     "SERVICE_ACCOUNT_MOUNT",
@@ -122,34 +121,41 @@ def binding(pod: Mapping[str, Any], account: Mapping[str, Any] | None) -> sat.Bi
     )
 
 
-def token_files(bound: sat.Binding, access: ApiAccess, token: str) -> Files:
-    return {
-        "token": (token.encode(), SECRET_MODE),
-        "ca.crt": (access.ca_pem, CONFIGMAP_MODE),
-        "namespace": (bound.namespace.encode(), CONFIGMAP_MODE),
-    }
+def pod_token(pod: Mapping[str, Any], account: Mapping[str, Any] | None, access: ApiAccess,
+              audience: str = sat.API_AUDIENCE) -> str:  # fmt: skip
+    """The pod's token for ``audience``: the same whenever it is asked for (issued at the pod's creation,
+    ``jti`` derived from the binding), so refreshing a volume does not rewrite it."""
+    bound = binding(pod, account)
+    created = str((pod.get("metadata") or {}).get("creationTimestamp") or "")
+    issued = parse_rfc3339(created) if created else 0.0
+    return sat.issue(access.key, bound, issued, sat.token_id(access.key, bound, audience), audience)
 
 
-def still_valid(files: Files | None, bound: sat.Binding, access: ApiAccess) -> bool:
-    """The files already there carry a token for exactly this binding, signed with the current key."""
-    if not files or "token" not in files:
-        return False
-    held = sat.verify(access.key, files["token"][0].decode(errors="replace"))
-    current = token_files(bound, access, files["token"][0].decode(errors="replace"))
-    return held == bound and files == current
+def token_source(pod: Mapping[str, Any], read: ObjectReader, access: ApiAccess | None) -> TokenSource | None:
+    """What a projected ``serviceAccountToken`` source of this pod gets (None: no API server to mint for)."""
+    if access is None:
+        return None
+    account = read("serviceaccounts", namespace_of(pod), account_name(pod))
+    return lambda audience: pod_token(pod, account, access, audience or sat.API_AUDIENCE)
+
+
+def namespace_of(pod: Mapping[str, Any]) -> str:
+    return str((pod.get("metadata") or {}).get("namespace") or "default")
 
 
 def service_account_dir(
     pod: Mapping[str, Any], sandbox: Path, read: ObjectReader, access: ApiAccess | None
 ) -> Path | None:
-    """The pod's token volume in its sandbox (written when missing or stale), or None when the pod gets
-    none (no API server, or automount turned off)."""
-    meta = pod.get("metadata") or {}
-    account = read("serviceaccounts", str(meta.get("namespace") or "default"), account_name(pod))
+    """The pod's token volume in its sandbox (rewritten only when its content changes), or None when the pod
+    gets none (no API server, or automount turned off)."""
+    account = read("serviceaccounts", namespace_of(pod), account_name(pod))
     if access is None or not automount(pod, account):
         return None
-    folder, bound = sandbox / "serviceaccount", binding(pod, account)
-    if not still_valid(current_files(folder), bound, access):
-        token = sat.issue(access.key, bound, time.time(), secrets.token_urlsafe(16))
-        write_atomically(folder, token_files(bound, access, token))
+    folder = sandbox / "serviceaccount"
+    files = {
+        "token": (pod_token(pod, account, access).encode(), SECRET_MODE),
+        "ca.crt": (access.ca_pem, CONFIGMAP_MODE),
+        "namespace": (namespace_of(pod).encode(), CONFIGMAP_MODE),
+    }
+    write_atomically(folder, files)
     return folder

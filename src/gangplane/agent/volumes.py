@@ -24,7 +24,7 @@ import os
 import shutil
 import stat
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +32,7 @@ from gangplane.agent.env import ConfigError, ObjectReader, field_value, resource
 from gangplane.agent.sandbox import Mount
 
 Files = dict[str, tuple[bytes, int]]  # relative path -> (content, mode)
+TokenSource = Callable[[str], str]  # audience ("" for the API server's) -> the pod's service-account token
 CONFIGMAP_MODE, SECRET_MODE = 0o644, 0o600
 _PROJECTIONS = ("configMap", "secret", "downwardAPI", "projected")
 SERVICE_ACCOUNT_MOUNT = "/var/run/secrets/kubernetes.io/serviceaccount"
@@ -107,9 +108,11 @@ def downward_files(
 
 
 def projected_files(
-    pod: Mapping[str, Any], volume: Mapping[str, Any], read: ObjectReader, allocatable: Mapping[str, str]
-) -> Files:
-    """The files of a ``configMap``/``secret``/``downwardAPI``/``projected`` volume."""
+    pod: Mapping[str, Any], volume: Mapping[str, Any], read: ObjectReader, allocatable: Mapping[str, str],
+    token: TokenSource | None = None,
+) -> Files:  # fmt: skip
+    """The files of a ``configMap``/``secret``/``downwardAPI``/``projected`` volume (``token`` mints a
+    ``serviceAccountToken`` source's token)."""
     namespace = str((pod.get("metadata") or {}).get("namespace") or "default")
     if "configMap" in volume:
         return keyed_files("configMap", volume["configMap"], namespace, read, CONFIGMAP_MODE)
@@ -125,10 +128,22 @@ def projected_files(
                 given = dict(source[kind])
                 if default is not None:
                     given.setdefault("defaultMode", default)
-                out |= projected_files(pod, {kind: given}, read, allocatable)
+                out |= projected_files(pod, {kind: given}, read, allocatable, token)
         if "serviceAccountToken" in source:
-            raise ConfigError("projected serviceAccountToken sources are not supported (docs/nodes.md)")
+            out |= _token_file(source["serviceAccountToken"], token, default)
     return out
+
+
+def _token_file(source: Mapping[str, Any], token: TokenSource | None, default: Any) -> Files:
+    """A projected service-account token: ``path``, for ``audience`` (the API server's when unset); no
+    expiry (``expirationSeconds`` is ignored: the token dies with its pod). Mode 0600 unless ``defaultMode``."""
+    if token is None:
+        raise ConfigError("serviceAccountToken: this cluster serves no API to issue a token for")
+    path = str(source.get("path") or "")
+    if not path:
+        raise ConfigError("serviceAccountToken: path is required")
+    mode = int(default) if default is not None else SECRET_MODE
+    return {path: (token(str(source.get("audience") or "")).encode(), mode)}
 
 
 def write_atomically(folder: Path, files: Files) -> None:
@@ -180,7 +195,7 @@ def has_projections(pod: Mapping[str, Any]) -> bool:
 
 def volume_path(
     pod: Mapping[str, Any], volume: Mapping[str, Any], sandbox: Path, read: ObjectReader,
-    allocatable: Mapping[str, str],
+    allocatable: Mapping[str, str], token: TokenSource | None = None,
 ) -> Path:  # fmt: skip
     """Where ``volume`` lives on this host, created (and its files written) as needed."""
     name = str(volume.get("name"))
@@ -190,7 +205,7 @@ def volume_path(
         return path
     if any(kind in volume for kind in _PROJECTIONS):
         path = sandbox / "volumes" / name
-        write_atomically(path, projected_files(pod, volume, read, allocatable))
+        write_atomically(path, projected_files(pod, volume, read, allocatable, token))
         return path
     if "hostPath" in volume:
         return _host_path(volume["hostPath"])
@@ -258,9 +273,11 @@ def container_mounts(container: Mapping[str, Any], volumes: Mapping[str, Path]) 
 
 
 def pod_volumes(
-    pod: Mapping[str, Any], sandbox: Path, read: ObjectReader, allocatable: Mapping[str, str]
-) -> dict[str, Path]:
+    pod: Mapping[str, Any], sandbox: Path, read: ObjectReader, allocatable: Mapping[str, str],
+    token: TokenSource | None = None,
+) -> dict[str, Path]:  # fmt: skip
     spec = pod.get("spec") or {}
     return {
-        str(v.get("name")): volume_path(pod, v, sandbox, read, allocatable) for v in spec.get("volumes") or []
+        str(v.get("name")): volume_path(pod, v, sandbox, read, allocatable, token)
+        for v in spec.get("volumes") or []
     }

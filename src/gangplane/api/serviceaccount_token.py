@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 ISSUER = "https://kubernetes.default.svc.cluster.local"
-AUDIENCES = (ISSUER,)
+API_AUDIENCE = ISSUER  # the audience the API server accepts (kube-apiserver's default --api-audiences)
 USER_PREFIX = "system:serviceaccount:"
 _HEADER = {"alg": "HS256", "typ": "JWT"}
 _KEY_LABEL = b"gangplane service-account token signing key v1"
@@ -80,9 +80,9 @@ def _sign(key: bytes, signing_input: str) -> str:
     return _b64(hmac.new(key, signing_input.encode(), hashlib.sha256).digest())
 
 
-def claims(binding: Binding, issued_at: float, jti: str) -> dict[str, Any]:
+def claims(binding: Binding, issued_at: float, jti: str, audience: str = API_AUDIENCE) -> dict[str, Any]:
     return {
-        "aud": list(AUDIENCES),
+        "aud": [audience],
         "iss": ISSUER,
         "iat": int(issued_at),
         "nbf": int(issued_at),
@@ -96,15 +96,24 @@ def claims(binding: Binding, issued_at: float, jti: str) -> dict[str, Any]:
     }
 
 
-def issue(key: bytes, binding: Binding, issued_at: float, jti: str) -> str:
-    """A signed token for ``binding``; ``jti`` should be random (it makes every token distinct)."""
+def issue(key: bytes, binding: Binding, issued_at: float, jti: str, audience: str = API_AUDIENCE) -> str:
+    """A signed token for ``binding`` meant for ``audience`` (a projected ``serviceAccountToken`` may name
+    another, e.g. a vault's; such a token is refused by this API server)."""
     head = _b64(json.dumps(_HEADER, separators=(",", ":")).encode())
-    body = _b64(json.dumps(claims(binding, issued_at, jti), separators=(",", ":")).encode())
+    body = _b64(json.dumps(claims(binding, issued_at, jti, audience), separators=(",", ":")).encode())
     return f"{head}.{body}.{_sign(key, f'{head}.{body}')}"
 
 
-def verify(key: bytes, token: str) -> Binding | None:
-    """The binding of a token signed with ``key``; None for anything else (never raises)."""
+def token_id(key: bytes, binding: Binding, audience: str = API_AUDIENCE) -> str:
+    """A ``jti`` that is the same for one pod and audience (so a rewritten token volume is unchanged) and
+    cannot be computed without the key."""
+    message = f"{binding.namespace}/{binding.pod_name}/{binding.pod_uid}/{binding.sa_uid}/{audience}"
+    return hmac.new(key, message.encode(), hashlib.sha256).hexdigest()[:32]
+
+
+def verify(key: bytes, token: str, audience: str = API_AUDIENCE) -> Binding | None:
+    """The binding of a token signed with ``key`` for ``audience``; None for anything else (never
+    raises)."""
     parts = token.split(".")
     if len(parts) != 3 or not hmac.compare_digest(_sign(key, f"{parts[0]}.{parts[1]}"), parts[2]):
         return None
@@ -113,6 +122,8 @@ def verify(key: bytes, token: str) -> Binding | None:
     except (ValueError, binascii.Error):
         return None
     if header != _HEADER or not isinstance(body, dict) or body.get("iss") != ISSUER:
+        return None
+    if audience not in (body.get("aud") or []):
         return None
     return _binding(body.get("kubernetes.io"))
 

@@ -362,6 +362,9 @@ def test_a_pod_uses_the_api_through_its_service_account_only(api: client.ApiClie
     assert out[5] == "0"
     token = out[6]
     assert token and token not in (home / "token").read_text()
+    published = core.read_namespaced_config_map("kube-root-ca.crt", NS).data["ca.crt"]
+    assert published == (home / "tls.crt").read_text()  # what in-cluster clients can also trust
+    assert core.read_namespaced_service_account("default", NS).metadata.uid
     asked = client.Configuration()
     asked.host, asked.ssl_ca_cert = api.configuration.host, api.configuration.ssl_ca_cert
     asked.api_key = {"authorization": f"Bearer {token}"}

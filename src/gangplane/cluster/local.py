@@ -1,7 +1,7 @@
 """``LocalCluster``: everything a real cluster runs besides the API server, in this process.
 
-- the controllers (TrainJob, JobSet, Job, KAI pod-grouper, namespace lifecycle, PV/PVC binding) on one
-  ``Manager``;
+- the controllers (TrainJob, JobSet, Job, KAI pod-grouper, namespace lifecycle, PV/PVC binding, each
+  namespace's default ServiceAccount and root CA) on one ``Manager``;
 - the embedded Kueue (TrainJobs labelled ``kueue.x-k8s.io/queue-name``), with Kueue's metrics;
 - the scheduler loop with every embedded scheduler, routed by ``spec.schedulerName``;
 - one node agent per configured node, running bound pods as local process groups;
@@ -30,6 +30,7 @@ from gangplane.controllers.event_ttl import DEFAULT_TTL, EventExpiry
 from gangplane.controllers.manager import build_controllers
 from gangplane.controllers.podgrouper import build_podgrouper_controller
 from gangplane.controllers.pv_controller import build_pv_controllers
+from gangplane.controllers.serviceaccounts import build_serviceaccounts_controller, ca_file
 from gangplane.schedulers.kueue import build_kueue_controller
 from gangplane.schedulers.loop import SchedulerLoop
 from gangplane.schedulers.registry import SchedulerRegistry, default_registry
@@ -60,6 +61,9 @@ class LocalCluster:
         build_podgrouper_controller(self.manager)  # KAI's pod-grouper; a real cluster runs KAI's own
         namespace_controller(self.manager)
         build_pv_controllers(self.manager, logs_dir.parent / "claims")  # PVC/PV binding, local provisioning
+        build_serviceaccounts_controller(
+            self.manager, ca_file(logs_dir.parent / "tls.crt")
+        )  # default SA, root CA
         self.kueue.register(self.manager)
         self.scheduler = SchedulerLoop(
             store, clock, (schedulers or default_registry()).build(), period=scheduler_period

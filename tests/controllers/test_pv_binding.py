@@ -170,3 +170,34 @@ def test_sync_volume(
     decision = pb.sync_volume(given, its_claim)
     assert decision.delete_volume is deleted, case
     assert (decision.volume_status or given["status"])["phase"] == phase, case
+
+
+def _pod(phase: str, claim_name: str = "data", namespace: str = "default") -> dict[str, Any]:
+    volumes = [{"name": "v", "persistentVolumeClaim": {"claimName": claim_name}}]
+    return {"metadata": {"name": "p", "namespace": namespace}, "spec": {"volumes": volumes},
+            "status": {"phase": phase}}  # fmt: skip
+
+
+# pkg/controller/volume/pvcprotection/pvc_protection_controller_test.go: the finalizer is added to a live claim,
+# kept while a pod that has not terminated uses it, and removed once none does.
+@pytest.mark.parametrize(
+    ("case", "deleting", "finalizers", "pods", "wanted"),
+    [
+        ("add finalizer to PVC", False, [], [], [pb.PVC_PROTECTION]),
+        ("already protected", False, [pb.PVC_PROTECTION], [], None),
+        ("deleted PVC, no pods: finalizer removed", True, [pb.PVC_PROTECTION, "other"], [], ["other"]),
+        ("deleted PVC used by a running pod: kept", True, [pb.PVC_PROTECTION], [_pod("Running")], None),
+        ("deleted PVC used by a pending pod: kept", True, [pb.PVC_PROTECTION], [_pod("Pending")], None),
+        ("deleted PVC used by a finished pod: removed", True, [pb.PVC_PROTECTION], [_pod("Succeeded")], []),
+        ("pod of another claim", True, [pb.PVC_PROTECTION], [_pod("Running", "other")], []),
+        ("pod of another namespace", True, [pb.PVC_PROTECTION], [_pod("Running", namespace="ns2")], []),
+    ],
+)  # fmt: skip
+def test_pvc_protection(
+    case: str, deleting: bool, finalizers: list[str], pods: list[dict[str, Any]], wanted: list[str] | None
+) -> None:
+    given = claim("data", "uid", "1Gi")
+    given["metadata"]["finalizers"] = finalizers
+    if deleting:
+        given["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+    assert pb.protection(given, pods) == wanted, case

@@ -12,7 +12,13 @@ from typing import Any
 from gangplane.client.controller import Controller, Manager
 from gangplane.clock import ManualClock
 from gangplane.controllers.pv_controller import build_pv_controllers
-from gangplane.store.catalog import EVENTS, PERSISTENT_VOLUME_CLAIMS, PERSISTENT_VOLUMES, STORAGE_CLASSES
+from gangplane.store.catalog import (
+    EVENTS,
+    PERSISTENT_VOLUME_CLAIMS,
+    PERSISTENT_VOLUMES,
+    PODS,
+    STORAGE_CLASSES,
+)
 from gangplane.store.memory import MemoryStore
 
 CLAIM = {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "data", "namespace": "default"},
@@ -55,8 +61,19 @@ def test_a_claim_is_provisioned_bound_and_reclaimed(tmp_path: Path) -> None:
         assert reasons == ["ProvisioningSucceeded"]
         directory = Path(volume["spec"]["hostPath"]["path"])
         directory.mkdir(parents=True)  # as the node agent creates it when a pod mounts the claim
+        user = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "user", "namespace": "default"},
+                "spec": {"containers": [{"name": "c"}], "volumes": [
+                    {"name": "d", "persistentVolumeClaim": {"claimName": "data"}}]},
+                "status": {"phase": "Running"}}  # fmt: skip
+        user = store.create(PODS, user)
         store.delete(PERSISTENT_VOLUME_CLAIMS, "default", "data")
+        settle(controllers, lambda: store.get(PERSISTENT_VOLUME_CLAIMS, "default", "data")["metadata"]
+               .get("deletionTimestamp"))  # fmt: skip
+        settle(controllers, lambda: True)
+        assert directory.is_dir() and store.list(PERSISTENT_VOLUMES).items  # protected while the pod runs
+        store.update_status(PODS, {**user, "status": {"phase": "Succeeded"}})
         settle(controllers, lambda: not store.list(PERSISTENT_VOLUMES).items and not directory.exists())
+        assert not store.list(PERSISTENT_VOLUME_CLAIMS).items
     finally:
         manager.stop()
 

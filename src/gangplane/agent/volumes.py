@@ -225,6 +225,8 @@ def claimed_source(read: ObjectReader, namespace: str, name: str) -> Mapping[str
     claim = read("persistentvolumeclaims", namespace, name)
     if claim is None:
         raise ConfigError(f'persistentvolumeclaim "{name}" not found')
+    if (claim.get("metadata") or {}).get("deletionTimestamp"):
+        raise ConfigError(f'persistentvolumeclaim "{name}" is being deleted')
     volume_name = str((claim.get("spec") or {}).get("volumeName") or "")
     phase = (claim.get("status") or {}).get("phase")
     if phase != "Bound" or not volume_name:

@@ -9,6 +9,9 @@ and a local provisioner do, for the embedded cluster:
   ``findBestMatchForClaim``); failing that, a class whose provisioner is ``PROVISIONER`` provisions a
   ``hostPath`` volume ``pvc-<claim uid>`` in the cluster's claims directory, pre-bound to the claim; a claim
   nothing can satisfy stays Pending with upstream's event. A bound claim whose volume vanished is ``Lost``.
+- ``protection``: the ``kubernetes.io/pvc-protection`` finalizer (``pkg/controller/volume/pvcprotection``): a
+  claim carries it, and once deleted it stays (``Terminating``) until no pod that may still run uses it, so
+  reclaiming never removes the data under a running pod.
 - ``sync_volume``: a volume's phase (Available, Bound, Released) and, once its claim is gone, its reclaim
   policy: ``Delete`` deletes it (the shell also removes the directory of one this provisioner made),
   ``Retain`` leaves it Released.
@@ -32,6 +35,7 @@ BIND_COMPLETED = "pv.kubernetes.io/bind-completed"
 BOUND_BY_CONTROLLER = "pv.kubernetes.io/bound-by-controller"
 PROVISIONED_BY = "pv.kubernetes.io/provisioned-by"
 STORAGE_PROVISIONER = "volume.kubernetes.io/storage-provisioner"
+PVC_PROTECTION = "kubernetes.io/pvc-protection"
 
 Obj = Mapping[str, Any]
 
@@ -283,3 +287,33 @@ def provisioned_here(volume: Obj) -> str | None:
         return None
     path = (_spec(volume).get("hostPath") or {}).get("path")
     return str(path) if path else None
+
+
+def claims_of_pod(pod: Obj) -> list[str]:
+    """The claim names a pod's volumes mount."""
+    volumes = _spec(pod).get("volumes") or []
+    return [
+        str(v["persistentVolumeClaim"].get("claimName")) for v in volumes if v.get("persistentVolumeClaim")
+    ]
+
+
+def in_use(claim: Obj, pods: Iterable[Obj]) -> bool:
+    """A pod of the claim's namespace that has not finished mounts it (``isPodUsingPVC`` ignores terminated
+    pods)."""
+    name, namespace = _meta(claim).get("name"), _meta(claim).get("namespace")
+    return any(
+        _meta(p).get("namespace") == namespace
+        and name in claims_of_pod(p)
+        and _phase(p) not in ("Succeeded", "Failed")
+        for p in pods
+    )
+
+
+def protection(claim: Obj, pods: Iterable[Obj]) -> list[str] | None:
+    """The claim's finalizers as they should be now (None: leave them)."""
+    finalizers = list(_meta(claim).get("finalizers") or [])
+    if not _meta(claim).get("deletionTimestamp"):
+        return None if PVC_PROTECTION in finalizers else [*finalizers, PVC_PROTECTION]
+    if PVC_PROTECTION in finalizers and not in_use(claim, pods):
+        return [f for f in finalizers if f != PVC_PROTECTION]
+    return None

@@ -4,6 +4,8 @@ claim (source ``persistentvolume-controller``). The volume reconciler removes th
 ``gangplane.local/hostpath`` provisioned once its reclaim policy deletes it — only inside the cluster's
 claims directory, never a user's ``hostPath``.
 
+The claim reconciler also keeps the ``kubernetes.io/pvc-protection`` finalizer (``pv_binding.protection``).
+
 ``ensure_default_class`` installs the ``standard`` default StorageClass when the cluster has none, as a
 kind cluster comes with one.
 """
@@ -20,7 +22,8 @@ from gangplane.client.informer import Informer, Key
 from gangplane.controllers import pv_binding as pb
 from gangplane.controllers.shell import create_if_absent, delete_if_present, get_or_none
 from gangplane.store.base import Object, Store
-from gangplane.store.catalog import PERSISTENT_VOLUME_CLAIMS, PERSISTENT_VOLUMES, STORAGE_CLASSES
+from gangplane.store.catalog import PERSISTENT_VOLUME_CLAIMS, PERSISTENT_VOLUMES, PODS, STORAGE_CLASSES
+from gangplane.store.patch import MERGE_PATCH
 
 COMPONENT = "persistentvolume-controller"
 
@@ -33,10 +36,22 @@ class ClaimReconciler:
         self.claims = manager.informer(PERSISTENT_VOLUME_CLAIMS)
         self.volumes = manager.informer(PERSISTENT_VOLUMES)
         self.classes = manager.informer(STORAGE_CLASSES)
+        self.pods = manager.informer(PODS)
 
     def reconcile(self, key: Key) -> Result:
         claim = self.claims.get(*key)
-        if claim is None or claim["metadata"].get("deletionTimestamp"):
+        if claim is None:
+            return Result()
+        finalizers = pb.protection(claim, self.pods.list(key[0]))
+        if finalizers is not None:
+            patch = {
+                "metadata": {
+                    "resourceVersion": claim["metadata"]["resourceVersion"],
+                    "finalizers": finalizers,
+                }
+            }
+            claim = self.store.patch(PERSISTENT_VOLUME_CLAIMS, key[0], key[1], patch, MERGE_PATCH)
+        if claim["metadata"].get("deletionTimestamp"):
             return Result()
         decision = pb.sync_claim(claim, self.volumes.list(), self.classes.list(), str(self.directory))
         if decision.volume is not None:
@@ -110,6 +125,10 @@ def _claims_for_volume(claims: Informer) -> Mapper:
     return keys
 
 
+def _claims_of_pod(pod: Object) -> Iterable[Key]:
+    return [(str(pod["metadata"].get("namespace") or ""), name) for name in pb.claims_of_pod(pod)]
+
+
 def _key(obj: Object) -> Key:
     return str(obj["metadata"].get("namespace") or ""), str(obj["metadata"]["name"])
 
@@ -122,6 +141,7 @@ def build_pv_controllers(manager: Manager, directory: Path) -> tuple[Controller,
     claim_controller.watch(claims.claims, own_key)
     claim_controller.watch(claims.volumes, _claims_for_volume(claims.claims))
     claim_controller.watch(claims.classes, lambda _: [_key(c) for c in claims.claims.list()])
+    claim_controller.watch(claims.pods, _claims_of_pod)  # a pod that ends may release a deleted claim
     volumes = VolumeReconciler(manager, directory)
     volume_controller = manager.add(Controller(volumes, manager.clock))
     volume_controller.watch(volumes.volumes, own_key)

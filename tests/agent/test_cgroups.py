@@ -9,10 +9,11 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+import psutil
 import pytest
 
-from agent.conftest import pod, python, wait_phase
-from gangplane.agent import AgentPool, cgroups
+from agent.conftest import pod, python, wait_for, wait_phase
+from gangplane.agent import AgentPool, cgroups, sandbox
 from gangplane.agent.launch import memory_limit
 from gangplane.store.catalog import PODS
 from gangplane.store.memory import MemoryStore
@@ -73,6 +74,7 @@ def test_v2_gets_a_gangplane_parent_with_the_memory_controller_delegated(tmp_pat
     assert (container / "memory.max").read_text() == str(64 * 2**20)
     assert (container / "memory.swap.max").read_text() == "0"
     assert not (container / "memory.limit_in_bytes").exists()
+    assert (found.create("pod-uid_sidecar_2", None) / "memory.max").read_text() == "max"  # tracking only
 
 
 def test_v2_with_memory_already_delegated_is_left_as_it_is(tmp_path: Path) -> None:
@@ -90,6 +92,7 @@ def test_v2_without_the_memory_controller_falls_back_to_v1_then_to_none(tmp_path
     found = cgroups.find(v2, v1)
     assert found == cgroups.MemoryCgroups(v1 / "gangplane", 1)
     assert (found.create("c", 1024) / "memory.limit_in_bytes").read_text() == "1024"
+    assert (found.create("d", None) / "memory.limit_in_bytes").read_text() == "-1"
     assert cgroups.find(v2, tmp_path / "absent") is None
     assert cgroups.find(tmp_path / "absent-v2", tmp_path / "absent-v1") is None
 
@@ -117,3 +120,25 @@ def test_the_entered_process_writes_its_own_pid_then_execs_in_place(tmp_path: Pa
     (group / "cgroup.procs").unlink()
     cgroups.remove(group)
     assert not group.exists()
+
+
+@pytest.mark.skipif(
+    cgroups.detect() is None, reason="this machine does not let the agent create memory cgroups"
+)
+def test_a_child_that_drops_the_marker_and_escapes_its_group_still_dies_with_its_pod(
+    store: MemoryStore, make_pool: Callable[..., AgentPool], tmp_path: Path
+) -> None:
+    """The environment marker cannot catch a process that clears its environment; the container's cgroup
+    (made for every container where the machine allows) still lists it."""
+    make_pool()
+    pidfile = tmp_path / "hidden.pid"
+    code = ("import subprocess, sys, time; "
+            "p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(300)'], start_new_session=True, "
+            "env={}); "
+            f"open({str(pidfile)!r}, 'w').write(str(p.pid)); time.sleep(300)")  # fmt: skip
+    store.create(PODS, pod("hider", python("main", code), terminationGracePeriodSeconds=1))
+    hidden = int(wait_for(lambda: pidfile.exists() and pidfile.read_text(), what="the hidden child"))
+    assert sandbox.MARKER_ENV.encode() not in Path(f"/proc/{hidden}/environ").read_bytes()
+    store.delete(PODS, "default", "hider")
+    wait_for(lambda: not psutil.pid_exists(hidden) or psutil.Process(hidden).status() == "zombie",
+             timeout=15, what="the hidden child to end")  # fmt: skip

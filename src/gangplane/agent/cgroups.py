@@ -1,7 +1,9 @@
-"""Memory limits through cgroups, where this process may create them: a container with
-``resources.limits.memory`` runs in its own memory cgroup (``memory.max`` on cgroup v2, ``memory.limit_in_bytes``
-on v1) and, when the kernel's OOM killer ends it there, terminates as ``OOMKilled`` (exit 137) as on a node.
-The cgroup also lists every process of the container, however it daemonized, so stopping it ends them all.
+"""Per-container cgroups, where this process may create them: every container runs in its own cgroup of the
+memory controller, limited by ``resources.limits.memory`` when it has one (``memory.max`` on cgroup v2,
+``memory.limit_in_bytes`` on v1) and, when the kernel's OOM killer ends it there, terminates as ``OOMKilled``
+(exit 137) as on a node. The cgroup also lists every process of the container, however it daemonized or
+rewrote its environment, so stopping it ends them all (the environment marker of ``sandbox.py`` does the
+same where no cgroup can be made).
 
 ``detect`` tries v2 (``/sys/fs/cgroup`` with the memory controller) and then v1 (``/sys/fs/cgroup/memory``)
 by creating a ``gangplane`` parent; where neither is writable (an unprivileged container, no root) limits
@@ -25,11 +27,13 @@ class MemoryCgroups:
     parent: Path
     version: int
 
-    def create(self, name: str, limit_bytes: int) -> Path:
+    def create(self, name: str, limit_bytes: int | None) -> Path:
+        """The container's cgroup, limited to ``limit_bytes`` (None: unlimited, for tracking only)."""
         path = self.parent / name
         path.mkdir(exist_ok=True)
         limit_file = "memory.max" if self.version == 2 else "memory.limit_in_bytes"
-        (path / limit_file).write_text(str(limit_bytes))
+        unlimited = "max" if self.version == 2 else "-1"
+        (path / limit_file).write_text(unlimited if limit_bytes is None else str(limit_bytes))
         if self.version == 2:
             with contextlib.suppress(OSError):
                 (path / "memory.swap.max").write_text("0")  # as the kubelet's default: no swap

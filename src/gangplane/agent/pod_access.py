@@ -36,12 +36,12 @@ def container_of(pod: Object, name: str) -> dict[str, Any]:
 
 
 def with_memory_cgroup(container: Mapping[str, Any], uid: str, launch: Launch) -> Launch:
-    """A container with a memory limit runs in its own memory cgroup where the machine allows one."""
-    limit = memory_limit(container)
-    found = cgroups.detect() if limit else None
-    if found is None or limit is None:
+    """Every container runs in its own memory cgroup where the machine allows one: limited by its memory
+    limit, if any, and tracking all of its processes either way (``cgroups.py``)."""
+    found = cgroups.detect()
+    if found is None:
         return launch
-    cgroup = found.create(f"{uid}_{container['name']}_{time.time_ns()}", limit)
+    cgroup = found.create(f"{uid}_{container['name']}_{time.time_ns()}", memory_limit(container))
     return dataclasses.replace(launch, cgroup=cgroup)
 
 

@@ -47,6 +47,7 @@ from gangplane.agent.pod_access import (
     grace_of,
     newer,
     result_after,
+    store_reader,
     uid_of,
     with_memory_cgroup,
 )
@@ -62,12 +63,7 @@ from gangplane.agent.process import (
     start,
     stop,
 )
-from gangplane.agent.service_account import (
-    SERVICE_ACCOUNT_VOLUME,
-    ApiEndpoint,
-    service_account_dir,
-    token_source,
-)
+from gangplane.agent.service_account import ApiEndpoint, service_account_volume, token_source
 from gangplane.agent.volumes import has_projections, pod_volumes
 from gangplane.client import Controller, Informer, Result
 from gangplane.client.events import EventRecorder
@@ -75,21 +71,10 @@ from gangplane.client.informer import Key
 from gangplane.clock import Clock
 from gangplane.errors import NotFound
 from gangplane.store.base import ListOptions, Object, Store
-from gangplane.store.catalog import (
-    CONFIGMAPS,
-    PERSISTENT_VOLUME_CLAIMS,
-    PERSISTENT_VOLUMES,
-    PODS,
-    SECRETS,
-    SERVICE_ACCOUNTS,
-)
+from gangplane.store.catalog import PODS
 from gangplane.store.patch import MERGE_PATCH
 
 _log = logging.getLogger(__name__)
-_READABLE = {
-    rt.plural: rt
-    for rt in (CONFIGMAPS, SECRETS, SERVICE_ACCOUNTS, PERSISTENT_VOLUME_CLAIMS, PERSISTENT_VOLUMES)
-}
 
 FINALIZER = "gangplane.io/node-agent"
 CONFIG_RETRY_SECONDS = 2.0
@@ -132,6 +117,7 @@ class NodeAgent:
         self._devices = DevicePool(node.gpu_devices)
         state = logs_dir.parent  # the control plane's state directory
         self._pods_root = state / "pods"
+        self._read = store_reader(store)
         self._ctx = LaunchContext(
             logs_dir=logs_dir,
             workdir=workdir,
@@ -341,9 +327,7 @@ class NodeAgent:
         volumes = pod_volumes(
             pod, folder, self._read, self.node.capacity, token_source(pod, self._read, access)
         )
-        token = service_account_dir(pod, folder, self._read, access)
-        if token is not None:
-            volumes[SERVICE_ACCOUNT_VOLUME] = token
+        volumes |= service_account_volume(pod, folder, self._read, access)
         return PodPlace(folder, volumes, access.env() if access else {})
 
     def _report_backoff(self, pod: Object, state: _Pod, now: float) -> None:
@@ -434,13 +418,6 @@ class NodeAgent:
         meta = pod["metadata"]
         patch = {"metadata": {"resourceVersion": meta["resourceVersion"], "finalizers": names or None}}
         return self.store.patch(PODS, meta["namespace"], meta["name"], patch, MERGE_PATCH)
-
-    def _read(self, plural: str, namespace: str, name: str) -> Mapping[str, Any] | None:
-        rt = _READABLE[plural]
-        try:
-            return self.store.get(rt, namespace, name)
-        except NotFound:
-            return None
 
 
 __all__ = ["FINALIZER", "NodeAgent"]

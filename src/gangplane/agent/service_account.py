@@ -159,3 +159,11 @@ def service_account_dir(
     }
     write_atomically(folder, files)
     return folder
+
+
+def service_account_volume(
+    pod: Mapping[str, Any], sandbox: Path, read: ObjectReader, access: ApiAccess | None
+) -> dict[str, Path]:
+    """The token volume among the pod's volumes (empty when it gets none)."""
+    folder = service_account_dir(pod, sandbox, read, access)
+    return {} if folder is None else {SERVICE_ACCOUNT_VOLUME: folder}

@@ -158,3 +158,27 @@ def test_a_token_for_another_audience_is_unauthorized(store: MemoryStore, anonym
     vault = sat.issue(sat.signing_key(TOKEN), bound, 0, "j", audience="vault")
     answer = anonymous.get("/api/v1/namespaces/default/pods", headers={"Authorization": f"Bearer {vault}"})
     assert answer.status_code == 401
+
+
+def _field(number: int, payload: bytes) -> bytes:
+    return bytes([number << 3 | 2, len(payload)]) + payload
+
+
+def test_kubectls_protobuf_access_review_is_answered_for_its_attributes(
+    store: MemoryStore, anonymous: TestClient
+) -> None:
+    """`kubectl auth can-i` sends protobuf; its attributes decide (cluster-scoped kinds named with kubectl's
+    current namespace are judged as cluster-scoped)."""
+    auth = {**_token(_pod(store, "trainer")), "content-type": "application/vnd.kubernetes.protobuf"}
+
+    def can(verb: str, resource: str, namespace: str) -> bool:
+        attributes = _field(1, namespace.encode()) + _field(2, verb.encode()) + _field(5, resource.encode())
+        type_meta = _field(1, b"authorization.k8s.io/v1") + _field(2, b"SelfSubjectAccessReview")
+        body = b"k8s\x00" + _field(1, type_meta) + _field(2, _field(2, _field(1, attributes)))
+        path = "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews"
+        answer = anonymous.post(path, headers=auth, content=body).json()
+        assert answer["spec"]["resourceAttributes"]["verb"] == verb
+        return bool(answer["status"]["allowed"])
+
+    assert can("list", "pods", "default") and not can("list", "pods", "kube-system")
+    assert can("get", "nodes", "default") and not can("delete", "nodes", "default")

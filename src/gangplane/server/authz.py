@@ -134,9 +134,10 @@ def allowed(user: dict[str, Any], attrs: Attributes, scope: ScopeLookup) -> bool
         return attrs.verb == "create"
     if (attrs.group, attrs.resource) == ("", "namespaces"):
         return attrs.verb in _READ  # not even its own Namespace may be changed
-    if attrs.namespace:
+    namespaced = scope(attrs.group, attrs.version, attrs.resource)
+    if attrs.namespace and namespaced is not False:  # a review may name a namespace for a cluster-scoped kind
         return attrs.namespace == own
-    return attrs.verb in _READ and scope(attrs.group, attrs.version, attrs.resource) is False
+    return attrs.verb in _READ and namespaced is False
 
 
 def denial(user: dict[str, Any], attrs: Attributes) -> Denied:
@@ -239,14 +240,45 @@ def subject_review(review: dict[str, Any], user: dict[str, Any] | None = None) -
     return answer
 
 
+# Field numbers of k8s.io/api's authorization/v1 messages (generated.proto): a review's spec is field 2; an
+# access review's spec holds resourceAttributes (1) or nonResourceAttributes (2); a rules review's spec its
+# namespace (1).
+_SPEC = 2
+_ATTRIBUTES = {1: ("resourceAttributes", {1: "namespace", 2: "verb", 3: "group", 4: "version", 5: "resource",
+                                          6: "subresource", 7: "name"}),
+               2: ("nonResourceAttributes", {1: "path", 2: "verb"})}  # fmt: skip
+
+
+def _strings(message: bytes, names: dict[int, str]) -> dict[str, str]:
+    found = protowire.fields(message)
+    return {name: v.decode() for number, name in names.items() for v in found.get(number, [])[-1:]
+            if isinstance(v, bytes)}  # fmt: skip
+
+
+def protobuf_review(raw: bytes) -> dict[str, Any]:
+    """kubectl's protobuf review (``kubectl auth can-i`` sends one) as the JSON it stands for: its kind and
+    the spec fields the answers read."""
+    envelope = protowire.envelope(raw)
+    review: dict[str, Any] = {"kind": envelope.kind}
+    spec = [v for v in protowire.fields(envelope.raw).get(_SPEC, []) if isinstance(v, bytes)][-1:]
+    if not spec:
+        return review
+    if envelope.kind == "SelfSubjectRulesReview":
+        review["spec"] = _strings(spec[0], {1: "namespace"})
+    elif envelope.kind == "SelfSubjectAccessReview":
+        parts = protowire.fields(spec[0])
+        review["spec"] = {name: _strings(v, fields) for number, (name, fields) in _ATTRIBUTES.items()
+                          for v in parts.get(number, [])[-1:] if isinstance(v, bytes)}  # fmt: skip
+    return review
+
+
 async def _body(request: Request) -> dict[str, Any]:
-    """The review as JSON; from kubectl's protobuf body only its kind (its attributes are not decoded, so a
-    service account's review of a protobuf body is answered for empty attributes: not allowed)."""
+    """The review as JSON, also from kubectl's protobuf body (``protobuf_review``)."""
     raw = await request.body()
     if protowire.is_envelope(raw):
         try:
-            return {"kind": protowire.envelope(raw).kind}
-        except protowire.WireError as exc:
+            return protobuf_review(raw)
+        except (protowire.WireError, UnicodeDecodeError) as exc:
             raise BadRequest(f"the request body is not a valid protobuf envelope: {exc}") from None
     try:
         body = json.loads(raw or b"{}")

@@ -112,6 +112,28 @@ def test_sync_claim_as_binder_test(
 CLASS = {**pb.default_storage_class(), "metadata": {**pb.default_storage_class()["metadata"], "uid": "c"}}
 
 
+LABELS = {"foo": "true", "bar": "false"}
+
+
+def test_1_11_and_1_12_bind_only_when_the_selector_matches() -> None:
+    labelled = volume("volume1-1", "1Gi")
+    labelled["metadata"]["labels"] = dict(LABELS)
+    selecting = claim("claim1-1", "uid1-1", "1Gi")
+    selecting["spec"]["selector"] = {"matchLabels": dict(LABELS)}
+    bound = pb.sync_claim(selecting, [labelled], [], "/c")  # 1-11 - bind when selector matches
+    assert bound.claim is not None and bound.claim["spec"]["volumeName"] == "volume1-1"
+    missed = pb.sync_claim(selecting, [volume("volume1-1", "1Gi")], [], "/c")  # 1-12 - does not match
+    assert missed.claim is None and [e.reason for e in missed.events] == ["FailedBinding"]
+    expressions = {"matchExpressions": [{"key": "foo", "operator": "In", "values": ["true"]},
+                                        {"key": "baz", "operator": "DoesNotExist"}]}  # fmt: skip
+    assert pb.sync_claim(
+        {**selecting, "spec": {**selecting["spec"], "selector": expressions}}, [labelled], [], "/c"
+    ).claim
+    provisioned = pb.sync_claim({**selecting, "spec": {**selecting["spec"], "storageClassName": "standard"}}, [],
+                                [CLASS], "/c")  # fmt: skip
+    assert provisioned.create_volume is None and provisioned.events[0].reason == "ProvisioningFailed"
+
+
 def test_a_claim_without_a_class_gets_the_default_one_then_a_provisioned_volume() -> None:
     given = claim("data", "uid-d", "5Gi", cls=None)
     defaulted = pb.sync_claim(given, [], [CLASS], "/state/claims").claim

@@ -5,10 +5,11 @@ and a local provisioner do, for the embedded cluster:
 
 - ``sync_claim``: a claim without ``storageClassName`` gets the default StorageClass (the
   retroactive default class assignment); an unbound claim binds to the smallest Available volume that fits
-  (same class and volume mode, every requested access mode, enough storage; a volume pre-bound to it first,
-  ``findBestMatchForClaim``); failing that, a class whose provisioner is ``PROVISIONER`` provisions a
-  ``hostPath`` volume ``pvc-<claim uid>`` in the cluster's claims directory, pre-bound to the claim; a claim
-  nothing can satisfy stays Pending with upstream's event. A bound claim whose volume vanished is ``Lost``.
+  (same class and volume mode, every requested access mode, enough storage, labels matching the claim's
+  ``selector``; a volume pre-bound to it first, ``findBestMatchForClaim``); failing that, a class whose
+  provisioner is ``PROVISIONER`` provisions a ``hostPath`` volume ``pvc-<claim uid>`` in the cluster's claims
+  directory, pre-bound to the claim (not for a claim with a selector, as upstream's provisioners refuse);
+  a claim nothing can satisfy stays Pending with upstream's event. A bound claim whose volume vanished is ``Lost``.
 - ``protection``: the ``kubernetes.io/pvc-protection`` finalizer (``pkg/controller/volume/pvcprotection``): a
   claim carries it, and once deleted it stays (``Terminating``) until no pod that may still run uses it, so
   reclaiming never removes the data under a running pod.
@@ -27,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gangplane.api import quantity
+from gangplane.store.selectors import Op, Requirement, Selector
 
 PROVISIONER = "gangplane.local/hostpath"
 DEFAULT_CLASS_NAME = "standard"
@@ -103,9 +105,39 @@ def _refers_to(volume: Obj, claim: Obj) -> bool:
     return same and ref.get("uid") in (None, "", meta.get("uid"))
 
 
+_OPERATORS = {"In": Op.IN, "NotIn": Op.NOT_IN, "Exists": Op.EXISTS, "DoesNotExist": Op.DOES_NOT_EXIST}
+
+
+def label_selector(given: Mapping[str, Any]) -> Selector | None:
+    """A ``metav1.LabelSelector`` (``matchLabels`` and ``matchExpressions``); None for an operator it does
+    not know (it then matches nothing)."""
+    requirements = [
+        Requirement(str(k), Op.EQUALS, frozenset({str(v)}))
+        for k, v in (given.get("matchLabels") or {}).items()
+    ]
+    for expression in given.get("matchExpressions") or []:
+        op = _OPERATORS.get(str(expression.get("operator")))
+        if op is None:
+            return None
+        requirements.append(
+            Requirement(str(expression.get("key")), op, frozenset(map(str, expression.get("values") or [])))
+        )
+    return Selector(tuple(requirements))
+
+
+def _selected(volume: Obj, claim: Obj) -> bool:
+    given = _spec(claim).get("selector")
+    if not given:
+        return True
+    selector = label_selector(given)
+    return selector is not None and selector.matches(_meta(volume).get("labels") or {})
+
+
 def _fits(volume: Obj, claim: Obj) -> bool:
     spec, wanted = _spec(volume), _spec(claim)
     if spec.get("claimRef") and not _refers_to(volume, claim):
+        return False
+    if not _selected(volume, claim):
         return False
     if (spec.get("storageClassName") or "") != (wanted.get("storageClassName") or ""):
         return False
@@ -215,6 +247,8 @@ def sync_claim(claim: Obj, volumes: Sequence[Obj], classes: Sequence[Obj], direc
     if volume is not None:
         return _bind(claim, volume)
     cls = by_name.get(str(spec.get("storageClassName") or ""))
+    if cls is not None and cls.get("provisioner") == PROVISIONER and spec.get("selector"):
+        return _pending(claim, Event("Warning", "ProvisioningFailed", "claim Selector is not supported"))
     if cls is not None and cls.get("provisioner") == PROVISIONER:
         made = provisioned_volume(claim, cls, directory)
         note = Event(

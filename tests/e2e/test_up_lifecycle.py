@@ -28,7 +28,15 @@ from gangplane.clock import rfc3339  # noqa: E402
 
 pytestmark = pytest.mark.slow
 NS = "default"
-MOUNT_POINTS = ("/etc/gp-e2e/settings", "/etc/gp-e2e", "/workspace/dataset", "/workspace")
+MOUNT_POINTS = (
+    "/etc/gp-e2e/settings",
+    "/etc/gp-e2e",
+    "/workspace/dataset",
+    "/workspace",
+    "/var/run/secrets/kubernetes.io/serviceaccount",
+    "/var/run/secrets/kubernetes.io",
+    "/var/run/secrets",
+)
 USERS_OWN = 'print("the user\'s own train.py")\n'
 CLUSTER = "nodeGroups:\n  - {name: cpu, count: 2, namePrefix: node-, capacity: {cpu: '4', memory: 8Gi}}\n"
 

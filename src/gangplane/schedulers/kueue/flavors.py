@@ -140,7 +140,8 @@ def flavor_ineligibility(flavor: FlavorSpec | None, name: str, pod_set: PodSetRe
     if flavor is None:
         return f"flavor {name} not found"
     if (taint := untolerated_taint(flavor, pod_set.tolerations)) is not None:
-        return f"untolerated taint {{{taint.key}: {taint.value or ''}, {taint.effect}}} in flavor {name}"
+        # upstream formats the corev1.Taint value with %s: Go's struct form, timeAdded unset
+        return f"untolerated taint {{{taint.key} {taint.value or ''} {taint.effect} <nil>}} in flavor {name}"
     for key, value in pod_set.node_selector.items():
         if key in flavor.node_labels and flavor.node_labels[key] != value:
             return f"flavor {name} doesn't match node affinity"

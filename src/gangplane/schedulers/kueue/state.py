@@ -187,22 +187,26 @@ class KueueState:
             self.recovering_since[key] = now
             state.set_condition(C.PODS_READY, False, "WaitForRecovery", "At least one pod has failed", now)
 
-    def _release(self, state: WorkloadState, now: float) -> None:
+    def _release(self, state: WorkloadState, now: float, *, in_cycle: bool = False) -> None:
         if state.cluster_queue in self.tree.cqs:  # the ClusterQueue may be gone
             self.tree.remove_usage(state.cluster_queue, state.usage)
         self.admitted.get(state.cluster_queue, {}).pop(state.key, None)
         self.pods_ready_stale = True
-        self.queues.schedule_requeue(self.tree_members(state.cluster_queue), now)
+        self.queues.schedule_requeue(
+            self.tree_members(state.cluster_queue), now, popped_heads_too=not in_cycle
+        )
 
     # ------------------------------------------------------------ eviction and waitForPodsReady
 
     def evict(
         self, key: str, reason: EvictionReason, message: str, now: float, *,
-        preemption: PreemptionReason | None = None, preempting_cq: str | None = None,
+        preemption: PreemptionReason | None = None, preempting_cq: str | None = None, in_cycle: bool = False,
     ) -> Eviction:  # fmt: skip
-        """Release ``key``'s quota and queue it again (after a backoff for ``PodsReadyTimeout``)."""
+        """Release ``key``'s quota and queue it again (after a backoff for ``PodsReadyTimeout``). ``in_cycle``:
+        a preemption by the running cycle, whose heads still park as upstream's would (there the victim's quota
+        is released later, when its pods are gone, and only that requeues the cohort)."""
         state = self.workloads[key]
-        self._release(state, now)
+        self._release(state, now, in_cycle=in_cycle)
         self.recovering_since.pop(key, None)
         mark_evicted(state, reason, message, now)
         if preemption is not None:

@@ -185,7 +185,11 @@ def _flavors(assignment: Assignment | None) -> dict[str, dict[str, str]]:
 
 def _want_flavors(state: KueueState, key: str, flavors: Flavors) -> dict[str, dict[str, str]]:
     request = state.workloads[key].request
-    return {p.name: {r: _flavor_of(flavors, p.name, r) for r in p.requests} for p in request.pod_sets}
+    want = {}
+    for p in request.pod_sets:
+        given = flavors if isinstance(flavors, str) else flavors[p.name]
+        want[p.name] = {r: given for r in p.requests} if isinstance(given, str) else dict(given)
+    return want
 
 
 def _queued(state: KueueState, which: str) -> dict[str, list[str]]:

@@ -149,17 +149,17 @@ def _request(w: Wl, cluster_queue: str) -> WorkloadRequest:
                            namespace_labels=NAMESPACES.get(namespace, {}))  # fmt: skip
 
 
-def _flavor_of(flavors: Flavors, pod_set: str, resource: str) -> str:
-    if isinstance(flavors, str):
-        return flavors
-    chosen = flavors[pod_set]
-    return chosen if isinstance(chosen, str) else chosen[resource]
+def _pod_set_flavors(flavors: Flavors, pod_set: PodSetRequest) -> dict[str, str]:
+    """One flavor for all the pod set's resources, or the ``{resource: flavor}`` given (which may leave out a
+    resource, as upstream's assignments leave out zero requests)."""
+    given = flavors if isinstance(flavors, str) else flavors[pod_set.name]
+    return {r: given for r in pod_set.requests} if isinstance(given, str) else dict(given)
 
 
 def _held_assignment(request: WorkloadRequest, flavors: Flavors) -> Assignment:
     sets = []
     for p in request.pod_sets:
-        chosen = {r: _flavor_of(flavors, p.name, r) for r in p.requests}
+        chosen = _pod_set_flavors(flavors, p)
         usage = {(chosen[r], r): p.total(r) for r in p.requests}
         sets.append(PodSetAssignment(p.name, p.count, chosen, usage))
     return Assignment(sets)
@@ -185,11 +185,7 @@ def _flavors(assignment: Assignment | None) -> dict[str, dict[str, str]]:
 
 def _want_flavors(state: KueueState, key: str, flavors: Flavors) -> dict[str, dict[str, str]]:
     request = state.workloads[key].request
-    want = {}
-    for p in request.pod_sets:
-        given = flavors if isinstance(flavors, str) else flavors[p.name]
-        want[p.name] = {r: given for r in p.requests} if isinstance(given, str) else dict(given)
-    return want
+    return {p.name: _pod_set_flavors(flavors, p) for p in request.pod_sets}
 
 
 def _queued(state: KueueState, which: str) -> dict[str, list[str]]:

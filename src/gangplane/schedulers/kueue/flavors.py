@@ -277,7 +277,9 @@ def _assign_pod_set(
             result.reason = PendingReason.NO_MATCHING_FLAVOR
             result.reasons.append(f"resource {resource} unavailable in ClusterQueue")
     for group in ctx.spec.resource_groups:
-        wanted = {r: v for r, v in requests.items() if r in group.covered}
+        # a resource belongs to the first group covering it (upstream ``RGByResource``), even in a spec that
+        # lists it twice
+        wanted = {r: v for r, v in requests.items() if ctx.spec.group_of(r) is group}
         if wanted:
             _apply_group(result, *_assign_group(ctx, flavors, group, pod_set, wanted, assumed), wanted)
     return result

@@ -240,7 +240,9 @@ def _choose(ctx: _Context, attempts: list[_Attempt]) -> _Attempt | None:
 
 
 def _pod_set_requests(spec: ClusterQueueSpec, pod_set: PodSetRequest) -> dict[str, int]:
-    totals = {r: pod_set.total(r) for r in pod_set.requests if pod_set.total(r) > 0}
+    """What the pod set needs; a zero request counts only for a resource the ClusterQueue covers (it gets a
+    flavor, as upstream), and is skipped otherwise (upstream #8079)."""
+    totals = {r: pod_set.total(r) for r in pod_set.requests if pod_set.total(r) > 0 or spec.group_of(r)}
     if spec.group_of(PODS) is not None:
         totals[PODS] = pod_set.count
     return totals
@@ -269,37 +271,44 @@ def _assign_group(
 def _assign_pod_set(
     ctx: _Context, flavors: Mapping[str, FlavorSpec], pod_set: PodSetRequest, assumed: Usage
 ) -> PodSetAssignment:
+    """Upstream ``assignFlavors`` for one pod set: resources in name order, each with its resource group (the
+    first covering it, even in a spec that lists it twice). The first group that finds no flavor leaves the pod
+    set with no flavors and that group's reasons alone."""
     result = PodSetAssignment(pod_set.name, pod_set.count)
     requests = _pod_set_requests(ctx.spec, pod_set)
     for resource in sorted(requests):
-        if ctx.spec.group_of(resource) is None:
-            result.mode = FlavorMode.NO_FIT
-            result.reason = PendingReason.NO_MATCHING_FLAVOR
-            result.reasons.append(f"resource {resource} unavailable in ClusterQueue")
-    for group in ctx.spec.resource_groups:
-        # a resource belongs to the first group covering it (upstream ``RGByResource``), even in a spec that
-        # lists it twice
+        if resource in result.flavors:
+            continue
+        group = ctx.spec.group_of(resource)
+        if group is None:
+            _fail(result, None, [f"resource {resource} unavailable in ClusterQueue"])
+            break
         wanted = {r: v for r, v in requests.items() if ctx.spec.group_of(r) is group}
-        if wanted:
-            _apply_group(result, *_assign_group(ctx, flavors, group, pod_set, wanted, assumed), wanted)
+        attempt, reasons = _assign_group(ctx, flavors, group, pod_set, wanted, assumed)
+        if attempt is None or attempt.mode == FlavorMode.NO_FIT:
+            _fail(result, attempt, reasons)
+            break
+        _apply_group(result, attempt, reasons, wanted)
     return result
 
 
+def _fail(result: PodSetAssignment, attempt: _Attempt | None, reasons: list[str]) -> None:
+    result.flavors.clear()
+    result.usage.clear()
+    result.preempt_frs.clear()
+    result.mode, result.borrow, result.reasons = FlavorMode.NO_FIT, 0, list(reasons)
+    result.reason = attempt.reason if attempt is not None else PendingReason.NO_MATCHING_FLAVOR
+
+
 def _apply_group(
-    result: PodSetAssignment, attempt: _Attempt | None, reasons: list[str], wanted: Mapping[str, int]
+    result: PodSetAssignment, attempt: _Attempt, reasons: list[str], wanted: Mapping[str, int]
 ) -> None:
-    if attempt is None:
-        result.mode = FlavorMode.NO_FIT
-        result.reason = PendingReason.NO_MATCHING_FLAVOR
-        result.reasons.extend(reasons)
-        return
     if attempt.mode < result.mode:
         result.reason = attempt.reason
     result.mode = min(result.mode, attempt.mode)
     result.borrow = max(result.borrow, attempt.borrow)
     result.preempt_frs |= attempt.preempt_frs
-    if attempt.mode < FlavorMode.FIT:
-        result.reasons.extend(reasons)
+    result.reasons.extend(reasons)  # a fitting group's tried flavors too, as upstream's group status
     for resource, amount in wanted.items():
         result.flavors[resource] = attempt.flavor
         result.usage[(attempt.flavor, resource)] = amount
@@ -318,6 +327,8 @@ def assign_flavors(
         for fr, amount in assigned.usage.items():
             assumed[fr] = assumed.get(fr, 0) + amount
         pod_sets.append(assigned)
+        if assigned.mode == FlavorMode.NO_FIT:
+            break  # upstream returns at the first pod set that does not fit
     return Assignment(pod_sets)
 
 

@@ -1,8 +1,9 @@
 """Cost of the embedded Kueue controller's passes over a memory store. Not a test.
 
 Setup: ``--workloads`` standalone Workloads (default 10,000; 1 cpu each, no owner) spread over 20 ClusterQueues of
-100 cpu, so 2,000 are admitted and the rest wait, parked as inadmissible, as after any busy period
-(waitForPodsReady off: these Workloads have no pods); plus
+``--quota`` cpu (default 100), so 2,000 are admitted and the rest wait, parked as inadmissible, as after any busy
+period; waitForPodsReady off (these Workloads have no pods), or with ``--pods-ready`` on with its default 30-minute
+timeout, which the benchmark never reaches: every admitted Workload then waits for its pods, with a deadline; plus
 ``max(--heads)`` spare ClusterQueues with free quota and no workload. The reconciler is marked as registered
 (its changes come from informer events), and events are delivered by calling its handlers, as an informer
 would.
@@ -13,7 +14,8 @@ Measured:
   them, runs the cycle (K heads, all admitted) and writes their status and the queues' status. The cost per
   head should stay flat as K grows (linear in heads considered, not in the 10,000 Workloads present).
 
-Usage: ``.venv/bin/python benchmarks/kueue_controller.py [--workloads N] [--heads 10 40 160] [--repeat R]``.
+Usage: ``.venv/bin/python benchmarks/kueue_controller.py [--workloads N] [--quota CPU] [--pods-ready]
+[--heads 10 40 160] [--repeat R]``.
 """
 
 from __future__ import annotations
@@ -55,21 +57,23 @@ def _workload(name: str, queue: str) -> dict[str, Any]:
 
 
 def _settle(reconciler: KueueReconciler, clock: ManualClock) -> None:
+    """Pass until only far wake-ups are left (a waitForPodsReady deadline is half an hour away)."""
     for _ in range(50):
         result = reconciler.reconcile(CYCLE_KEY)
-        if result.requeue_after is None:
+        if result.requeue_after is None or result.requeue_after > 60:
             return
         clock.advance(result.requeue_after)
 
 
-def build(workloads: int, spare: int) -> tuple[MemoryStore, ManualClock, KueueReconciler]:
+def build(workloads: int, spare: int, quota: int = 100, pods_ready: bool = False) -> tuple[
+        MemoryStore, ManualClock, KueueReconciler]:  # fmt: skip
     clock = ManualClock(1_800_000_000)
     store = MemoryStore(clock=clock)
     store.create(catalog.NAMESPACES, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}})
     store.create(catalog.RESOURCE_FLAVORS, {"apiVersion": KUEUE, "kind": "ResourceFlavor",
                                             "metadata": {"name": "default"}})  # fmt: skip
     for i in range(QUEUES):
-        store.create(catalog.CLUSTER_QUEUES, _cluster_queue(f"cq-{i}", 100))
+        store.create(catalog.CLUSTER_QUEUES, _cluster_queue(f"cq-{i}", quota))
         store.create(catalog.LOCAL_QUEUES, _local_queue(f"cq-{i}"))
     for i in range(spare):
         store.create(catalog.CLUSTER_QUEUES, _cluster_queue(f"spare-{i}", 1))
@@ -77,7 +81,7 @@ def build(workloads: int, spare: int) -> tuple[MemoryStore, ManualClock, KueueRe
     for i in range(workloads):
         store.create(catalog.WORKLOADS, _workload(f"wl-{i}", f"cq-{i % QUEUES}"))
     # Standalone Workloads have no pods: waitForPodsReady would evict them all after its timeout.
-    reconciler = KueueReconciler(store, clock, config=KueueConfig(WaitForPodsReady(enabled=False)))
+    reconciler = KueueReconciler(store, clock, config=KueueConfig(WaitForPodsReady(enabled=pods_ready)))
     reconciler.changes.watched = True  # as after register(): passes go by events
     _settle(reconciler, clock)
     return store, clock, reconciler
@@ -92,9 +96,11 @@ def main() -> None:
     parser.add_argument("--workloads", type=int, default=10_000)
     parser.add_argument("--heads", type=int, nargs="+", default=[10, 40, 160])
     parser.add_argument("--repeat", type=int, default=20)
+    parser.add_argument("--quota", type=int, default=100, help="cpu of each of the 20 ClusterQueues")
+    parser.add_argument("--pods-ready", action="store_true", help="waitForPodsReady on (default timeout)")
     args = parser.parse_args()
     started = time.perf_counter()
-    store, _, reconciler = build(args.workloads, max(args.heads))
+    store, _, reconciler = build(args.workloads, max(args.heads), args.quota, args.pods_ready)
     admitted = sum(len(a) for a in reconciler.core.admitted.values())
     print(f"setup: {args.workloads} workloads ({admitted} admitted) in {time.perf_counter() - started:.1f} s")
 

@@ -119,7 +119,7 @@ def _blocked_by_pods_ready(state: KueueState) -> bool:
     config = state.config.wait_for_pods_ready
     if not (config.enabled and config.block_admission):
         return False
-    return any(not w.pods_ready for by_key in state.admitted.values() for w in by_key.values())
+    return len(state.readiness) > 0  # an admitted workload is still waiting for its pods
 
 
 def _admit(state: KueueState, entry: Entry, view: QuotaTree, now: float, result: CycleResult) -> None:
@@ -139,8 +139,8 @@ def _admit(state: KueueState, entry: Entry, view: QuotaTree, now: float, result:
     view.add_usage(workload.cluster_queue, usage)
     state.tree.add_usage(workload.cluster_queue, usage)
     state.admitted.setdefault(workload.cluster_queue, {})[workload.key] = workload
-    state.pods_ready_stale = True
     mark_admitted(workload, entry.assignment, now)
+    state.track_readiness(workload)
     queue = state.queues.queue(workload.cluster_queue)
     if queue.sticky == workload.key:
         queue.sticky = None

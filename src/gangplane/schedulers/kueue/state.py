@@ -25,6 +25,7 @@ from gangplane.schedulers.kueue.model import (
     WorkloadRequest,
 )
 from gangplane.schedulers.kueue.podsready import (
+    ReadinessDeadlines,
     RequeuingTimestamp,
     WaitForPodsReady,
     backoff_seconds,
@@ -74,9 +75,8 @@ class KueueState:
     admitted: dict[str, dict[str, WorkloadState]] = field(default_factory=dict)
     queues: QueueManager = field(default_factory=QueueManager)
     recovering_since: dict[str, float] = field(default_factory=dict)
-    pods_ready_due: float | None = None
-    """Earliest waitForPodsReady deadline, cached: ``pods_ready_stale`` says it must be recomputed."""
-    pods_ready_stale: bool = True
+    readiness: ReadinessDeadlines = field(default_factory=ReadinessDeadlines)
+    """waitForPodsReady deadlines of the admitted workloads not yet ready (empty when it is off)."""
 
     # ------------------------------------------------------------ configuration
 
@@ -149,7 +149,7 @@ class KueueState:
         state.pods_ready = pods_ready
         self.workloads[request.key] = state
         self.admitted.setdefault(request.cluster_queue, {})[request.key] = state
-        self.pods_ready_stale = True
+        self.track_readiness(state)
         if request.cluster_queue in self.tree.cqs:
             self.tree.add_usage(request.cluster_queue, state.usage)
         return state
@@ -178,7 +178,6 @@ class KueueState:
         state = self.workloads.get(key)
         if state is None or state.phase != Phase.ADMITTED:
             return
-        self.pods_ready_stale = True
         if ready and not state.pods_ready:
             mark_pods_ready(state, now)
             self.recovering_since.pop(key, None)
@@ -186,12 +185,13 @@ class KueueState:
             state.pods_ready = False
             self.recovering_since[key] = now
             state.set_condition(C.PODS_READY, False, "WaitForRecovery", "At least one pod has failed", now)
+        self.track_readiness(state)
 
     def _release(self, state: WorkloadState, now: float, *, in_cycle: bool = False) -> None:
         if state.cluster_queue in self.tree.cqs:  # the ClusterQueue may be gone
             self.tree.remove_usage(state.cluster_queue, state.usage)
         self.admitted.get(state.cluster_queue, {}).pop(state.key, None)
-        self.pods_ready_stale = True
+        self.readiness.set(state.key, None)
         self.queues.schedule_requeue(
             self.tree_members(state.cluster_queue), now, popped_heads_too=not in_cycle
         )
@@ -241,19 +241,17 @@ class KueueState:
         recovering = self.recovering_since.get(state.key)
         return pods_ready_deadline(self.config.wait_for_pods_ready, admitted_at, recovering)
 
+    def track_readiness(self, state: WorkloadState) -> None:
+        """Record ``state``'s waitForPodsReady deadline after it was admitted or its readiness changed."""
+        self.readiness.set(state.key, self.pods_ready_deadline(state))
+
     def check_pods_ready(self, now: float) -> list[Eviction]:
-        """Evict every admitted workload whose pods did not become ready in time."""
-        due = self.earliest_pods_ready_deadline()
-        if due is None or due > now:  # an idle pass does not scan every admitted workload
-            return []
-        evictions = []
-        for cq in sorted(self.admitted):
-            for key, state in sorted(self.admitted[cq].items()):
-                deadline = self.pods_ready_deadline(state)
-                if deadline is not None and deadline <= now:
-                    message = "Exceeded the PodsReady timeout"
-                    evictions.append(self.evict(key, EvictionReason.PODS_READY_TIMEOUT, message, now))
-        return evictions
+        """Evict every admitted workload whose pods did not become ready in time; only the due ones are read."""
+        message = "Exceeded the PodsReady timeout"
+        return [
+            self.evict(key, EvictionReason.PODS_READY_TIMEOUT, message, now)
+            for key in self.readiness.due(now)
+        ]
 
     def wake_backoffs(self, now: float) -> None:
         for state in self.queues.flush(now):
@@ -266,10 +264,4 @@ class KueueState:
         return min(times, default=None)
 
     def earliest_pods_ready_deadline(self) -> float | None:
-        if not self.config.wait_for_pods_ready.enabled:
-            return None
-        if self.pods_ready_stale:
-            deadlines = (self.pods_ready_deadline(s) for a in self.admitted.values() for s in a.values())
-            self.pods_ready_due = min((d for d in deadlines if d is not None), default=None)
-            self.pods_ready_stale = False
-        return self.pods_ready_due
+        return self.readiness.earliest()

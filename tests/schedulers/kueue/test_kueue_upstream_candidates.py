@@ -1,5 +1,6 @@
 """Upstream's ``pkg/scheduler/preemption/preemption_test.go`` ``TestCandidatesOrdering``, case by case (keys are
-upstream's case names), against ``preemption.candidate_order``. Workloads go through ``convert.workload_request``
+upstream's case names), against ``preemption.candidate_order``; and its ``TestPreemptionMessage`` (all 4, unnamed
+upstream) against ``preemption.preemption_message``. Workloads go through ``convert.workload_request``
 as the controller's do, so the ``kueue.x-k8s.io/priority-boost`` annotation counts as upstream's effective
 priority (feature PriorityBoost).
 
@@ -16,7 +17,7 @@ import pytest
 from gangplane.api.scheduling import kueue_workload as kw
 from gangplane.schedulers.kueue.convert import workload_request
 from gangplane.schedulers.kueue.flavors import Assignment
-from gangplane.schedulers.kueue.preemption import candidate_order
+from gangplane.schedulers.kueue.preemption import candidate_order, preemption_message
 from gangplane.schedulers.kueue.workloads import WorkloadState, mark_admitted
 
 PREEMPTOR_CQ = "preemptor"
@@ -77,3 +78,18 @@ def test_candidates_ordering(name: str) -> None:
 
 def test_every_upstream_case_is_accounted_for() -> None:
     assert len(CASES) + len(NOT_PORTED) == 9
+
+
+UNKNOWN = "Preempted to accommodate a workload (UID: {}, JobUID: {}) due to {}; preemptor path: {}; preemptee path: {}"
+MESSAGES = [
+    (("", "", "", "", ""), UNKNOWN.format(*["UNKNOWN"] * 5)),
+    (("uid", "", "", "", ""), UNKNOWN.format("uid", *["UNKNOWN"] * 4)),
+    (("uid", "juid", "", "", ""), UNKNOWN.format("uid", "juid", *["UNKNOWN"] * 3)),
+    (("uid", "juid", "InClusterQueue", "/a", "/b"),
+     UNKNOWN.format("uid", "juid", "prioritization in the ClusterQueue", "/a", "/b")),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("given", "want"), MESSAGES)
+def test_preemption_message(given: tuple[str, str, str, str, str], want: str) -> None:
+    assert preemption_message(*given) == want

@@ -23,6 +23,12 @@ IN_CQ, RECLAIM = "InClusterQueue", "InCohortReclamation"
 ODS = "on-demand"
 
 
+def victim(uid: str, job_uid: str, why: str, preemptor: str, preemptee: str) -> str:
+    """A victim's eviction message, as upstream's ``wantWorkloads`` spell it out."""
+    return (f"Preempted to accommodate a workload (UID: {uid}, JobUID: {job_uid}) due to {why}; preemptor path: "
+            f"{preemptor}; preemptee path: {preemptee}")  # fmt: skip
+
+
 def flavors_msg(pod_set: str, *reasons: str, victims: int = 0) -> str:
     message = f"couldn't assign flavors to pod set {pod_set}: {', '.join(reasons)}"
     return f"{message}. Pending the preemption of {victims} workload(s)" if victims else message
@@ -212,20 +218,25 @@ CASES: dict[str, Case] = {
         workloads=(*hierarchical_lender(0).workloads, pending("eng-alpha/wl-borrowing", "lq-borrower", {CPU: "5"})),
         admitted={"eng-alpha/wl-borrowing": ODS}),
     "preempt workloads in ClusterQueue and cohort": Case(
-        (pending("eng-beta/preemptor", "main", {CPU: "20"}, uid="wl-preemptor"),
+        (pending("eng-beta/preemptor", "main", {CPU: "20"}, uid="wl-preemptor", job_uid="job-preemptor"),
          held("eng-alpha/use-all-spot", "eng-alpha", "spot", {CPU: "100"}),
          held("eng-beta/low-1", "eng-beta", ODS, {CPU: "30"}, priority=-1),
          held("eng-beta/low-2", "eng-beta", ODS, {CPU: "10"}, priority=-2),
          held("eng-alpha/borrower", "eng-alpha", ODS, {CPU: "60"})),
-        preempted={"eng-alpha/borrower": RECLAIM, "eng-beta/low-2": IN_CQ},
+        preempted={"eng-alpha/borrower": (RECLAIM, victim("wl-preemptor", "job-preemptor", "reclamation within the "
+                                                           "cohort", "/eng/eng-beta", "/eng/eng-alpha")),
+                   "eng-beta/low-2": (IN_CQ, victim("wl-preemptor", "job-preemptor", "prioritization in the "
+                                                    "ClusterQueue", "/eng/eng-beta", "/eng/eng-beta"))},
         left={"eng-beta": ["eng-beta/preemptor"]},
         conditions={"eng-beta/preemptor": (PREEMPTING, flavors_msg(
             "main", short(CPU, ODS, "20"), short(CPU, "spot", "20"), victims=2))}),
     "multiple CQs need preemption": Case(
-        (pending("eng-beta/preemptor", "other", {CPU: "1"}, priority=-1, uid="wl-preemptor"),
+        (pending("eng-beta/preemptor", "other", {CPU: "1"}, priority=-1, uid="wl-preemptor",
+                 job_uid="job-preemptor"),
          pending("eng-alpha/pending", "other", {CPU: "1"}, priority=1),
          held("eng-alpha/use-all", "other-alpha", ODS, {CPU: "100"})),
-        preempted={"eng-alpha/use-all": RECLAIM},
+        preempted={"eng-alpha/use-all": (RECLAIM, victim("wl-preemptor", "job-preemptor", "reclamation within "
+                                                         "the cohort", "/other/other-beta", "/other/other-alpha"))},
         left={"other-beta": ["eng-beta/preemptor"]}, inadmissible={"other-alpha": ["eng-alpha/pending"]},
         conditions={"eng-alpha/pending": (WAIT, flavors_msg("main", short(CPU, ODS, "1"))),
                     "eng-beta/preemptor": (PREEMPTING, flavors_msg("main", short(CPU, ODS, "1"), victims=1))},

@@ -10,7 +10,7 @@ from dataclasses import replace
 
 import pytest
 from kueue_builders import cohort, cq
-from test_kueue_upstream_schedule import IN_CQ, MAX, ODS, PREEMPTING, flavors_msg, over_max, short
+from test_kueue_upstream_schedule import IN_CQ, MAX, ODS, PREEMPTING, flavors_msg, over_max, short, victim
 from upstream_schedule import CPU, NO_LONGER_FITS, Case, held, pending, ps, run
 
 from gangplane.api.scheduling.kueue import FlavorFungibilityPolicy as F
@@ -147,8 +147,11 @@ CASES: dict[str, Case] = {
     "with fair sharing: prefer reclamation over cq priority based preemption; with preemption while borrowing": Case(
         (held("eng-alpha/a1", "other-alpha", ODS, {"gpu": "5"}, priority=50, queue="other"),
          held("eng-beta/b1", "other-beta", "spot", {"gpu": "5"}, priority=50, queue="other"),
-         pending("eng-alpha/preemptor", "other", {"gpu": "8"}, priority=100, uid="wl-preemptor")),
-        preempted={"eng-beta/b1": IN_COHORT_FS}, left={"other-alpha": ["eng-alpha/preemptor"]},
+         pending("eng-alpha/preemptor", "other", {"gpu": "8"}, priority=100, uid="wl-preemptor",
+                 job_uid="job-preemptor")),
+        preempted={"eng-beta/b1": (IN_COHORT_FS, victim("wl-preemptor", "job-preemptor", "Fair Sharing within the "
+                                                        "cohort", "/other/other-alpha", "/other/other-beta"))},
+        left={"other-alpha": ["eng-alpha/preemptor"]},
         conditions={"eng-alpha/preemptor": (PREEMPTING, flavors_msg(
             "main", short("gpu", ODS, "3"), short("gpu", "spot", "3"), victims=1))},
         cqs=(cq("other-alpha", {ODS: {"gpu": 7}, "spot": {"gpu": 7}}, cohort="other", within=P.LOWER_PRIORITY,
@@ -160,8 +163,11 @@ CASES: dict[str, Case] = {
     "prefer flavor with most local capacity (FS=false)": replace(local_capacity(), fair=False),
     "fair sharing: in-CQ preemption for CQ without cohort; repro for nil pointer panic": Case(
         (held("default/nc-low", "no-cohort-cq", "default", {CPU: "4"}, priority=-1, queue="no-cohort-queue"),
-         pending("default/nc-high", "no-cohort-queue", {CPU: "4"}, priority=100, uid="wl-nc-high")),
-        preempted={"default/nc-low": IN_CQ}, left={"no-cohort-cq": ["default/nc-high"]},
+         pending("default/nc-high", "no-cohort-queue", {CPU: "4"}, priority=100, uid="wl-nc-high",
+                 job_uid="job-nc-high")),
+        preempted={"default/nc-low": (IN_CQ, victim("wl-nc-high", "job-nc-high", "prioritization in the "
+                                                    "ClusterQueue", "/no-cohort-cq", "/no-cohort-cq"))},
+        left={"no-cohort-cq": ["default/nc-high"]},
         conditions={"default/nc-high": (PREEMPTING, flavors_msg("main", short(CPU, "default", "4"), victims=1))},
         cqs=(cq("no-cohort-cq", {"default": {CPU: 4_000}}, within=P.LOWER_PRIORITY),),
         lqs={"default/no-cohort-queue": "no-cohort-cq"}, fair=True),

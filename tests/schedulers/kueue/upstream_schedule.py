@@ -70,14 +70,15 @@ class Wl:
     created: float = 0.0
     held: tuple[str, Flavors] | None = None
     uid: str = ""
+    job_uid: str = ""
 
     def sets(self) -> tuple[PodSet, ...]:
         return self.pod_sets or (("main", 1, self.requests),)
 
 
 def pending(key: str, queue: str, requests: Mapping[str, str] | None = None, *pod_sets: PodSet,
-            priority: int = 0, created: float = 0.0, uid: str = "") -> Wl:  # fmt: skip
-    return Wl(key, queue, requests or {}, pod_sets, priority, created, uid=uid)
+            priority: int = 0, created: float = 0.0, uid: str = "", job_uid: str = "") -> Wl:  # fmt: skip
+    return Wl(key, queue, requests or {}, pod_sets, priority, created, uid=uid, job_uid=job_uid)
 
 
 def held(key: str, cq_name: str, flavors: Flavors, requests: Mapping[str, str] | None = None, *pod_sets: PodSet,
@@ -89,7 +90,8 @@ def held(key: str, cq_name: str, flavors: Flavors, requests: Mapping[str, str] |
 class Case:
     workloads: tuple[Wl, ...]
     admitted: Mapping[str, Flavors] = field(default_factory=dict)
-    preempted: Mapping[str, str] = field(default_factory=dict)
+    preempted: Mapping[str, str | tuple[str, str]] = field(default_factory=dict)
+    """Victim -> its Preempted reason, or (reason, upstream's eviction message)."""
     left: Mapping[str, list[str]] = field(default_factory=dict)
     inadmissible: Mapping[str, list[str]] = field(default_factory=dict)
     conditions: Mapping[str, tuple[str, str]] = field(default_factory=dict)
@@ -146,6 +148,7 @@ def _request(w: Wl, cluster_queue: str) -> WorkloadRequest:
     )
     return WorkloadRequest(key=w.key, namespace=namespace, local_queue=w.queue, cluster_queue=cluster_queue,
                            pod_sets=pod_sets, priority=w.priority, created=w.created, uid=w.uid or name,
+                           job_uid=w.job_uid,
                            namespace_labels=NAMESPACES.get(namespace, {}))  # fmt: skip
 
 
@@ -205,7 +208,11 @@ def run(case: Case) -> KueueState:
         assert condition.message == f"Quota reserved in ClusterQueue {w.cluster_queue}"
     holding = {k for by_key in state.admitted.values() for k in by_key}
     assert holding == (held_before - set(case.preempted)) | set(case.admitted)
-    assert {e.key: str(e.preemption_reason) for e in result.evictions} == dict(case.preempted)
+    assert {e.key: str(e.preemption_reason) for e in result.evictions} == {
+        k: v if isinstance(v, str) else v[0] for k, v in case.preempted.items()
+    }
+    messages = {k: v[1] for k, v in case.preempted.items() if not isinstance(v, str)}
+    assert {e.key: e.message for e in result.evictions if e.key in messages} == messages
     queued = _queued(state, "active")
     victims = {k: [key for key in keys if key in case.preempted] for k, keys in queued.items()}
     assert sorted(k for keys in victims.values() for k in keys) == sorted(case.preempted)

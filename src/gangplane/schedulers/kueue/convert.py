@@ -134,6 +134,7 @@ def workload_request(
         priority=priority,
         created=created,
         uid=meta.uid or "",
+        job_uid=(meta.labels or {}).get(kq.JOB_UID_LABEL, ""),
         priority_class=ref.name if ref else "",
         namespace_labels=dict(namespace_labels),
     )

@@ -31,7 +31,14 @@ from gangplane.schedulers.kueue.model import (
     Usage,
     selector_matches,
 )
-from gangplane.schedulers.kueue.preemption import Preemptor, Target, find_targets, oracle_for
+from gangplane.schedulers.kueue.preemption import (
+    Preemptor,
+    Target,
+    find_targets,
+    oracle_for,
+    preemption_message,
+    queue_path,
+)
 from gangplane.schedulers.kueue.quota import QuotaTree, available
 from gangplane.schedulers.kueue.state import Eviction, KueueState
 from gangplane.schedulers.kueue.workloads import Phase, WorkloadState, mark_admitted, mark_pending
@@ -243,13 +250,13 @@ def _preempt(
         entry.reason = PendingReason.WAITING_FOR_QUOTA
         entry.message = "Workload no longer fits after processing another workload"
         return
+    request = workload.request
     for target in entry.targets:
         taken.add(target.workload.key)
         view.remove_usage(target.workload.cluster_queue, target.workload.usage)
-        message = (
-            f"Preempted to accommodate a workload (UID: {workload.request.uid}) "
-            f"in ClusterQueue {workload.cluster_queue}"
-        )
+        message = preemption_message(request.uid, request.job_uid, target.reason,
+                                     queue_path(view, workload.cluster_queue),
+                                     queue_path(view, target.workload.cluster_queue))  # fmt: skip
         eviction = state.evict(target.workload.key, EvictionReason.PREEMPTED, message, now,
                                preemption=target.reason, preempting_cq=workload.cluster_queue,
                                in_cycle=True)  # fmt: skip

@@ -171,6 +171,8 @@ class WorkloadRequest:
     priority: int = 0
     created: float = 0.0
     uid: str = ""
+    job_uid: str = ""
+    """The ``kueue.x-k8s.io/job-uid`` label: the job the Workload was made for."""
     priority_class: str = ""
     namespace_labels: Mapping[str, str] = field(default_factory=dict)
 

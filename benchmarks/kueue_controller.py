@@ -14,18 +14,34 @@ Measured:
   them, runs the cycle (K heads, all admitted) and writes their status and the queues' status. The cost per
   head should stay flat as K grows (linear in heads considered, not in the 10,000 Workloads present).
 
+**Through the API** (``--through-api``): a real control plane (``python -m gangplane.cluster``, what ``gangplane
+up`` starts, default cluster config) in its own process; this process creates the same queues and ``--workloads``
+Workloads over HTTPS (4 clients), waits until the ClusterQueues account for all of them, then reads the control
+plane process's CPU time over ``--idle-seconds`` (default 30) of nothing happening. The same measure on a fresh
+control plane with no Kueue objects at all is the baseline: the difference is what the idle embedded Kueue costs
+with that many Workloads (heartbeats, informers and the other controllers run in both).
+
 Usage: ``.venv/bin/python benchmarks/kueue_controller.py [--workloads N] [--quota CPU] [--pods-ready]
-[--heads 10 40 160] [--repeat R]``.
+[--heads 10 40 160] [--repeat R]``, or ``... --through-api [--workloads N] [--idle-seconds S]``.
 """
 
 from __future__ import annotations
 
 import argparse
+import socket
 import statistics
+import tempfile
+import threading
 import time
+from pathlib import Path
 from typing import Any
 
+import httpx2
+import psutil
+
+from gangplane.client.kube import KubeStore
 from gangplane.clock import ManualClock
+from gangplane.cluster.launch import start_background, stop
 from gangplane.schedulers.kueue.controller import CYCLE_KEY, KueueReconciler
 from gangplane.schedulers.kueue.podsready import WaitForPodsReady
 from gangplane.schedulers.kueue.state import KueueConfig
@@ -87,6 +103,81 @@ def build(workloads: int, spare: int, quota: int = 100, pods_ready: bool = False
     return store, clock, reconciler
 
 
+# ---------------------------------------------------------------- through the API
+
+
+def _api(state: Path, url: str) -> KubeStore:
+    token = (state / "token").read_text().strip()
+    http = httpx2.Client(base_url=url, verify=str(state / "tls.crt"), timeout=60,
+                         headers={"Authorization": f"Bearer {token}"})  # fmt: skip
+    return KubeStore(http)
+
+
+def _create_all(state: Path, url: str, workloads: int, clients: int = 4) -> None:
+    with _api(state, url) as api:
+        api.create(catalog.NAMESPACES, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}})
+        api.create(catalog.RESOURCE_FLAVORS, {"apiVersion": KUEUE, "kind": "ResourceFlavor",
+                                              "metadata": {"name": "default"}})  # fmt: skip
+        for i in range(QUEUES):
+            api.create(catalog.CLUSTER_QUEUES, _cluster_queue(f"cq-{i}", 100))
+            api.create(catalog.LOCAL_QUEUES, _local_queue(f"cq-{i}"))
+
+    def create(first: int) -> None:
+        with _api(state, url) as api:
+            for i in range(first, workloads, clients):
+                api.create(catalog.WORKLOADS, _workload(f"wl-{i}", f"cq-{i % QUEUES}"))
+
+    threads = [threading.Thread(target=create, args=(k,)) for k in range(clients)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+
+def _accounted(state: Path, url: str) -> int:
+    """Workloads the ClusterQueues' status counts (pending + admitted)."""
+    with _api(state, url) as api:
+        statuses = [cq.get("status") or {} for cq in api.list(catalog.CLUSTER_QUEUES).items]
+    return sum((s.get("pendingWorkloads") or 0) + (s.get("admittedWorkloads") or 0) for s in statuses)
+
+
+def _idle_cpu(pid: int, seconds: float) -> float:
+    """The process's CPU seconds (user + system, threads included) per wall second over ``seconds``."""
+    process = psutil.Process(pid)
+    before = process.cpu_times()
+    time.sleep(seconds)
+    after = process.cpu_times()
+    return (after.user - before.user + after.system - before.system) / seconds
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def api_idle(workloads: int, seconds: float) -> tuple[float, float]:
+    """(idle CPU share of a control plane without Kueue objects, of one holding ``workloads`` Workloads)."""
+    shares = []
+    for count in (0, workloads):
+        with tempfile.TemporaryDirectory() as tmp:
+            state = Path(tmp)
+            started = start_background(state, port=_free_port(), timeout=60)
+            assert started.url is not None and started.pid is not None
+            try:
+                if count:
+                    t0 = time.perf_counter()
+                    _create_all(state, started.url, count)
+                    while _accounted(state, started.url) < count:
+                        time.sleep(1)
+                    print(f"{count} Workloads created and accounted in {time.perf_counter() - t0:.0f} s")
+                time.sleep(5)  # let the last status writes and informer resyncs settle
+                shares.append(_idle_cpu(started.pid, seconds))
+            finally:
+                stop(state)
+    return shares[0], shares[1]
+
+
 def _ms(seconds: float) -> str:
     return f"{seconds * 1000:.2f} ms"
 
@@ -98,7 +189,14 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=20)
     parser.add_argument("--quota", type=int, default=100, help="cpu of each of the 20 ClusterQueues")
     parser.add_argument("--pods-ready", action="store_true", help="waitForPodsReady on (default timeout)")
+    parser.add_argument("--through-api", action="store_true", help="idle CPU of a real control plane process")
+    parser.add_argument("--idle-seconds", type=float, default=30.0)
     args = parser.parse_args()
+    if args.through_api:
+        empty, full = api_idle(args.workloads, args.idle_seconds)
+        print(f"control plane idle CPU over {args.idle_seconds:.0f} s: {empty:.1%} without Kueue objects, "
+              f"{full:.1%} with {args.workloads} Workloads ({full - empty:+.1%} for the embedded Kueue)")  # fmt: skip
+        return
     started = time.perf_counter()
     store, _, reconciler = build(args.workloads, max(args.heads), args.quota, args.pods_ready)
     admitted = sum(len(a) for a in reconciler.core.admitted.values())

@@ -157,3 +157,23 @@ def test_registered_on_a_manager_admits_without_direct_calls() -> None:
         assert store.get(catalog.TRAINJOBS, "ml", "watched")["spec"]["suspend"] is False
     finally:
         manager.stop()
+
+
+def test_a_pass_stopped_at_the_cycle_cap_comes_back_at_once(monkeypatch: Any) -> None:
+    """Heads still moving when the pass stops at its cycle cap: the next pass is due at once, not at the next
+    timer."""
+    from gangplane.schedulers.kueue import controller
+
+    monkeypatch.setattr(controller, "MAX_CYCLES_PER_PASS", 1)
+    store, clock, kueue, _ = setup()
+    container = {"name": "c", "image": "x", "resources": {"requests": {"cpu": "1"}}}
+    for name in ("a", "b"):
+        store.create(catalog.WORKLOADS, {
+            "apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Workload", "metadata": {"name": name, "namespace": "ml"},
+            "spec": {"queueName": "team", "podSets": [{"name": "main", "count": 1, "template": {"spec": {
+                "containers": [container]}}}]}})  # fmt: skip
+    clock.advance(2)
+    passes = [kueue.reconciler.reconcile(CYCLE_KEY).requeue_after for _ in range(3)]
+    admitted = [conditions(store.get(catalog.WORKLOADS, "ml", n))["QuotaReserved"][0] for n in ("a", "b")]
+    assert admitted == ["True", "True"]
+    assert passes[:2] == [0.05, 0.05] and (passes[2] is None or passes[2] >= 1)

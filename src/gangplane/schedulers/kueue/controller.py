@@ -276,6 +276,7 @@ class KueueReconciler:
         self._sync_workloads(now, batch)
         evictions += self.core.check_pods_ready(now)
         self._evict(evictions)
+        progressed = False
         for _ in range(MAX_CYCLES_PER_PASS):
             started = time.monotonic()
             result = run_cycle(self.core, now)
@@ -283,14 +284,16 @@ class KueueReconciler:
                 self.metrics.observe_cycle(self.core, result, now, time.monotonic() - started)
             self._evict(result.evictions)
             self._apply(result)
-            if not result.progressed:
+            progressed = result.progressed
+            if not progressed:
                 break
         self._write_statuses()
         cqs, self._moved_cqs = (None if batch.everything or batch.config else self._moved_cqs), set()
         if cqs is None or cqs:  # an idle pass (nothing changed) has nothing to publish
             self._snapshot_pending(cqs)
             self.queue_status.write(self.core, now, cqs)
-        wakeup = self.core.next_wakeup()
+        # stopped at the cycle cap with heads still moving: come back at once, not at the next timer
+        wakeup = now if progressed else self.core.next_wakeup()
         return Result(requeue_after=max(0.05, wakeup - now) if wakeup is not None else None)
 
     def _snapshot_pending(self, cqs: set[str] | None) -> None:

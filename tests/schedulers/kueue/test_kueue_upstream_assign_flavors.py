@@ -20,6 +20,7 @@ from kueue_builders import cq
 from gangplane.api.core import Taint, Toleration
 from gangplane.api.scheduling.kueue import FlavorFungibilityPolicy as F
 from gangplane.api.scheduling.kueue import PreemptionPolicy as P
+from gangplane.schedulers.core.objects import Requirement
 from gangplane.schedulers.kueue.flavors import assign_flavors
 from gangplane.schedulers.kueue.model import (
     AssignmentMode,
@@ -85,6 +86,11 @@ class Pod:
     requests: Mapping[str, str]
     selector: Mapping[str, str] = field(default_factory=dict)
     tolerations: tuple[Toleration, ...] = ()
+    affinity: tuple[tuple[Requirement, ...], ...] = ()
+
+
+def label_in(key: str, *values: str) -> Requirement:
+    return Requirement(key, "In", values)
 
 
 def pod(requests: Mapping[str, str], count: int = 1, name: str = "main", **kwargs: object) -> Pod:
@@ -111,7 +117,7 @@ class Case:
 def _request(case: Case) -> WorkloadRequest:
     sets = tuple(
         PodSetRequest(p.name, p.count, {r: to_amount(r, q) for r, q in p.requests.items()}, dict(p.selector),
-                      p.tolerations)
+                      p.tolerations, p.affinity)
         for p in case.pods
     )  # fmt: skip
     return WorkloadRequest("ns/w", "ns", "lq", case.cq.name, sets)
@@ -232,17 +238,26 @@ CASES: dict[str, Case] = {
         NO_FIT, reasons={"main": [over("one", "0", "3", "2"), over("two", "0", "10Mi", "5Mi", MEM)]}, no_fit=MAX),
     "multiple flavors, fits while skipping tainted flavor": Case(
         (pod({CPU: "3"}),), the_cq(rg({"tainted": {CPU: "4"}, "two": {CPU: "4"}})), flavors={"main": "two"}),
-    # Its required-affinity term names a key no flavor labels, which upstream ignores (required node affinity
-    # is not read here at all, docs/kueue.md).
     "multiple flavors, fits a node selector": Case(
-        (pod({CPU: "1"}, selector={"type": "two", "ignored1": "foo"}),),
+        (pod({CPU: "1"}, selector={"type": "two", "ignored1": "foo"}, affinity=((label_in("ignored2", "bar"),),)),),
         the_cq(rg({"one": {CPU: "4"}, "two": {CPU: "4"}})), flavors={"main": "two"}),
+    "multiple flavors, fits with node affinity": Case(
+        (pod({CPU: "1", MEM: "1Mi"}, selector={"ignored1": "foo"}, affinity=((label_in("type", "two"),),)),),
+        the_cq(rg({"one": {CPU: "4", MEM: "1Gi"}, "two": {CPU: "4", MEM: "1Gi"}})), flavors={"main": "two"}),
+    "multiple flavors, node affinity fits any flavor": Case(
+        (pod({CPU: "1"}, affinity=((label_in("ignored2", "bar"),), (label_in("cpuType", "two"),))),),
+        the_cq(rg({"one": {CPU: "4"}, "two": {CPU: "4"}})), flavors={"main": "one"}),
     "multiple flavors with different label keys, selector only uses flavor's own keys": Case(
         (pod({CPU: "1"}, selector={"x": "a", "y": "g"}),),
         the_cq(rg({"label-x-a": {CPU: "4"}, "label-xy-b": {CPU: "4"}})), flavors={"main": "label-x-a"}),
     "labelless flavor in group with labeled flavor, workload uses labeled selector": Case(
         (pod({CPU: "1"}, selector={"type": "two"}),), the_cq(rg({"default": {CPU: "4"}, "two": {CPU: "4"}})),
         flavors={"main": "default"}),
+    "multiple flavors, doesn't fit node affinity": Case(
+        (pod({CPU: "1"}, affinity=((label_in("type", "three"),),)),),
+        the_cq(rg({"one": {CPU: "4"}, "two": {CPU: "4"}})),
+        NO_FIT, reasons={"main": ["flavor one doesn't match node affinity", "flavor two doesn't match node affinity"]},
+        no_fit=NO_FLAVOR),
     "multiple specs, fit different flavors": Case(
         (pod({CPU: "5"}, name="driver"), pod({CPU: "3"}, name="worker")),
         the_cq(rg({"one": {CPU: "4"}, "two": {CPU: "10"}})), flavors={"driver": "two", "worker": "one"}),
@@ -377,9 +392,6 @@ NOT_PORTED = {
     "multiple flavors, leader worker set, workers request GPU, leader does not request GPU, fits": "pod-set groups",
     "multiple flavors, leader worker set, workers request GPU, leader does not request GPU, does not fit, without "
     "group it would fit": "pod-set groups (LeaderWorkerSet) are not modelled",
-    "multiple flavors, fits with node affinity": "required node affinity is not matched against flavor labels",
-    "multiple flavors, node affinity fits any flavor": "required node affinity is not read",
-    "multiple flavors, doesn't fit node affinity": "required node affinity is not read",
     "with reclaimable pods; reclaimablePods on": "reclaimable pods are not modelled",
     "workload slice preemption fits in the original workload resource flavor": "workload slices are not modelled",
     "workload slice preemption does not fit in the original workload resource flavor": "workload slices",

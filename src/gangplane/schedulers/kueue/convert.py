@@ -20,6 +20,7 @@ from gangplane.api.scheduling.kueue import (
 )
 from gangplane.clock import parse_rfc3339
 from gangplane.runtime.requests import pod_request_amounts
+from gangplane.schedulers.core.objects import required_affinity
 from gangplane.schedulers.kueue.flavors import Assignment, PodSetAssignment
 from gangplane.schedulers.kueue.model import (
     ClusterQueueSpec,
@@ -113,7 +114,8 @@ def _pod_set(pod_set: kw.PodSet) -> PodSetRequest:
     pod = pod_set.template.spec
     requests = {name: to_amount(name, value) for name, value in pod_request_amounts(pod).items()}
     return PodSetRequest(pod_set.name or kw.DEFAULT_POD_SET_NAME, pod_set.count or 1, requests,
-                         dict(pod.node_selector or {}), tuple(pod.tolerations or ()))  # fmt: skip
+                         dict(pod.node_selector or {}), tuple(pod.tolerations or ()),
+                         required_affinity({"affinity": pod.affinity}))  # fmt: skip
 
 
 def workload_request(

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 from gangplane.api.core import Taint, Toleration
 from gangplane.api.scheduling.kueue import FlavorFungibilityPolicy, PreemptionPolicy
+from gangplane.schedulers.core.objects import Requirement
 from gangplane.schedulers.kueue.model import (
     PODS,
     AssignmentMode,
@@ -142,10 +143,35 @@ def flavor_ineligibility(flavor: FlavorSpec | None, name: str, pod_set: PodSetRe
     if (taint := untolerated_taint(flavor, pod_set.tolerations)) is not None:
         # upstream formats the corev1.Taint value with %s: Go's struct form, timeAdded unset
         return f"untolerated taint {{{taint.key} {taint.value or ''} {taint.effect} <nil>}} in flavor {name}"
-    for key, value in pod_set.node_selector.items():
-        if key in flavor.node_labels and flavor.node_labels[key] != value:
-            return f"flavor {name} doesn't match node affinity"
+    if not _matches_affinity(flavor.node_labels, pod_set):
+        return f"flavor {name} doesn't match node affinity"
     return None
+
+
+def _matches_affinity(labels: Mapping[str, str], pod_set: PodSetRequest) -> bool:
+    """Upstream ``flavorSelector``: nodeSelector and required node-affinity terms, each restricted to the
+    flavor's own label keys, against its labels. A term left with no requirement matches any flavor (terms are
+    ORed), and so lifts the affinity constraint."""
+    if any(key in labels and labels[key] != value for key, value in pod_set.node_selector.items()):
+        return False
+    terms = [tuple(r for r in term if r.key in labels) for term in pod_set.affinity]
+    if not terms or not all(terms):
+        return True
+    return any(all(_requirement_holds(labels, r) for r in term) for term in terms)
+
+
+def _requirement_holds(labels: Mapping[str, str], requirement: Requirement) -> bool:
+    """One ``matchExpressions`` entry on a label the flavor has."""
+    value, op = labels[requirement.key], requirement.operator
+    if op in ("In", "NotIn"):
+        return (value in requirement.values) == (op == "In")
+    if op in ("Gt", "Lt") and len(requirement.values) == 1:
+        try:
+            number, bound = int(value), int(requirement.values[0])
+        except ValueError:
+            return False
+        return number > bound if op == "Gt" else number < bound
+    return op == "Exists"
 
 
 # ---------------------------------------------------------------- one resource in one flavor

@@ -22,6 +22,7 @@ from gangplane.api.scheduling.kueue import (
     QueueingStrategy,
     StopPolicy,
 )
+from gangplane.schedulers.core.objects import Requirement
 
 FlavorResource = tuple[str, str]
 """``(flavor, resource)``: the unit every quota and usage figure is kept per."""
@@ -154,6 +155,8 @@ class PodSetRequest:
     requests: Mapping[str, int]
     node_selector: Mapping[str, str] = field(default_factory=dict)
     tolerations: tuple[Toleration, ...] = ()
+    affinity: tuple[tuple[Requirement, ...], ...] = ()
+    """Required node-affinity terms (ORed; a term's requirements ANDed)."""
 
     def total(self, resource: str) -> int:
         return self.requests.get(resource, 0) * self.count

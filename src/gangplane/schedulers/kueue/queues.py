@@ -39,7 +39,7 @@ def _shape(state: WorkloadState) -> tuple[object, ...]:
     request = state.request
     shapes = tuple(
         (p.name, p.count, tuple(sorted(p.requests.items())), tuple(sorted(p.node_selector.items())),
-         tuple(t.model_dump_json() for t in p.tolerations))
+         tuple(t.model_dump_json() for t in p.tolerations), p.affinity)
         for p in request.pod_sets
     )  # fmt: skip
     return request.priority, request.namespace, shapes

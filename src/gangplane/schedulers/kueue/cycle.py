@@ -16,6 +16,7 @@ to write.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from gangplane.api.scheduling.kueue import QueueingStrategy
@@ -93,13 +94,13 @@ def _nominate(state: KueueState, workload: WorkloadState, view: QuotaTree) -> En
     return entry
 
 
-def _assign(state: KueueState, entry: Entry, spec: ClusterQueueSpec, view: QuotaTree) -> None:
+def _assign(state: KueueState, entry: Entry, spec: ClusterQueueSpec, view: QuotaTree,
+            pinned: Mapping[str, Mapping[str, str]] | None = None) -> None:  # fmt: skip
     """Flavors against ``view``, and the victims when they need preemption (upstream ``getAssignments``)."""
     oracle = oracle_for(spec, view, lambda fr, amount: _find(state, entry, spec, view, {fr: amount}, {fr}))
     fair = state.config.fair_sharing is not None
-    entry.assignment = assign_flavors(
-        entry.workload.request, spec, view, state.flavors, oracle, fair_sharing=fair
-    )
+    entry.assignment = assign_flavors(entry.workload.request, spec, view, state.flavors, oracle, fair_sharing=fair,
+                                      pinned=pinned)  # fmt: skip
     entry.targets = _targets(state, entry, view) if entry.assignment.mode == AssignmentMode.PREEMPT else []
     if entry.assignment.mode == AssignmentMode.NO_FIT:
         entry.reason, entry.message = entry.assignment.reason, entry.assignment.message()
@@ -213,9 +214,12 @@ def _no_candidates(state: KueueState, entry: Entry, view: QuotaTree) -> None:
 
 def _recompute(state: KueueState, entry: Entry, view: QuotaTree) -> bool:
     """Targets overlapping another preemptor's: assign again against the view, whose victims are already gone
-    (upstream's RecomputeAssignmentUponPreemptionTargetsOverlap, on by default). True when the workload fits once
-    those preemptions complete: it then waits for them, holding its usage (upstream ``DeferredFit``)."""
-    _assign(state, entry, state.cluster_queues[entry.workload.cluster_queue], view)
+    (upstream's RecomputeAssignmentUponPreemptionTargetsOverlap, on by default), on the flavors nominated
+    before. True when the workload fits once those preemptions complete: it then waits for them, holding its
+    usage (upstream ``DeferredFit``)."""
+    assert entry.assignment is not None
+    nominated = {p.name: dict(p.flavors) for p in entry.assignment.pod_sets}
+    _assign(state, entry, state.cluster_queues[entry.workload.cluster_queue], view, nominated)
     assert entry.assignment is not None
     if entry.assignment.mode != AssignmentMode.FIT:
         return False

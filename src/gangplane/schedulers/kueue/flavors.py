@@ -183,6 +183,9 @@ class _Context:
     node: QuotaNode
     oracle: Oracle
     fair_sharing: bool = False
+    pinned: Mapping[str, Mapping[str, str]] | None = None
+    """Per pod set, resource -> the flavor nominated earlier: a recomputation tries only those (upstream's
+    ``NominationMapping``, flavor stickiness)."""
 
     def may_preempt_while_borrowing(self) -> bool:
         """``canPreemptWhileBorrowing``: borrowWithinCohort, or any reclaim policy under fair sharing."""
@@ -282,7 +285,13 @@ def _assign_group(
     accumulates them all, so a message names each flavor that did not fit)."""
     attempts: list[_Attempt] = []
     reasons: list[str] = []
+    resource = min(requests)  # the one the scan is for, as upstream's per-resource loop
+    pinned = ctx.pinned.get(pod_set.name, {}).get(resource) if ctx.pinned is not None else None
     for flavor in group.flavors:
+        if ctx.pinned is not None and flavor.name != pinned:
+            reasons.append(f"skipping flavor {flavor.name} as it is not found in the nomination mapping for "
+                           f"resource {resource}")  # fmt: skip
+            continue
         if (why := flavor_ineligibility(flavors.get(flavor.name), flavor.name, pod_set)) is not None:
             reasons.append(why)
             continue
@@ -342,10 +351,11 @@ def _apply_group(
 
 def assign_flavors(
     workload: WorkloadRequest, spec: ClusterQueueSpec, tree: QuotaTree, flavors: Mapping[str, FlavorSpec],
-    oracle: Oracle, *, fair_sharing: bool = False,
+    oracle: Oracle, *, fair_sharing: bool = False, pinned: Mapping[str, Mapping[str, str]] | None = None,
 ) -> Assignment:  # fmt: skip
-    """Flavor assignment for every PodSet of ``workload`` in ``spec``'s ClusterQueue, against ``tree``."""
-    ctx = _Context(spec, tree.cqs[spec.name], oracle, fair_sharing)
+    """Flavor assignment for every PodSet of ``workload`` in ``spec``'s ClusterQueue, against ``tree``;
+    ``pinned``: only the flavors an earlier assignment chose (a recomputation)."""
+    ctx = _Context(spec, tree.cqs[spec.name], oracle, fair_sharing, pinned)
     assumed: Usage = {}
     pod_sets = []
     for pod_set in workload.pod_sets:

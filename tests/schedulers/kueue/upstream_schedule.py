@@ -46,6 +46,8 @@ from gangplane.schedulers.kueue.state import KueueConfig, KueueState
 CPU, GPU = "cpu", "example.com/gpu"
 STRICT = QueueingStrategy.STRICT_FIFO
 NO_LONGER_FITS = ("WaitingForQuota", "Workload no longer fits after processing another workload")
+NO_RESERVATION = "The workload has no reservation"
+"""Upstream's ``Admitted=False`` message beside every ``QuotaReserved=False`` (``wantWorkloads``)."""
 
 PodSet = tuple[str, int, Mapping[str, str]]
 Flavors = str | Mapping[str, str | Mapping[str, str]]
@@ -222,4 +224,6 @@ def run(case: Case) -> KueueState:
     conditions = {key: state.workloads[key].conditions["QuotaReserved"] for key in case.conditions}
     got_conditions = {key: (c.reason, c.message) for key, c in conditions.items() if c.status == "False"}
     assert got_conditions == dict(case.conditions)
+    admitted = [state.workloads[key].conditions["Admitted"] for key in case.conditions]
+    assert {(c.status, c.reason, c.message) for c in admitted} <= {("False", "NoReservation", NO_RESERVATION)}
     return state

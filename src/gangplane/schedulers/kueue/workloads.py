@@ -15,6 +15,8 @@ from gangplane.clock import rfc3339
 from gangplane.schedulers.kueue.flavors import Assignment
 from gangplane.schedulers.kueue.model import Usage, WorkloadRequest
 
+NO_RESERVATION, NO_RESERVATION_MESSAGE = "NoReservation", "The workload has no reservation"
+
 
 class Phase(StrEnum):
     PENDING = "Pending"
@@ -71,8 +73,11 @@ class WorkloadState:
 
 
 def mark_pending(state: WorkloadState, reason: str, message: str, now: float) -> None:
+    """``QuotaReserved=False`` with why, and ``Admitted=False`` beside it (upstream's SyncAdmittedCondition
+    under UnadmittedWorkloadsObservability, on by default)."""
     state.pending_reason, state.pending_message = reason, message
     state.set_condition(C.QUOTA_RESERVED, False, reason, message, now)
+    state.set_condition(C.ADMITTED, False, NO_RESERVATION, NO_RESERVATION_MESSAGE, now)
 
 
 def mark_admitted(state: WorkloadState, assignment: Assignment, now: float) -> None:
@@ -100,7 +105,7 @@ def mark_evicted(state: WorkloadState, reason: str, message: str, now: float) ->
     state.pods_ready = False
     state.set_condition(C.EVICTED, True, reason, message, now)
     state.set_condition(C.QUOTA_RESERVED, False, "Pending", message, now)
-    state.set_condition(C.ADMITTED, False, "NoReservation", "The workload has no reservation", now)
+    state.set_condition(C.ADMITTED, False, NO_RESERVATION, NO_RESERVATION_MESSAGE, now)
     state.drop_condition(C.PODS_READY)
 
 

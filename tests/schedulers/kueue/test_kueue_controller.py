@@ -177,3 +177,22 @@ def test_a_pass_stopped_at_the_cycle_cap_comes_back_at_once(monkeypatch: Any) ->
     admitted = [conditions(store.get(catalog.WORKLOADS, "ml", n))["QuotaReserved"][0] for n in ("a", "b")]
     assert admitted == ["True", "True"]
     assert passes[:2] == [0.05, 0.05] and (passes[2] is None or passes[2] >= 1)
+
+
+def test_a_waiting_workload_reports_its_resource_requests() -> None:
+    """``status.resourceRequests`` while not admitted, as upstream's PropagateResourceRequests."""
+    store, clock, kueue, _ = setup()
+    container = {
+        "name": "c",
+        "image": "x",
+        "resources": {"requests": {"cpu": "1500m", "nvidia.com/gpu": "4"}},
+    }
+    pod_sets = [{"name": "main", "count": 2, "template": {"spec": {"containers": [container]}}}]
+    store.create(catalog.WORKLOADS, {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Workload",
+                                     "metadata": {"name": "big", "namespace": "ml"},
+                                     "spec": {"queueName": "team", "podSets": pod_sets}})  # fmt: skip
+    clock.advance(2)
+    kueue.reconciler.reconcile(CYCLE_KEY)
+    status = store.get(catalog.WORKLOADS, "ml", "big")["status"]
+    assert conditions(store.get(catalog.WORKLOADS, "ml", "big"))["Admitted"] == ("False", "NoReservation")
+    assert status["resourceRequests"] == [{"name": "main", "resources": {"cpu": "3", "nvidia.com/gpu": "8"}}]

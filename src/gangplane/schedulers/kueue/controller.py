@@ -36,6 +36,7 @@ from gangplane.schedulers.kueue.convert import (
     cluster_queue_spec,
     cohort_spec,
     flavor_spec,
+    resource_requests,
     workload_request,
 )
 from gangplane.schedulers.kueue.cycle import CycleResult, run_cycle
@@ -361,13 +362,16 @@ class KueueReconciler:
             requeue = {"count": state.requeue_count}
             if state.requeue_at is not None:
                 requeue["requeueAt"] = rfc3339(state.requeue_at)
-        return {
+        status = {
             "conditions": [c.to_dict() for c in state.conditions.values()],
             "admission": admission(state.cluster_queue, state.assignment).to_dict()
             if admitted and state.assignment
             else None,
             "requeueState": requeue,
         }
+        if state.phase == Phase.PENDING:  # kept once admitted, as upstream
+            status["resourceRequests"] = resource_requests(state.request)
+        return status
 
     def _write_statuses(self) -> None:
         for key in sorted(self._touched):

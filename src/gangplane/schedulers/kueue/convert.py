@@ -142,6 +142,15 @@ def workload_request(
     )
 
 
+def resource_requests(request: WorkloadRequest) -> list[dict[str, Any]]:
+    """``status.resourceRequests`` of a workload not admitted: each pod set's total requests (upstream's
+    PropagateResourceRequests, under UnadmittedWorkloadsObservability)."""
+    return [
+        {"name": p.name, "resources": {r: format_amount(r, p.total(r)) for r in sorted(p.requests)}}
+        for p in request.pod_sets
+    ]
+
+
 def admission(cluster_queue: str, assignment: Assignment) -> kw.Admission:
     """``status.admission`` for an admitted workload."""
     return kw.Admission(

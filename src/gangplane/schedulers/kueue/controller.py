@@ -25,19 +25,18 @@ from gangplane.api import trainer as t
 from gangplane.api.scheduling import kueue_workload as kw
 from gangplane.client.controller import Controller, Manager, Result, controller_owner, own_key
 from gangplane.client.informer import Key
-from gangplane.clock import Clock, parse_rfc3339, rfc3339
+from gangplane.clock import Clock, parse_rfc3339
 from gangplane.errors import NotFound
 from gangplane.runtime.plugins.kueue import is_managed, workload_name
 from gangplane.schedulers.kueue import jobs
 from gangplane.schedulers.kueue.changes import Batch, Changes
 from gangplane.schedulers.kueue.convert import (
-    admission,
     assignment_from_admission,
     cluster_queue_spec,
     cohort_spec,
     flavor_spec,
-    resource_requests,
     workload_request,
+    workload_status,
 )
 from gangplane.schedulers.kueue.cycle import CycleResult, run_cycle
 from gangplane.schedulers.kueue.lifecycle import (
@@ -353,33 +352,13 @@ class KueueReconciler:
         if found is not None:
             jobs.stop_job(self.store, found[1])
 
-    def _status(self, state: WorkloadState) -> dict[str, Any]:
-        # A finished Workload keeps its admission, as upstream (only eviction clears it).
-        admitted = state.phase in (Phase.ADMITTED, Phase.FINISHED) and state.assignment is not None
-        assert state.assignment is not None or not admitted
-        requeue: dict[str, Any] | None = None
-        if state.requeue_count:
-            requeue = {"count": state.requeue_count}
-            if state.requeue_at is not None:
-                requeue["requeueAt"] = rfc3339(state.requeue_at)
-        status = {
-            "conditions": [c.to_dict() for c in state.conditions.values()],
-            "admission": admission(state.cluster_queue, state.assignment).to_dict()
-            if admitted and state.assignment
-            else None,
-            "requeueState": requeue,
-        }
-        if state.phase == Phase.PENDING:  # kept once admitted, as upstream
-            status["resourceRequests"] = resource_requests(state.request)
-        return status
-
     def _write_statuses(self) -> None:
         for key in sorted(self._touched):
             state = self.core.workloads.get(key)
             if state is None:
                 continue
             self._moved_cqs.add(state.cluster_queue)
-            status = self._status(state)
+            status = workload_status(state)
             if self._written.get(key) == status:
                 continue
             namespace, name = key.split("/", 1)

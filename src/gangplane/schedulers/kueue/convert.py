@@ -18,7 +18,7 @@ from gangplane.api.scheduling.kueue import (
     QueueingStrategy,
     StopPolicy,
 )
-from gangplane.clock import parse_rfc3339
+from gangplane.clock import parse_rfc3339, rfc3339
 from gangplane.runtime.requests import pod_request_amounts
 from gangplane.schedulers.core.objects import required_affinity
 from gangplane.schedulers.kueue.flavors import Assignment, PodSetAssignment
@@ -37,6 +37,7 @@ from gangplane.schedulers.kueue.model import (
     format_amount,
     to_amount,
 )
+from gangplane.schedulers.kueue.workloads import Phase, WorkloadState
 
 
 def _groups(groups: list[kq.ResourceGroup] | None) -> tuple[ResourceGroup, ...]:
@@ -140,6 +141,27 @@ def workload_request(
         priority_class=ref.name if ref else "",
         namespace_labels=dict(namespace_labels),
     )
+
+
+def workload_status(state: WorkloadState) -> dict[str, Any]:
+    """The Workload's ``status`` the core implies: conditions, admission, requeue state, resource requests."""
+    # A finished Workload keeps its admission, as upstream (only eviction clears it).
+    admitted = state.phase in (Phase.ADMITTED, Phase.FINISHED) and state.assignment is not None
+    requeue: dict[str, Any] | None = None
+    if state.requeue_count:
+        requeue = {"count": state.requeue_count}
+        if state.requeue_at is not None:
+            requeue["requeueAt"] = rfc3339(state.requeue_at)
+    status = {
+        "conditions": [c.to_dict() for c in state.conditions.values()],
+        "admission": admission(state.cluster_queue, state.assignment).to_dict()
+        if admitted and state.assignment
+        else None,
+        "requeueState": requeue,
+    }
+    if state.phase == Phase.PENDING:  # kept once admitted, as upstream
+        status["resourceRequests"] = resource_requests(state.request)
+    return status
 
 
 def resource_requests(request: WorkloadRequest) -> list[dict[str, Any]]:

@@ -35,6 +35,7 @@ from gangplane.schedulers.kueue.convert import (
     cluster_queue_spec,
     cohort_spec,
     flavor_spec,
+    history,
     workload_request,
     workload_status,
 )
@@ -232,9 +233,10 @@ class KueueReconciler:
             if admitted is not None and _condition_true(workload, kw.WorkloadConditionType.QUOTA_RESERVED):
                 reserved = self._reserved_at(workload, now)
                 ready = _condition_true(workload, kw.WorkloadConditionType.PODS_READY)
-                self.core.restore_admitted(request, assignment_from_admission(admitted), reserved, ready)
+                self.core.restore_admitted(request, assignment_from_admission(admitted), reserved, ready,
+                                           history(workload))  # fmt: skip
             else:
-                self.core.add_workload(request, now)
+                self.core.add_workload(request, now, history(workload))
             self._touched.add(request.key)
         if owner is not None:
             self._sync_job_state(owner, request.key, now)

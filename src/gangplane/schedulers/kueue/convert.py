@@ -37,7 +37,7 @@ from gangplane.schedulers.kueue.model import (
     format_amount,
     to_amount,
 )
-from gangplane.schedulers.kueue.workloads import Phase, WorkloadState
+from gangplane.schedulers.kueue.workloads import History, Phase, WorkloadState
 
 
 def _groups(groups: list[kq.ResourceGroup] | None) -> tuple[ResourceGroup, ...]:
@@ -161,7 +161,32 @@ def workload_status(state: WorkloadState) -> dict[str, Any]:
     }
     if state.phase == Phase.PENDING:  # kept once admitted, as upstream
         status["resourceRequests"] = resource_requests(state.request)
+    if state.evictions:
+        stats = [{"reason": r, "underlyingCause": c, "count": n} for (r, c), n in state.evictions.items()]
+        status["schedulingStats"] = {"evictions": stats}
     return status
+
+
+def history(workload: kw.Workload) -> History:
+    """What the Workload's status remembers for the core (``workloads.History``)."""
+    status = workload.status
+    if status is None:
+        return History()
+    requeue = status.requeue_state
+    at = requeue.requeue_at if requeue is not None else None
+    evictions = ((status.scheduling_stats or {}).get("evictions")) or []
+    timeout = next((c for c in status.conditions or [] if c.type == kw.WorkloadConditionType.EVICTED
+                    and c.status == "True" and c.reason == kw.EvictionReason.PODS_READY_TIMEOUT), None)  # fmt: skip
+    return History(
+        requeue_count=(requeue.count or 0) if requeue is not None else 0,
+        requeue_at=parse_rfc3339(at) if at else None,
+        evictions=tuple(
+            (e.get("reason", ""), e.get("underlyingCause", ""), int(e.get("count", 0))) for e in evictions
+        ),
+        timed_out_at=parse_rfc3339(timeout.last_transition_time)
+        if timeout and timeout.last_transition_time
+        else None,
+    )
 
 
 def resource_requests(request: WorkloadRequest) -> list[dict[str, Any]]:

@@ -35,6 +35,7 @@ from gangplane.schedulers.kueue.podsready import (
 from gangplane.schedulers.kueue.queues import QueueManager
 from gangplane.schedulers.kueue.quota import QuotaTree
 from gangplane.schedulers.kueue.workloads import (
+    History,
     Phase,
     WorkloadState,
     mark_admitted,
@@ -42,6 +43,7 @@ from gangplane.schedulers.kueue.workloads import (
     mark_finished,
     mark_pending,
     mark_pods_ready,
+    recall,
 )
 
 
@@ -130,8 +132,17 @@ class KueueState:
 
     # ------------------------------------------------------------ workload events
 
-    def add_workload(self, request: WorkloadRequest, now: float) -> WorkloadState:
+    def add_workload(
+        self, request: WorkloadRequest, now: float, history: History | None = None
+    ) -> WorkloadState:
+        """Queue a workload; ``history`` is what its status remembered (a restart): a backoff still running
+        waits it out, and a PodsReady timeout keeps its place in the queue (requeuing timestamp Eviction)."""
         state = WorkloadState(request, queue_time=request.created)
+        if history is not None:
+            recall(state, history)
+            eviction_time = self.config.wait_for_pods_ready.timestamp == RequeuingTimestamp.EVICTION
+            if eviction_time and history.timed_out_at is not None:
+                state.queue_time = history.timed_out_at
         self.workloads[request.key] = state
         if not request.cluster_queue:
             message = f"LocalQueue {request.local_queue} doesn't exist"
@@ -142,9 +153,11 @@ class KueueState:
         return state
 
     def restore_admitted(self, request: WorkloadRequest, assignment: Assignment, reserved_at: float,
-                         pods_ready: bool) -> WorkloadState:  # fmt: skip
+                         pods_ready: bool, history: History | None = None) -> WorkloadState:  # fmt: skip
         """Take back a workload admitted before a restart: its quota is held again, nothing is re-decided."""
         state = WorkloadState(request, queue_time=request.created)
+        if history is not None:
+            recall(state, history)
         mark_admitted(state, assignment, reserved_at)
         state.pods_ready = pods_ready
         self.workloads[request.key] = state

@@ -1,5 +1,5 @@
-"""Upstream's ``pkg/scheduler/flavorassigner/flavorassigner_test.go`` ``TestAssignFlavors``, case by case (keys are
-upstream's case names), against ``flavors.assign_flavors``.
+"""Upstream's ``pkg/scheduler/flavorassigner/flavorassigner_test.go`` ``TestAssignFlavors`` and ``TestDeletedFlavors``,
+case by case (keys are upstream's case names), against ``flavors.assign_flavors``.
 
 As upstream: the workload's pod sets, ``test-clusterqueue`` (and ``test-secondary-clusterqueue`` in the same
 cohort) with the usage given, and a stub preemption oracle answering per flavor-resource (``Preempt, 0`` for any
@@ -51,6 +51,7 @@ FLAVORS = {
         FlavorSpec("tainted", node_taints=_SPOT_TAINT),
         FlavorSpec("taint_and_toleration", node_taints=_SPOT_TAINT, tolerations=(SPOT,)),
         FlavorSpec("label-x-a", {"x": "a"}), FlavorSpec("label-xy-b", {"x": "b", "y": "k"}),
+        FlavorSpec("flavor"),  # TestDeletedFlavors' (its "deleted-flavor" is absent on purpose)
     )
 }  # fmt: skip
 
@@ -399,6 +400,22 @@ NOT_PORTED = {
 }
 UPSTREAM_CASES = 60
 """``TestAssignFlavors``'s cases at kueue ff69552e79."""
+
+
+DELETED_FLAVORS = {
+    "multiple flavors, skip missing ResourceFlavor": Case(
+        (pod({CPU: "3"}),), the_cq(rg({"deleted-flavor": {CPU: "4"}, "flavor": {CPU: "4"}})),
+        flavors={"main": "flavor"}),
+    "flavor not found": Case(
+        (pod({CPU: "1"}),), the_cq(rg({"deleted-flavor": {CPU: "4"}})), NO_FIT,
+        reasons={"main": ["flavor deleted-flavor not found"]}, no_fit=NO_FLAVOR),
+}  # fmt: skip
+"""``TestDeletedFlavors`` (same file upstream), all 2."""
+
+
+@pytest.mark.parametrize("name", list(DELETED_FLAVORS))
+def test_deleted_flavors(name: str) -> None:
+    run(DELETED_FLAVORS[name])
 
 
 @pytest.mark.parametrize("name", list(CASES))

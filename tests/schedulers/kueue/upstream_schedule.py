@@ -172,7 +172,10 @@ def _held_assignment(request: WorkloadRequest, flavors: Flavors) -> Assignment:
 
 def build(case: Case) -> KueueState:
     lqs = {**BASE_LQS, **case.lqs}
-    state = KueueState(KueueConfig(WaitForPodsReady(), DEFAULT_STRATEGIES if case.fair else None))
+    # as upstream's scheduler in these tables: waitForPodsReady off
+    state = KueueState(
+        KueueConfig(WaitForPodsReady(enabled=False), DEFAULT_STRATEGIES if case.fair else None)
+    )
     state.configure([*BASE_CQS, *case.cqs], case.cohorts, FLAVORS, 0.0)
     for w in case.workloads:
         if w.held is not None:

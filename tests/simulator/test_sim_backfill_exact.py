@@ -129,6 +129,15 @@ def test_a_late_job_takes_the_extra_node_the_reservation_leaves() -> None:
     assert _gangplane(rows, 16) == [0, 10, 0]
 
 
+def test_a_higher_priority_arrival_that_starts_ahead_of_the_head_moves_its_shadow_time() -> None:
+    """Found by hypothesis: the 8-node head reserved t=2 at t=0; at t=1 a priority-1 arrival jumps the line and
+    starts, so the head's shadow time moves to t=3 and the 2-second job behind it may backfill at t=1."""
+    rows: list[Row] = [(0, 1, 1), (0, 1, 1), (0, 1, 1), (0, 1, 2), (0, 8, 1), (1, 1, 2), (1, 1, 2)]
+    priorities = [0, 0, 0, 0, 0, 0, 1]
+    assert reference_easy(rows, 8, priorities=priorities) == [0, 0, 0, 0, 3, 1, 1]
+    assert _gangplane(rows, 8, priorities=priorities) == [0, 0, 0, 0, 3, 1, 1]
+
+
 def test_three_hundred_random_jobs_start_exactly_as_counting_easy() -> None:
     for seed in range(3):
         rows = _random_rows(random.Random(seed), 300, 16)

@@ -169,7 +169,7 @@ class EasyBackfill:
 
     def schedule(self, now: float) -> Sequence[Decision]:
         decisions: list[Decision] = []
-        while (head := start_heads(self.placer, self.queue, decisions)) is not None:
+        while (head := self._start_heads(decisions)) is not None:
             self._record_ends(decisions, now)
             reservation = self._reserve(head, now)
             if reservation is not None:
@@ -182,6 +182,16 @@ class EasyBackfill:
 
     def next_cycle(self, now: float) -> float | None:
         return None
+
+    def _start_heads(self, decisions: list[Decision]) -> JobSpec | None:
+        """Start jobs from the head while they fit; the blocked head, if any. A job that started ahead of the
+        reserved head (a higher-priority arrival that jumped the line) holds room the reservation did not
+        count, so the shadow time is computed again."""
+        before = len(decisions)
+        head = start_heads(self.placer, self.queue, decisions)
+        if len(decisions) > before:
+            self._reservation = None
+        return head
 
     @property
     def reservation(self) -> Reservation | None:

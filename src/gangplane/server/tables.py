@@ -47,6 +47,18 @@ def last_true_condition(obj: Object) -> Cell:
     return str(true[-1]) if true else ""
 
 
+def condition_status(kind: str) -> Callable[[Object], Cell]:
+    """The ``status`` of the condition of type ``kind`` (empty without one), as a printer column's
+    ``.status.conditions[?(@.type=='<kind>')].status``."""
+
+    def cell(obj: Object) -> Cell:
+        conditions = _get(obj, "status", "conditions") or []
+        found = [c.get("status") for c in conditions if isinstance(c, dict) and c.get("type") == kind]
+        return str(found[0]) if found else ""
+
+    return cell
+
+
 # The ``gangplane.dev/Waiting`` condition's reasons that have a word of their own (controllers/pending.py).
 _WAITING_WORDS = {"QueuedByKueue": "Queued", "Suspended": "Suspended"}
 _STATE_ORDER = ("Failed", "Complete", "gangplane.dev/Waiting", "Suspended")
@@ -199,10 +211,11 @@ _KIND_COLUMNS: dict[tuple[str, str], tuple[Column, ...]] = {
         Column("Queue", _path("spec", "queue"), priority=1),
     ),
     ("scheduling.volcano.sh", "Queue"): (Column("Parent", _path("spec", "parent")),),
-    ("kueue.x-k8s.io", "ClusterQueue"): (
+    ("kueue.x-k8s.io", "ClusterQueue"): (  # as the CRD's printer columns (v1beta2)
         Column("Cohort", _path("spec", "cohortName")),
+        Column("Strategy", _path("spec", "queueingStrategy"), priority=1),
         Column("Pending Workloads", _path("status", "pendingWorkloads"), "integer"),
-        Column("Admitted Workloads", _path("status", "admittedWorkloads"), "integer"),
+        Column("Admitted Workloads", _path("status", "admittedWorkloads"), "integer", priority=1),
     ),
     ("kueue.x-k8s.io", "LocalQueue"): (
         Column("ClusterQueue", _path("spec", "clusterQueue")),
@@ -213,6 +226,8 @@ _KIND_COLUMNS: dict[tuple[str, str], tuple[Column, ...]] = {
     ("kueue.x-k8s.io", "Workload"): (
         Column("Queue", _path("spec", "queueName")),
         Column("Reserved in", _path("status", "admission", "clusterQueue")),
+        Column("Admitted", condition_status("Admitted")),
+        Column("Finished", condition_status("Finished")),
     ),
     ("scheduling.run.ai", "Queue"): (Column("Parent", _path("spec", "parentQueue")),),
 }

@@ -82,7 +82,12 @@ class VictimSearch(Generic[V, U]):
     _confirmed: bool = False
 
     def run(self, victims: Iterable[V], accept: Callable[[V], bool]) -> list[tuple[V, U]] | None:
-        """The victims to evict, already removed; ``None`` (nothing changed) when all are not enough."""
+        """The victims to evict, already removed; ``None`` (nothing changed) when all are not enough, ``[]``
+        when the job fits as things stand (upstream checks the node's future idle before each victim, so a
+        fit without evictions evicts nothing: volcano ``reclaim_test.go``/``preempt_test.go`` "only commit
+        evictions on the node where ... succeeds")."""
+        if (self.room is None or self.room.total >= self.needed) and self.fits():
+            return []
         taken: list[tuple[V, U]] = []
         for victim in victims:
             if self.room is not None and not self.room.helps(self.rows(victim)):

@@ -61,9 +61,11 @@ def units_of(job: Job) -> list[Unit]:
 
 
 def may_preempt(job: Job) -> bool:
-    """A preemptor whose pending pods say ``preemptionPolicy: Never`` never evicts anyone (upstream skips
-    such tasks in preempt and reclaim); it only waits for free room."""
-    return not any(t.pod.preemption_policy == NEVER for t in job.pending())
+    """Upstream's preempt and reclaim skip each pending task whose pod says ``preemptionPolicy: Never`` and
+    let the job's other tasks evict (``reclaim_test.go`` "Reclaim succeeds for second task when first task
+    has PreemptionPolicy=Never"). For a gang that is: it may evict unless every pending pod says Never; a
+    job made only of such pods waits for free room."""
+    return any(t.pod.preemption_policy != NEVER for t in job.pending())
 
 
 def _remove(session: Session, unit: Unit) -> list[tuple[PodInfo, int]]:

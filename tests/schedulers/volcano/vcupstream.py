@@ -3,7 +3,7 @@ like ``uthelper.TestCommonStruct``, so upstream action and plugin tables port ca
 
 Each builder returns the wire dict our scheduler reads; ``run`` opens one session over them, runs the named
 actions in order and returns what upstream's checks compare: binds (pod -> node), evictions, pipelined jobs
-and the PodGroup phases written at session close.
+and the session's PodGroup phases.
 """
 
 from __future__ import annotations
@@ -62,6 +62,7 @@ def pod(
     priority: int | None = None,
     preemption_policy: str | None = None,
     created: int = 0,
+    deleting: bool = False,
 ) -> Obj:
     """``util.BuildPod`` (and its ``WithPriority``/``WithPreemptionPolicy`` variants)."""
     spec: Obj = {
@@ -84,6 +85,8 @@ def pod(
         "annotations": {vc.GROUP_NAME_ANNOTATION: group},
         "creationTimestamp": f"2026-01-01T00:00:{created:02d}Z",
     }
+    if deleting:  # upstream's Releasing task status
+        meta["deletionTimestamp"] = "2026-01-01T00:01:00Z"
     return {"metadata": meta, "spec": spec, "status": {"phase": phase}}
 
 
@@ -167,8 +170,9 @@ class Outcome:
     binds: dict[str, str]
     evicted: list[str]
     pipelined: set[str]
-    phases: dict[str, str]
+    phases: dict[str, str]  # the session's PodGroup phases after the actions (``CheckPGStatus``)
     result: CycleResult
+    session: Session | None = None
 
 
 class _Recording(VolcanoScheduler):
@@ -198,17 +202,14 @@ def run(case: Case, actions: Sequence[Action], **config: Any) -> Outcome:
     result = plan_pass(1_767_225_600.0, case.nodes, case.pods, objects, {"volcano": scheduler})
     cycle = result.results[0][1]
     assert scheduler.session is not None
-    phases = {
-        f"{w.namespace}/{w.name}": str(w.status.get("phase"))
-        for w in cycle.status_writes
-        if w.rt == VOLCANO_PODGROUPS
-    }
+    phases = {key: str(job.phase) for key, job in scheduler.session.jobs.items()}
     return Outcome(
         binds={b.pod_key: b.node for b in cycle.bindings},
         evicted=[e.pod_key for e in cycle.evictions],
         pipelined=set(scheduler.session.pipelined),
         phases=phases,
         result=cycle,
+        session=scheduler.session,
     )
 
 

@@ -1,0 +1,196 @@
+"""KAI's test topologies (``pkg/scheduler/test_utils``: ``TestTopologyBasic``, ``jobs_fake``, ``nodes_fake``)
+as wire dicts for the embedded KAI scheduler, so upstream action tables port case by case.
+
+Upstream's defaults, reproduced: every task asks 1 pod slot and the job's GPUs (no CPU or memory unless
+given); a job's ``minAvailable`` is its task count; jobs are created oldest first in priority order (stable);
+nodes offer 20 CPUs and 20G memory besides their GPUs; queues without a department sit under ``default``
+(unlimited, over-quota weight -1, as ``addDefaultDepartmentIfNeeded`` builds it). Priorities map to KAI's
+built-in classes (train 50, build-preemptible 75, build 100, inference 125).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from gangplane.api.scheduling import kai
+from gangplane.schedulers.base import ClusterView, CycleResult
+from gangplane.schedulers.kai import KaiConfig, KaiScheduler
+from gangplane.schedulers.kai.actions import ACTIONS
+from gangplane.schedulers.kai.session import KaiSession, open_session
+from gangplane.schedulers.kai.status import pending_reasons
+from gangplane.schedulers.loop import plan_pass
+from gangplane.store.catalog import JOBSETS, KAI_PODGROUPS, KAI_QUEUES, PRIORITY_CLASSES
+
+Obj = dict[str, Any]
+TRAIN, BUILD_PREEMPTIBLE, BUILD, INFERENCE = 50, 75, 100, 125
+_CLASS = {value: name for name, value in kai.PRIORITY_CLASSES.items()}
+
+
+@dataclass
+class Task:
+    state: str = "Pending"  # Pending | Running | Releasing
+    node: str = ""
+    priority: int | None = None
+
+
+@dataclass
+class Job:
+    name: str
+    gpus: float
+    queue: str
+    priority: int = TRAIN
+    tasks: Sequence[Task] = (Task(),)
+    cpu_millis: float = 0
+    memory: float = 0
+    min_available: int | None = None
+
+
+@dataclass
+class Queue:
+    name: str
+    deserved: float = 0
+    weight: float = 0
+    limit: float = 0  # 0 = unlimited, as upstream's MaxAllowedGPUs
+    parent: str = ""
+    priority: int | None = None
+
+
+@dataclass
+class Topology:
+    name: str
+    jobs: Sequence[Job]
+    nodes: Mapping[str, int]  # node -> GPUs
+    queues: Sequence[Queue]
+    departments: Sequence[Queue] = ()
+    expected: Mapping[str, str] = field(default_factory=dict)  # job -> status
+    evictions: int | None = None  # NumberOfCacheEvictions
+    pipelined: int | None = None  # NumberOfPipelineActions (pipelined tasks)
+    differs: str = ""
+
+
+def _node(name: str, gpus: int) -> Obj:
+    alloc = {"cpu": "20", "memory": "20G", "nvidia.com/gpu": str(gpus), "pods": "110"}
+    return {"metadata": {"name": name, "labels": {}}, "status": {"allocatable": alloc}}
+
+
+def _queue(q: Queue, parent: str | None) -> Obj:
+    unlimited = {"quota": -1, "limit": -1, "overQuotaWeight": 1}
+    gpu = {"quota": q.deserved, "limit": q.limit or -1, "overQuotaWeight": q.weight}
+    spec: Obj = {"resources": {"gpu": gpu, "cpu": unlimited, "memory": unlimited}}
+    if parent:
+        spec["parentQueue"] = parent
+    if q.priority is not None:
+        spec["priority"] = q.priority
+    return {
+        "metadata": {"name": q.name, "uid": q.name, "creationTimestamp": "2026-01-01T00:00:00Z"},
+        "spec": spec,
+    }
+
+
+def _requests(job: Job) -> Obj:
+    out: Obj = {"nvidia.com/gpu": f"{job.gpus:g}"} if job.gpus else {}
+    if job.cpu_millis:
+        out["cpu"] = f"{job.cpu_millis:g}m"
+    if job.memory:
+        out["memory"] = f"{job.memory:g}"
+    return out
+
+
+def _pods(job: Job, stamp: str) -> list[Obj]:
+    pods = []
+    for i, task in enumerate(job.tasks):
+        meta: Obj = {
+            "name": f"{job.name}-{i}",
+            "namespace": "ns",
+            "uid": f"{job.name}-{i}",
+            "creationTimestamp": stamp,
+            "annotations": {kai.POD_GROUP_ANNOTATION: job.name},
+        }
+        if task.state == "Releasing":
+            meta["deletionTimestamp"] = "2026-01-01T01:00:00Z"
+        spec: Obj = {
+            "schedulerName": kai.SCHEDULER_NAME,
+            "containers": [{"name": "c", "resources": {"requests": _requests(job)}}],
+        }
+        if task.node:
+            spec["nodeName"] = task.node
+        if task.priority is not None:
+            spec["priority"] = task.priority
+        phase = "Pending" if task.state == "Pending" else "Running"
+        pods.append({"metadata": meta, "spec": spec, "status": {"phase": phase}})
+    return pods
+
+
+def objects(top: Topology) -> tuple[list[Obj], list[Obj], dict[Any, list[Obj]]]:
+    """Nodes, pods and the watched objects of a topology."""
+    ordered = sorted(top.jobs, key=lambda j: -j.priority)  # upstream sorts jobs stably by priority
+    groups, pods = [], []
+    for index, job in enumerate(ordered):
+        stamp = f"2026-01-01T00:{index:02d}:00Z"  # earlier in the sorted list = older
+        spec = {
+            "queue": job.queue,
+            "minMember": job.min_available or len(job.tasks),
+            "priorityClassName": _CLASS[job.priority],
+        }
+        meta = {"name": job.name, "namespace": "ns", "uid": job.name, "creationTimestamp": stamp}
+        groups.append({"metadata": meta, "spec": spec})
+        pods += _pods(job, stamp)
+    departments = list(top.departments) or [Queue("default", -1, -1, -1)]
+    queues = [_queue(d, None) for d in departments]
+    queues += [_queue(q, q.parent or (None if top.departments else "default")) for q in top.queues]
+    watched = {KAI_PODGROUPS: groups, KAI_QUEUES: queues, JOBSETS: [], PRIORITY_CLASSES: []}
+    return [_node(n, g) for n, g in top.nodes.items()], pods, watched
+
+
+class _Recording(KaiScheduler):
+    session: KaiSession | None = None
+
+    def cycle(self, view: ClusterView) -> CycleResult:
+        session = open_session(view, self.config)
+        for action in self.config.actions:
+            ACTIONS[action](session)
+        self.session = session
+        return CycleResult(
+            bindings=list(session.bindings),
+            evictions=list(session.evictions),
+            pending=pending_reasons(session),
+        )
+
+
+@dataclass
+class Outcome:
+    statuses: dict[str, str]  # job -> Running | Pending | Releasing | Pipelined | Allocated
+    evictions: list[str]
+    bindings: dict[str, str]
+    session: KaiSession
+
+
+def run(top: Topology, actions: Sequence[str]) -> Outcome:
+    nodes, pods, watched = objects(top)
+    scheduler = _Recording(KaiConfig(actions=tuple(actions)))
+    result = plan_pass(1_767_225_600.0, nodes, pods, watched, {kai.SCHEDULER_NAME: scheduler})
+    cycle = result.results[0][1]
+    assert scheduler.session is not None
+    evicted = [e.pod_key for e in cycle.evictions]
+    bound = {b.pod_key: b.node for b in cycle.bindings}
+    statuses = {}
+    for job in top.jobs:
+        keys = [f"ns/{job.name}-{i}" for i in range(len(job.tasks))]
+        if any(k in evicted for k in keys):
+            statuses[job.name] = "Releasing"
+        elif f"ns/{job.name}" in scheduler.session.pipelined:
+            statuses[job.name] = "Pipelined"
+        elif any(k in bound for k in keys):
+            statuses[job.name] = "Allocated"
+        else:
+            statuses[job.name] = job.tasks[0].state
+    return Outcome(statuses, evicted, bound, scheduler.session)
+
+
+def check(top: Topology, out: Outcome) -> None:
+    """``MatchExpectedAndRealTasks`` on job status, plus the cache's eviction and pipeline counts."""
+    assert {j: out.statuses[j] for j in top.expected} == dict(top.expected), out.statuses
+    if top.evictions is not None:
+        assert len(out.evictions) == top.evictions, out.evictions

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gangplane.api.scheduling import kai
+from gangplane.clock import rfc3339
 from gangplane.schedulers.base import ClusterView, CycleResult
 from gangplane.schedulers.kai import KaiConfig, KaiScheduler
 from gangplane.schedulers.kai.actions import ACTIONS
@@ -26,6 +27,7 @@ from gangplane.store.catalog import JOBSETS, KAI_PODGROUPS, KAI_QUEUES, PRIORITY
 Obj = dict[str, Any]
 TRAIN, BUILD_PREEMPTIBLE, BUILD, INFERENCE = 50, 75, 100, 125
 _CLASS = {value: name for name, value in kai.PRIORITY_CLASSES.items()}
+T0 = 1_767_225_600.0
 
 
 @dataclass
@@ -33,6 +35,7 @@ class Task:
     state: str = "Pending"  # Pending | Running | Releasing
     node: str = ""
     priority: int | None = None
+    affinity: str = ""  # NodeAffinityNames (one node)
 
 
 @dataclass
@@ -45,6 +48,7 @@ class Job:
     cpu_millis: float = 0
     memory: float = 0
     min_available: int | None = None
+    age_minutes: int = 0  # JobAgeInMinutes
 
 
 @dataclass
@@ -72,7 +76,8 @@ class Topology:
 
 def _node(name: str, gpus: int) -> Obj:
     alloc = {"cpu": "20", "memory": "20G", "nvidia.com/gpu": str(gpus), "pods": "110"}
-    return {"metadata": {"name": name, "labels": {}}, "status": {"allocatable": alloc}}
+    labels = {"kubernetes.io/hostname": name}
+    return {"metadata": {"name": name, "labels": labels}, "status": {"allocatable": alloc}}
 
 
 def _queue(q: Queue, parent: str | None) -> Obj:
@@ -118,6 +123,8 @@ def _pods(job: Job, stamp: str) -> list[Obj]:
             spec["nodeName"] = task.node
         if task.priority is not None:
             spec["priority"] = task.priority
+        if task.affinity:
+            spec["nodeSelector"] = {"kubernetes.io/hostname": task.affinity}
         phase = "Pending" if task.state == "Pending" else "Running"
         pods.append({"metadata": meta, "spec": spec, "status": {"phase": phase}})
     return pods
@@ -128,7 +135,8 @@ def objects(top: Topology) -> tuple[list[Obj], list[Obj], dict[Any, list[Obj]]]:
     ordered = sorted(top.jobs, key=lambda j: -j.priority)  # upstream sorts jobs stably by priority
     groups, pods = [], []
     for index, job in enumerate(ordered):
-        stamp = f"2026-01-01T00:{index:02d}:00Z"  # earlier in the sorted list = older
+        minutes_ago = job.age_minutes or len(ordered) - index  # earlier in the sorted list = older
+        stamp = rfc3339(T0 - 60.0 * minutes_ago)
         spec = {
             "queue": job.queue,
             "minMember": job.min_available or len(job.tasks),
@@ -170,7 +178,7 @@ class Outcome:
 def run(top: Topology, actions: Sequence[str]) -> Outcome:
     nodes, pods, watched = objects(top)
     scheduler = _Recording(KaiConfig(actions=tuple(actions)))
-    result = plan_pass(1_767_225_600.0, nodes, pods, watched, {kai.SCHEDULER_NAME: scheduler})
+    result = plan_pass(T0, nodes, pods, watched, {kai.SCHEDULER_NAME: scheduler})
     cycle = result.results[0][1]
     assert scheduler.session is not None
     evicted = [e.pod_key for e in cycle.evictions]

@@ -36,6 +36,7 @@ class Task:
     node: str = ""
     priority: int | None = None
     affinity: str = ""  # NodeAffinityNames (one node)
+    gpus: float | None = None  # RequiredGPUs: this task's own GPU count
 
 
 @dataclass
@@ -49,6 +50,7 @@ class Job:
     memory: float = 0
     min_available: int | None = None
     age_minutes: int = 0  # JobAgeInMinutes
+    best_effort: bool = False  # IsBestEffortJob: no requests at all
 
 
 @dataclass
@@ -59,31 +61,52 @@ class Queue:
     limit: float = 0  # 0 = unlimited, as upstream's MaxAllowedGPUs
     parent: str = ""
     priority: int | None = None
+    deserved_cpu: float = -1  # millicores
+    deserved_memory: float = -1  # MB
+    limit_cpu: float = -1
+    limit_memory: float = -1
+
+
+@dataclass
+class Node:
+    gpus: int
+    cpu_millis: float = 20_000
+    memory: float = 20e9
 
 
 @dataclass
 class Topology:
     name: str
     jobs: Sequence[Job]
-    nodes: Mapping[str, int]  # node -> GPUs
+    nodes: Mapping[str, Node | int]  # node -> GPUs, or a Node
     queues: Sequence[Queue]
     departments: Sequence[Queue] = ()
     expected: Mapping[str, str] = field(default_factory=dict)  # job -> status
+    task_expected: Mapping[str, str] = field(default_factory=dict)  # task ("<job>-<i>") -> status
     evictions: int | None = None  # NumberOfCacheEvictions
     pipelined: int | None = None  # NumberOfPipelineActions (pipelined tasks)
     differs: str = ""
 
 
-def _node(name: str, gpus: int) -> Obj:
-    alloc = {"cpu": "20", "memory": "20G", "nvidia.com/gpu": str(gpus), "pods": "110"}
+def _node(name: str, spec: Node | int) -> Obj:
+    spec = spec if isinstance(spec, Node) else Node(spec)
+    alloc = {"cpu": f"{spec.cpu_millis:g}m", "memory": f"{spec.memory:.0f}", "pods": "110"}
+    alloc["nvidia.com/gpu"] = str(spec.gpus)
     labels = {"kubernetes.io/hostname": name}
     return {"metadata": {"name": name, "labels": labels}, "status": {"allocatable": alloc}}
 
 
+def _resource(quota: float, limit: float, weight: float) -> Obj:
+    return {"quota": quota, "limit": limit, "overQuotaWeight": weight}
+
+
 def _queue(q: Queue, parent: str | None) -> Obj:
-    unlimited = {"quota": -1, "limit": -1, "overQuotaWeight": 1}
-    gpu = {"quota": q.deserved, "limit": q.limit or -1, "overQuotaWeight": q.weight}
-    spec: Obj = {"resources": {"gpu": gpu, "cpu": unlimited, "memory": unlimited}}
+    resources = {
+        "gpu": _resource(q.deserved, q.limit or -1, q.weight),
+        "cpu": _resource(q.deserved_cpu, q.limit_cpu, 1),
+        "memory": _resource(q.deserved_memory, q.limit_memory, 1),
+    }
+    spec: Obj = {"resources": resources}
     if parent:
         spec["parentQueue"] = parent
     if q.priority is not None:
@@ -94,12 +117,15 @@ def _queue(q: Queue, parent: str | None) -> Obj:
     }
 
 
-def _requests(job: Job) -> Obj:
-    out: Obj = {"nvidia.com/gpu": f"{job.gpus:g}"} if job.gpus else {}
+def _requests(job: Job, task: Task) -> Obj:
+    if job.best_effort:
+        return {}
+    gpus = job.gpus if task.gpus is None else task.gpus
+    out: Obj = {"nvidia.com/gpu": f"{gpus:g}"} if gpus else {}
     if job.cpu_millis:
         out["cpu"] = f"{job.cpu_millis:g}m"
     if job.memory:
-        out["memory"] = f"{job.memory:g}"
+        out["memory"] = f"{job.memory:.0f}"
     return out
 
 
@@ -117,9 +143,9 @@ def _pods(job: Job, stamp: str) -> list[Obj]:
             meta["deletionTimestamp"] = "2026-01-01T01:00:00Z"
         spec: Obj = {
             "schedulerName": kai.SCHEDULER_NAME,
-            "containers": [{"name": "c", "resources": {"requests": _requests(job)}}],
+            "containers": [{"name": "c", "resources": {"requests": _requests(job, task)}}],
         }
-        if task.node:
+        if task.node and task.state != "Pending":  # upstream ignores a pending task's NodeName
             spec["nodeName"] = task.node
         if task.priority is not None:
             spec["priority"] = task.priority
@@ -140,7 +166,7 @@ def objects(top: Topology) -> tuple[list[Obj], list[Obj], dict[Any, list[Obj]]]:
         spec = {
             "queue": job.queue,
             "minMember": job.min_available or len(job.tasks),
-            "priorityClassName": _CLASS[job.priority],
+            "priorityClassName": _CLASS.get(job.priority, f"p{job.priority}"),
         }
         meta = {"name": job.name, "namespace": "ns", "uid": job.name, "creationTimestamp": stamp}
         groups.append({"metadata": meta, "spec": spec})
@@ -148,7 +174,9 @@ def objects(top: Topology) -> tuple[list[Obj], list[Obj], dict[Any, list[Obj]]]:
     departments = list(top.departments) or [Queue("default", -1, -1, -1)]
     queues = [_queue(d, None) for d in departments]
     queues += [_queue(q, q.parent or (None if top.departments else "default")) for q in top.queues]
-    watched = {KAI_PODGROUPS: groups, KAI_QUEUES: queues, JOBSETS: [], PRIORITY_CLASSES: []}
+    extra = sorted({j.priority for j in top.jobs} - set(_CLASS))
+    classes = [{"metadata": {"name": f"p{value}"}, "value": value} for value in extra]
+    watched = {KAI_PODGROUPS: groups, KAI_QUEUES: queues, JOBSETS: [], PRIORITY_CLASSES: classes}
     return [_node(n, g) for n, g in top.nodes.items()], pods, watched
 
 
@@ -169,7 +197,7 @@ class _Recording(KaiScheduler):
 
 @dataclass
 class Outcome:
-    statuses: dict[str, str]  # job -> Running | Pending | Releasing | Pipelined | Allocated
+    statuses: dict[str, str]  # job or task -> Running | Pending | Releasing | Pipelined | Allocated
     evictions: list[str]
     bindings: dict[str, str]
     session: KaiSession
@@ -184,6 +212,13 @@ def run(top: Topology, actions: Sequence[str]) -> Outcome:
     evicted = [e.pod_key for e in cycle.evictions]
     bound = {b.pod_key: b.node for b in cycle.bindings}
     statuses = {}
+    for job in top.jobs:
+        for i, task in enumerate(job.tasks):
+            key = f"ns/{job.name}-{i}"
+            status = "Releasing" if key in evicted else "Allocated" if key in bound else task.state
+            if status == "Pending" and f"ns/{job.name}" in scheduler.session.pipelined:
+                status = "Pipelined"
+            statuses[f"{job.name}-{i}"] = status
     for job in top.jobs:
         keys = [f"ns/{job.name}-{i}" for i in range(len(job.tasks))]
         if any(k in evicted for k in keys):
@@ -200,5 +235,6 @@ def run(top: Topology, actions: Sequence[str]) -> Outcome:
 def check(top: Topology, out: Outcome) -> None:
     """``MatchExpectedAndRealTasks`` on job status, plus the cache's eviction and pipeline counts."""
     assert {j: out.statuses[j] for j in top.expected} == dict(top.expected), out.statuses
+    assert {t: out.statuses[t] for t in top.task_expected} == dict(top.task_expected), out.statuses
     if top.evictions is not None:
         assert len(out.evictions) == top.evictions, out.evictions

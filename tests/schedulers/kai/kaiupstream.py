@@ -14,12 +14,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import pytest
+
 from gangplane.api.scheduling import kai
 from gangplane.clock import rfc3339
 from gangplane.schedulers.base import ClusterView, CycleResult
 from gangplane.schedulers.kai import KaiConfig, KaiScheduler
 from gangplane.schedulers.kai.actions import ACTIONS
-from gangplane.schedulers.kai.session import KaiSession, open_session
+from gangplane.schedulers.kai.session import TASK_ORDER_LABEL, KaiSession, open_session
 from gangplane.schedulers.kai.status import pending_reasons
 from gangplane.schedulers.loop import plan_pass
 from gangplane.store.catalog import JOBSETS, KAI_PODGROUPS, KAI_QUEUES, PRIORITY_CLASSES
@@ -147,8 +149,8 @@ def _pods(job: Job, stamp: str) -> list[Obj]:
         }
         if task.node and task.state != "Pending":  # upstream ignores a pending task's NodeName
             spec["nodeName"] = task.node
-        if task.priority is not None:
-            spec["priority"] = task.priority
+        if task.priority is not None:  # upstream's task Priority is the task-order label
+            meta["labels"] = {TASK_ORDER_LABEL: str(task.priority)}
         if task.affinity:
             spec["nodeSelector"] = {"kubernetes.io/hostname": task.affinity}
         phase = "Pending" if task.state == "Pending" else "Running"
@@ -197,7 +199,7 @@ class _Recording(KaiScheduler):
 
 @dataclass
 class Outcome:
-    statuses: dict[str, str]  # job or task -> Running | Pending | Releasing | Pipelined | Allocated
+    statuses: dict[str, str]  # job or task -> Running | Pending | Releasing | Pipelined | Binding
     evictions: list[str]
     bindings: dict[str, str]
     session: KaiSession
@@ -215,7 +217,7 @@ def run(top: Topology, actions: Sequence[str]) -> Outcome:
     for job in top.jobs:
         for i, task in enumerate(job.tasks):
             key = f"ns/{job.name}-{i}"
-            status = "Releasing" if key in evicted else "Allocated" if key in bound else task.state
+            status = "Releasing" if key in evicted else "Binding" if key in bound else task.state
             if status == "Pending" and f"ns/{job.name}" in scheduler.session.pipelined:
                 status = "Pipelined"
             statuses[f"{job.name}-{i}"] = status
@@ -226,7 +228,7 @@ def run(top: Topology, actions: Sequence[str]) -> Outcome:
         elif f"ns/{job.name}" in scheduler.session.pipelined:
             statuses[job.name] = "Pipelined"
         elif any(k in bound for k in keys):
-            statuses[job.name] = "Allocated"
+            statuses[job.name] = "Binding"
         else:
             statuses[job.name] = job.tasks[0].state
     return Outcome(statuses, evicted, bound, scheduler.session)
@@ -238,3 +240,10 @@ def check(top: Topology, out: Outcome) -> None:
     assert {t: out.statuses[t] for t in top.task_expected} == dict(top.task_expected), out.statuses
     if top.evictions is not None:
         assert len(out.evictions) == top.evictions, out.evictions
+
+
+def check_case(top: Topology, actions: Sequence[str], skipped: Mapping[str, str]) -> None:
+    """One table row: skipped with its reason, else run and checked."""
+    if top.name in skipped:
+        pytest.skip(skipped[top.name])
+    check(top, run(top, actions))

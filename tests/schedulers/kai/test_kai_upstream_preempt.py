@@ -10,7 +10,7 @@ reason (``SKIPPED``): 12/13 ported and passing, 1 skipped (GPU fractions).
 from __future__ import annotations
 
 import pytest
-from kaiupstream import Job, Node, Queue, Task, Topology, check, run
+from kaiupstream import Job, Node, Queue, Task, Topology, check_case
 
 CASES = [
     Topology(
@@ -166,6 +166,4 @@ SKIPPED = {
 
 @pytest.mark.parametrize("top", CASES, ids=[c.name for c in CASES])
 def test_preempt(top: Topology) -> None:
-    if top.name in SKIPPED:
-        pytest.skip(SKIPPED[top.name])
-    check(top, run(top, ["preempt"]))
+    check_case(top, ["preempt"], SKIPPED)

@@ -10,7 +10,7 @@ reason (``SKIPPED``): 34/40 ported and passing, 6 skipped (3 GPU fractions, 3 co
 from __future__ import annotations
 
 import pytest
-from kaiupstream import Job, Node, Queue, Task, Topology, check, run
+from kaiupstream import Job, Node, Queue, Task, Topology, check_case
 
 CASES = [
     Topology(
@@ -759,6 +759,4 @@ SKIPPED = {
 
 @pytest.mark.parametrize("top", CASES, ids=[c.name for c in CASES])
 def test_reclaim(top: Topology) -> None:
-    if top.name in SKIPPED:
-        pytest.skip(SKIPPED[top.name])
-    check(top, run(top, ["reclaim"]))
+    check_case(top, ["reclaim"], SKIPPED)

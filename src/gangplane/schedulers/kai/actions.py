@@ -18,7 +18,7 @@ from itertools import groupby
 from gangplane.schedulers.base import Eviction
 from gangplane.schedulers.core.headroom import Headroom, VictimSearch, single_shape
 from gangplane.schedulers.kai import placement
-from gangplane.schedulers.kai.gangs import satisfied
+from gangplane.schedulers.kai.gangs import above_minimum, satisfied
 from gangplane.schedulers.kai.model import KaiJob, Member, Res
 from gangplane.schedulers.kai.session import KaiSession
 
@@ -26,8 +26,11 @@ NOT_ENOUGH_RESOURCES = "NotEnoughResources"  # placement's reason when no node s
 
 
 def job_order(job: KaiJob) -> tuple[int, int, tuple[str, str], str]:
-    """Higher priority, then groups below their minimum first, then older, then key."""
-    return (-job.priority, int(satisfied(job.tree, job.placed_counts())), job.order, job.key)
+    """Higher priority, then groups below their minimum, then those exactly at it, then those above it (the
+    ``elastic`` plugin's JobOrderFn, so elastic jobs grow in turn), then older, then key."""
+    placed = job.placed_counts()
+    state = 0 if not satisfied(job.tree, placed) else 2 if above_minimum(job.tree, placed) else 1
+    return (-job.priority, state, job.order, job.key)
 
 
 def _waiting(session: KaiSession) -> dict[str, list[KaiJob]]:
@@ -241,6 +244,14 @@ def _reclaim_victims(
                 yield victim
 
 
+def _boundary_refusal(session: KaiSession, job: KaiJob, request: Res, victims: list[KaiJob]) -> str | None:
+    reclaimed: dict[str, Res] = {}
+    for victim in victims:
+        taken = session.request([m for m in victim.members if m.running])
+        reclaimed[victim.queue] = reclaimed.get(victim.queue, 0.0) + taken
+    return session.book.boundary_refusal(job.queue, request, job.preemptible, reclaimed)
+
+
 def reclaim(session: KaiSession) -> None:
     releasing = _terminating(session)
     rank = _base_rank(session)
@@ -258,7 +269,7 @@ def reclaim(session: KaiSession) -> None:
             continue
         victims = _reclaim_victims(session, job, by_queue, rank)
         chosen = _search(session, job, victims, _reclaim_rule(session, job, request))
-        if chosen and (refusal := session.book.boundary_refusal(job.queue, request, job.preemptible)):
+        if chosen and (refusal := _boundary_refusal(session, job, request, [v for v, _ in chosen])):
             for victim, removed in reversed(chosen):
                 _restore(session, victim, removed)
             _explain(session, job, f"no reclaim: {refusal}")

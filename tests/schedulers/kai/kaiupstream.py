@@ -1,9 +1,10 @@
 """KAI's test topologies (``pkg/scheduler/test_utils``: ``TestTopologyBasic``, ``jobs_fake``, ``nodes_fake``)
 as wire dicts for the embedded KAI scheduler, so upstream action tables port case by case.
 
-Upstream's defaults, reproduced: every task asks 1 pod slot and the job's GPUs (no CPU or memory unless
-given); a job's ``minAvailable`` is its task count; jobs are created oldest first in priority order (stable);
-nodes offer 20 CPUs and 20G memory besides their GPUs; queues without a department sit under ``default``
+Upstream's defaults, reproduced: every task asks 1 pod slot, the job's GPUs, and 1 CPU and 1G memory unless
+given (``resources_fake``; CPU numbers are passed as upstream passes them, as quantities in cores); a job's
+``minAvailable`` is its task count; jobs are created oldest first in priority order (stable); nodes offer
+20000 CPUs and 20G memory besides their GPUs; queues without a department sit under ``default``
 (unlimited, over-quota weight -1, as ``addDefaultDepartmentIfNeeded`` builds it). Priorities map to KAI's
 built-in classes (train 50, build-preemptible 75, build 100, inference 125).
 """
@@ -72,7 +73,7 @@ class Queue:
 @dataclass
 class Node:
     gpus: int
-    cpu_millis: float = 20_000
+    cpu_millis: float = 20_000  # nodes_fake's "cpuMilliAllocatable", parsed as a quantity (cores)
     memory: float = 20e9
 
 
@@ -92,7 +93,7 @@ class Topology:
 
 def _node(name: str, spec: Node | int) -> Obj:
     spec = spec if isinstance(spec, Node) else Node(spec)
-    alloc = {"cpu": f"{spec.cpu_millis:g}m", "memory": f"{spec.memory:.0f}", "pods": "110"}
+    alloc = {"cpu": f"{spec.cpu_millis:g}", "memory": f"{spec.memory:.0f}", "pods": "110"}  # as nodes_fake
     alloc["nvidia.com/gpu"] = str(spec.gpus)
     labels = {"kubernetes.io/hostname": name}
     return {"metadata": {"name": name, "labels": labels}, "status": {"allocatable": alloc}}
@@ -124,10 +125,8 @@ def _requests(job: Job, task: Task) -> Obj:
         return {}
     gpus = job.gpus if task.gpus is None else task.gpus
     out: Obj = {"nvidia.com/gpu": f"{gpus:g}"} if gpus else {}
-    if job.cpu_millis:
-        out["cpu"] = f"{job.cpu_millis:g}m"
-    if job.memory:
-        out["memory"] = f"{job.memory:.0f}"
+    out["cpu"] = f"{job.cpu_millis:g}" if job.cpu_millis else "1"  # resources_fake's defaults
+    out["memory"] = f"{job.memory:.0f}" if job.memory else "1G"
     return out
 
 
@@ -218,7 +217,7 @@ def run(top: Topology, actions: Sequence[str]) -> Outcome:
         for i, task in enumerate(job.tasks):
             key = f"ns/{job.name}-{i}"
             status = "Releasing" if key in evicted else "Binding" if key in bound else task.state
-            if status == "Pending" and f"ns/{job.name}" in scheduler.session.pipelined:
+            if status == "Pending" and key in scheduler.session.pipelined_pods:
                 status = "Pipelined"
             statuses[f"{job.name}-{i}"] = status
     for job in top.jobs:

@@ -52,6 +52,7 @@ class KaiSession:
     evictions: list[Eviction] = field(default_factory=list)
     reasons: dict[str, tuple[str, str]] = field(default_factory=dict)  # job -> (reason, message)
     pipelined: set[str] = field(default_factory=set)
+    pipelined_pods: set[str] = field(default_factory=set)  # the pods holding room that is being freed
     bound_now: set[str] = field(default_factory=set)  # jobs with bindings this cycle: never victims in it
     left_out: dict[str, tuple[str, str, tuple[str, ...]]] = field(
         default_factory=dict

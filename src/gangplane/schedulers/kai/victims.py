@@ -1,0 +1,163 @@
+"""Victims of KAI's reclaim and preempt: units of running jobs, searched until the starving job fits.
+
+A unit is one elastic pod above its job's ``minMember`` or the job's remaining gang at once (KAI evicts an
+elastic job's extra pods one by one before the job itself, ``reclaim_elastic_test.go``/``preempt_elastic_test
+.go``; a gang is never broken). Extras go in reverse task order (the ``taskorder`` plugin's last first). Within
+one victim priority, extras come before whole gangs: the ``elastic`` JobOrder ranks a job above its minimum
+after one at it, and victims are taken in reverse job order. The search (``core.headroom.VictimSearch``)
+removes each unit from snapshot and queue book as it goes; ``evict`` records the evictions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from itertools import groupby
+
+from gangplane.schedulers.base import Eviction
+from gangplane.schedulers.core.headroom import Headroom, VictimSearch, single_shape
+from gangplane.schedulers.kai import placement
+from gangplane.schedulers.kai.gangs import ROOT
+from gangplane.schedulers.kai.model import KaiJob, Member, Res
+from gangplane.schedulers.kai.session import KaiSession
+
+
+@dataclass(frozen=True, slots=True)
+class Unit:
+    job: KaiJob
+    members: tuple[Member, ...]
+    extra: bool  # an elastic pod above minMember; else the job's whole remaining gang
+
+    @property
+    def queue(self) -> str:
+        return self.job.queue
+
+
+def _held(session: KaiSession, job: KaiJob) -> list[Member]:
+    """Running members still counted in the snapshot (not taken by the search so far)."""
+    return [m for m in job.members if m.running and session.snapshot.location(m.pod.key) is not None]
+
+
+def extras(session: KaiSession, job: KaiJob) -> list[Unit]:
+    """One unit per pod above ``minMember``, last in task order first; only for a job without SubGroups
+    (with SubGroups, which pod is spare depends on the tree: the job goes whole)."""
+    root = job.tree.nodes[ROOT]
+    if root.children:
+        return []
+    held = _held(session, job)
+    spare = held[(root.min_member or 0) :]
+    return [Unit(job, (m,), True) for m in reversed(spare)]
+
+
+def whole(session: KaiSession, job: KaiJob) -> Unit:
+    return Unit(job, tuple(_held(session, job)), False)
+
+
+def in_order(session: KaiSession, jobs: Iterable[KaiJob], elastic: Iterable[KaiJob]) -> Iterator[Unit]:
+    """Units of ``jobs`` (already in victim order: priority, then newest first): per priority, the extras of
+    the ``elastic`` jobs among them first, then each job's remaining gang."""
+    spare = {p: list(g) for p, g in groupby(elastic, key=lambda j: j.priority)}
+    for priority, group in groupby(jobs, key=lambda j: j.priority):
+        for job in spare.get(priority, []):
+            yield from extras(session, job)
+        for job in group:
+            if (unit := whole(session, job)).members:
+                yield unit
+
+
+def is_elastic(job: KaiJob) -> bool:
+    root = job.tree.nodes[ROOT]
+    running = sum(1 for m in job.members if m.running)
+    return not root.children and running > (root.min_member or 0)
+
+
+# ---------------------------------------------------------------- the search
+
+
+Taken = list[tuple[Unit, list[tuple[str, int]]]]  # units with the (pod, node row) removals to undo
+
+
+def _remove(session: KaiSession, unit: Unit) -> list[tuple[str, int]]:
+    removed = []
+    for m in unit.members:
+        if (row := session.snapshot.location(m.pod.key)) is not None:
+            session.snapshot.forget(m.pod.key)
+            removed.append((m.pod.key, row))
+    session.book.release(unit.queue, session.request(list(unit.members)), unit.job.preemptible)
+    return removed
+
+
+def _restore(session: KaiSession, unit: Unit, removed: list[tuple[str, int]]) -> None:
+    pods = {m.pod.key: m.pod for m in unit.members}
+    for key, row in removed:
+        session.snapshot.assume(pods[key], row)
+    session.book.allocate(unit.queue, session.request(list(unit.members)), unit.job.preemptible)
+
+
+def undo(session: KaiSession, taken: Taken) -> None:
+    for unit, removed in reversed(taken):
+        _restore(session, unit, removed)
+
+
+def _rows(session: KaiSession, unit: Unit) -> list[int]:
+    return [row for m in unit.members if (row := session.snapshot.location(m.pod.key)) is not None]
+
+
+def _fits(session: KaiSession, job: KaiJob) -> bool:
+    token = session.snapshot.checkpoint()
+    ok = placement.place(session, job, explain=False).ok
+    session.snapshot.rollback(token)
+    return ok
+
+
+def search(
+    session: KaiSession, job: KaiJob, units: Iterable[Unit], accept: Callable[[Unit], bool]
+) -> Taken | None:
+    """The units to evict so ``job`` fits, already removed from snapshot and book; ``None`` (nothing
+    changed) when all acceptable units together are not enough. A whole gang chosen takes along any of its
+    extras the search gave back (they could not run without it)."""
+    members = placement.needed_members(job) or []
+    one_shape = not job.topology and single_shape([m.pod for m in members])
+    taken = VictimSearch[Unit, list[tuple[str, int]]](
+        take=lambda unit: _remove(session, unit),
+        give_back=lambda unit, removed: _restore(session, unit, removed),
+        fits=lambda: _fits(session, job),
+        rows=lambda unit: _rows(session, unit),
+        independent=lambda unit: session.book.independent(job.queue, unit.queue, job.preemptible),
+        room=Headroom(session.snapshot, members[0].pod) if one_shape else None,
+        needed=placement.needed_members_count(job, members),
+        exact=one_shape,
+    ).run(units, accept)
+    if taken is None:
+        return None
+    for unit in [u for u, _ in taken if not u.extra]:
+        if left := _held(session, unit.job):
+            rest = Unit(unit.job, tuple(left), True)
+            taken.append((rest, _remove(session, rest)))
+    return taken
+
+
+def released(session: KaiSession, taken: Taken) -> dict[str, Res]:
+    """What each victim queue gives up."""
+    out: dict[str, Res] = {}
+    for unit, _ in taken:
+        out[unit.queue] = out.get(unit.queue, 0.0) + session.request(list(unit.members))
+    return out
+
+
+def evict(session: KaiSession, job: KaiJob, taken: Taken, reason: str, releasing: list[Member]) -> None:
+    """Record the evictions (adding them to ``releasing``), pipeline ``job`` onto the freed room."""
+    count = 0
+    for unit, _ in taken:
+        for m in unit.members:
+            m.running, m.releasing = False, True
+            releasing.append(m)
+            message = f"{reason} by {job.key} (priority {job.priority}, queue {job.queue})"
+            session.evictions.append(Eviction(m.pod.key, reason, message))
+            count += 1
+    attempt = placement.place(session, job)
+    for member, _ in attempt.placed:
+        session.book.allocate(job.queue, session.units(member.pod), job.preemptible)
+        session.pipelined_pods.add(member.pod.key)
+    session.pipelined.add(job.key)
+    session.reasons[job.key] = ("Pipelined", f"waiting for {count} evicted pods to terminate ({reason})")

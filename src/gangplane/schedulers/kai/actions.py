@@ -157,6 +157,7 @@ def _reclaim_victims(
     by_queue: dict[str, list[KaiJob]],
     elastic: dict[str, list[KaiJob]],
     rank: dict[str, int],
+    wholes: dict[str, victims.Unit],
 ) -> Iterator[victims.Unit]:
     """Units of running preemptible jobs of other queues, by the queue comparator reversed (over fair share
     first, lower queue priority, larger dominant share), then lower job priority (extras before gangs), then
@@ -172,7 +173,7 @@ def _reclaim_victims(
         names = list(tier)
         jobs = (v for v in merge(*(by_queue[q] for q in names), key=order) if _running(session, v))
         spare = [v for v in merge(*(elastic.get(q, []) for q in names), key=order) if _running(session, v)]
-        yield from victims.in_order(session, jobs, spare)
+        yield from victims.in_order(session, jobs, spare, wholes)
 
 
 def reclaim(session: KaiSession) -> None:
@@ -183,6 +184,7 @@ def reclaim(session: KaiSession) -> None:
         for q, jobs in _preemptible_by_queue(session).items()
     }
     elastic = {q: [v for v in jobs if victims.is_elastic(v)] for q, jobs in by_queue.items()}
+    wholes: dict[str, victims.Unit] = {}
     for job in _starving(session):
         request = session.request(placement.needed_members(job) or [])
         # non-preemptible work may reclaim too, within its queue's deserved quota (kai.md §6)
@@ -191,7 +193,7 @@ def reclaim(session: KaiSession) -> None:
             continue
         if _waiting_for_releasing(session, job, releasing):
             continue
-        units = _reclaim_victims(session, job, by_queue, elastic, rank)
+        units = _reclaim_victims(session, job, by_queue, elastic, rank, wholes)
         chosen = victims.search(session, job, units, _reclaim_rule(session, job, request))
         if not chosen:
             continue
@@ -213,12 +215,13 @@ def _explain(session: KaiSession, job: KaiJob, why: str) -> None:
 def preempt(session: KaiSession) -> None:
     releasing = _terminating(session)
     by_queue = _preemptible_by_queue(session)
+    wholes: dict[str, victims.Unit] = {}
     for job in _starving(session):
         if _waiting_for_releasing(session, job, releasing):
             continue
         jobs = [v for v in by_queue.get(job.queue, []) if v.priority < job.priority and _running(session, v)]
         jobs.sort(key=lambda v: v.priority)  # stable: newest first within a priority
-        units = victims.in_order(session, jobs, [v for v in jobs if victims.is_elastic(v)])
+        units = victims.in_order(session, jobs, [v for v in jobs if victims.is_elastic(v)], wholes)
         if chosen := victims.search(session, job, units, lambda unit: True):
             victims.evict(session, job, chosen, "Preempted", releasing)
 

@@ -16,6 +16,7 @@ from itertools import groupby
 
 from gangplane.schedulers.base import Eviction
 from gangplane.schedulers.core.headroom import Headroom, VictimSearch, single_shape
+from gangplane.schedulers.core.resources import Vector
 from gangplane.schedulers.kai import placement
 from gangplane.schedulers.kai.gangs import ROOT
 from gangplane.schedulers.kai.model import KaiJob, Member, Res
@@ -27,10 +28,15 @@ class Unit:
     job: KaiJob
     members: tuple[Member, ...]
     extra: bool  # an elastic pod above minMember; else the job's whole remaining gang
+    request: Res  # the members' requests in KAI units (the search takes and gives back a unit many times)
 
     @property
     def queue(self) -> str:
         return self.job.queue
+
+
+def _unit(session: KaiSession, job: KaiJob, members: list[Member], extra: bool) -> Unit:
+    return Unit(job, tuple(members), extra, session.request(members))
 
 
 def _held(session: KaiSession, job: KaiJob) -> list[Member]:
@@ -46,22 +52,37 @@ def extras(session: KaiSession, job: KaiJob) -> list[Unit]:
         return []
     held = _held(session, job)
     spare = held[(root.min_member or 0) :]
-    return [Unit(job, (m,), True) for m in reversed(spare)]
+    return [_unit(session, job, [m], True) for m in reversed(spare)]
 
 
 def whole(session: KaiSession, job: KaiJob) -> Unit:
-    return Unit(job, tuple(_held(session, job)), False)
+    """The job's gang: without SubGroups, its first ``minMember`` held pods in task order (the pods above
+    that are its extras, offered on their own), else every held pod."""
+    held = _held(session, job)
+    root = job.tree.nodes[ROOT]
+    return _unit(session, job, held if root.children else held[: root.min_member or 0], False)
 
 
-def in_order(session: KaiSession, jobs: Iterable[KaiJob], elastic: Iterable[KaiJob]) -> Iterator[Unit]:
+def in_order(
+    session: KaiSession, jobs: Iterable[KaiJob], elastic: Iterable[KaiJob], wholes: dict[str, Unit]
+) -> Iterator[Unit]:
     """Units of ``jobs`` (already in victim order: priority, then newest first): per priority, the extras of
-    the ``elastic`` jobs among them first, then each job's remaining gang."""
+    the ``elastic`` jobs among them first, then each job's remaining gang. ``wholes`` keeps the whole units
+    of jobs without extras across the searches of one action (their members only change by eviction, after
+    which the job is no victim any more)."""
     spare = {p: list(g) for p, g in groupby(elastic, key=lambda j: j.priority)}
     for priority, group in groupby(jobs, key=lambda j: j.priority):
-        for job in spare.get(priority, []):
+        with_extras = spare.get(priority, [])
+        for job in with_extras:
             yield from extras(session, job)
+        changing = {job.key for job in with_extras}
         for job in group:
-            if (unit := whole(session, job)).members:
+            unit = wholes.get(job.key) if job.key not in changing else None
+            if unit is None:
+                unit = whole(session, job)
+                if job.key not in changing:
+                    wholes[job.key] = unit
+            if unit.members:
                 yield unit
 
 
@@ -83,7 +104,7 @@ def _remove(session: KaiSession, unit: Unit) -> list[tuple[str, int]]:
         if (row := session.snapshot.location(m.pod.key)) is not None:
             session.snapshot.forget(m.pod.key)
             removed.append((m.pod.key, row))
-    session.book.release(unit.queue, session.request(list(unit.members)), unit.job.preemptible)
+    session.book.release(unit.queue, unit.request, unit.job.preemptible)
     return removed
 
 
@@ -91,7 +112,7 @@ def _restore(session: KaiSession, unit: Unit, removed: list[tuple[str, int]]) ->
     pods = {m.pod.key: m.pod for m in unit.members}
     for key, row in removed:
         session.snapshot.assume(pods[key], row)
-    session.book.allocate(unit.queue, session.request(list(unit.members)), unit.job.preemptible)
+    session.book.allocate(unit.queue, unit.request, unit.job.preemptible)
 
 
 def undo(session: KaiSession, taken: Taken) -> None:
@@ -101,6 +122,14 @@ def undo(session: KaiSession, taken: Taken) -> None:
 
 def _rows(session: KaiSession, unit: Unit) -> list[int]:
     return [row for m in unit.members if (row := session.snapshot.location(m.pod.key)) is not None]
+
+
+def _loads(session: KaiSession, unit: Unit) -> list[tuple[int, Vector]]:
+    return [
+        (row, m.pod.requests)
+        for m in unit.members
+        if (row := session.snapshot.location(m.pod.key)) is not None
+    ]
 
 
 def _fits(session: KaiSession, job: KaiJob) -> bool:
@@ -127,12 +156,15 @@ def search(
         room=Headroom(session.snapshot, members[0].pod) if one_shape else None,
         needed=placement.needed_members_count(job, members),
         exact=one_shape,
+        loads=lambda unit: _loads(session, unit),
+        book_take=lambda unit: session.book.release(unit.queue, unit.request, unit.job.preemptible),
+        book_give=lambda unit: session.book.allocate(unit.queue, unit.request, unit.job.preemptible),
     ).run(units, accept)
     if taken is None:
         return None
     for unit in [u for u, _ in taken if not u.extra]:
         if left := _held(session, unit.job):
-            rest = Unit(unit.job, tuple(left), True)
+            rest = _unit(session, unit.job, left, True)
             taken.append((rest, _remove(session, rest)))
     return taken
 
@@ -141,7 +173,7 @@ def released(session: KaiSession, taken: Taken) -> dict[str, Res]:
     """What each victim queue gives up."""
     out: dict[str, Res] = {}
     for unit, _ in taken:
-        out[unit.queue] = out.get(unit.queue, 0.0) + session.request(list(unit.members))
+        out[unit.queue] = out.get(unit.queue, 0.0) + unit.request
     return out
 
 

@@ -19,6 +19,7 @@ from gangplane.schedulers.core.objects import NEVER, PodInfo
 from gangplane.schedulers.volcano import placement
 from gangplane.schedulers.volcano.jobs import Job, Task, TaskStatus
 from gangplane.schedulers.volcano.session import Session
+from gangplane.schedulers.volcano.vec import Vec
 
 EVICTABLE = frozenset({TaskStatus.BOUND, TaskStatus.RUNNING})
 CRITICAL_CLASSES = frozenset({"system-cluster-critical", "system-node-critical"})
@@ -86,6 +87,15 @@ def _restore(session: Session, unit: Unit, removed: list[tuple[PodInfo, int]]) -
         session.book.allocate(unit.job.queue, session.qvec(task.pod.requests))
 
 
+def _placed(session: Session, unit: Unit) -> list[tuple[Task, int]]:
+    return [(t, row) for t in unit.tasks if (row := session.snapshot.location(t.pod.key)) is not None]
+
+
+def _book(session: Session, unit: Unit, move: Callable[[str, Vec], None]) -> None:
+    for task in unit.tasks:
+        move(unit.job.queue, session.qvec(task.pod.requests))
+
+
 def _rows(session: Session, unit: Unit) -> list[int]:
     return [row for t in unit.tasks if (row := session.snapshot.location(t.pod.key)) is not None]
 
@@ -113,6 +123,9 @@ def search(
         room=Headroom(session.snapshot, pods[0]) if one_shape else None,
         needed=max(placement.needed(job), 1),
         exact=one_shape and not job.min_task_member,  # roles make the kept subset matter, not only its size
+        loads=lambda unit: [(row, t.pod.requests) for t, row in _placed(session, unit)],
+        book_take=lambda unit: _book(session, unit, session.book.release),
+        book_give=lambda unit: _book(session, unit, session.book.allocate),
     ).run(units, accept)
     return None if run is None else [unit for unit, _ in run]
 

@@ -12,7 +12,7 @@ built-in classes (train 50, build-preemptible 75, build 100, inference 125).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import pytest
@@ -89,6 +89,8 @@ class Topology:
     evictions: int | None = None  # NumberOfCacheEvictions
     pipelined: int | None = None  # NumberOfPipelineActions (pipelined tasks)
     differs: str = ""
+    rounds_until: int = 2  # integration tests: rounds before the expectations must hold ...
+    rounds_after: int = 5  # ... and rounds they must keep holding (no allocate/evict loop)
 
 
 def _node(name: str, spec: Node | int) -> Obj:
@@ -246,3 +248,36 @@ def check_case(top: Topology, actions: Sequence[str], skipped: Mapping[str, str]
     if top.name in skipped:
         pytest.skip(skipped[top.name])
     check(top, run(top, actions))
+
+
+INTEGRATION_ACTIONS = ("allocate", "reclaim", "preempt")
+
+
+def _next_round(top: Topology, out: Outcome) -> Topology:
+    """``runSchedulerOneRound``'s feedback: evicted and pipelined pods come back pending, bound ones run."""
+    jobs = []
+    for job in top.jobs:
+        tasks = []
+        for i, task in enumerate(job.tasks):
+            status = out.statuses[f"{job.name}-{i}"]
+            if status in ("Releasing", "Pipelined"):
+                tasks.append(replace(task, state="Pending", node=""))
+            elif status == "Binding":
+                tasks.append(replace(task, state="Running", node=out.bindings[f"ns/{job.name}-{i}"]))
+            else:
+                tasks.append(task)
+        jobs.append(replace(job, tasks=tasks))
+    return replace(top, jobs=jobs)
+
+
+def check_integration(top: Topology, skipped: Mapping[str, str]) -> None:
+    """``integration_tests_utils.RunTest``: ``rounds_until`` rounds of every action with the results fed
+    back, then ``rounds_after`` more, the expectations holding after each of them."""
+    if top.name in skipped:
+        pytest.skip(skipped[top.name])
+    for _ in range(top.rounds_until):
+        top = _next_round(top, run(top, INTEGRATION_ACTIONS))
+    for _ in range(top.rounds_after):
+        out = run(top, INTEGRATION_ACTIONS)
+        check(top, out)
+        top = _next_round(top, out)

@@ -1054,8 +1054,8 @@ ALLOCATE_BUG = (
     "under-quota queue, and the rounds then trade the freed GPU between the two jobs (noted in docs/kai.md)"
 )
 VICTIM_QUEUE_ORDER = (
-    "DIVERGENCE: upstream orders victim queues by the full queue comparator reversed (with the victims); "
-    "gangplane's victim order puts queues over their fair share before queue priority (docs/kai.md)"
+    "DIVERGENCE, not yet explained: the first round matches (q0's job is reclaimed for q1), but on the next "
+    "round gangplane lets q0's requeued job reclaim from q2 (over its GPU fair share); upstream keeps it pending"
 )
 SKIPPED = {
     "q0 allocated only cpu tasks, has 0 deserved resources and useOnlyFreeResources=true. q1 requires cpu only tasks of same priority to be allocated and reclaims from q0 jobs": ONLY_FREE,

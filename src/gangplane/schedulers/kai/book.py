@@ -111,7 +111,7 @@ class KaiBook:
     ) -> tuple[int, int, int, int, float, float, float, tuple[str, str]]:
         """The queue comparator, first decisive rule wins (kai.md §7 rules 1-8)."""
         state = self.states[name]
-        over = int(not np.all(state.allocated <= state.fair + _EPS))
+        over = int(self.over_utilized(name))
         starved = int(not np.all(state.allocated + request <= state.deserved + _EPS))
         zero_share = self.allocatable_share(name) <= _EPS
         blocked = int(bool(np.any(zero_share & (state.allocated + request > _EPS))))
@@ -162,8 +162,13 @@ class KaiBook:
         """The queue comparator reversed for victims: over its fair share first, then lower queue priority,
         then larger dominant share."""
         state = self.states[name]
-        over = bool(np.all(state.allocated <= state.fair + _EPS))
-        return (int(over), state.queue.priority, -self.dominant_share(name))
+        return (int(not self.over_utilized(name)), state.queue.priority, -self.dominant_share(name))
+
+    def over_utilized(self, name: str) -> bool:
+        """``prioritizeUnderUtilized``: fair share below the allocation in *every* resource (KAI's
+        ``ResourceQuantities.Less``); over on GPUs alone is not over-utilized."""
+        state = self.states[name]
+        return bool(np.all(state.fair < state.allocated - _EPS))
 
     def may_reclaim(self, name: str, request: Res, preemptible: bool = True) -> bool:
         return self.reclaim_refusal(name, request, preemptible) is None

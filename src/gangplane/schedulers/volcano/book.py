@@ -174,10 +174,10 @@ class QueueBook:
             return True
         if not vec.le(attr.policy.guarantee, attr.allocated - victim):
             return False
-        used = victim > 0
-        if not np.any(used & (attr.deserved > 0)):
-            return True
-        return bool(np.any((attr.allocated > attr.deserved + 1e-9) & used))
+        relevant = (victim > 0) & (attr.deserved > 0)  # ``GreaterPartlyWithRelevantDimensions``
+        if not np.any(relevant):
+            return True  # ``isImmediateVictim``: nothing the victim uses is in the queue's deserved
+        return bool(np.any((attr.allocated > attr.deserved + 1e-9) & relevant))
 
     def may_give(self, victim_queue: str) -> bool:
         """``reclaimable`` can hold for some victim of this queue: it is reclaimable and (proportion) above

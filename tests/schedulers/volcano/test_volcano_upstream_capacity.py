@@ -3,7 +3,8 @@
 
 Upstream: volcano-sh/volcano ``pkg/scheduler/plugins/capacity/capacity_test.go``
 ``Test_capacityPlugin_OnSessionOpenWithoutHierarchy`` (ed72c7c): the same objects (upstream's names, upper
-case here) and cases, run with the ``capacity`` share policy and the allocate and reclaim actions.
+case here) and cases, run with the ``capacity`` share policy and the allocate and reclaim actions: 11/11;
+and ``TestEnqueueAndAllocatable`` 4/4. The hierarchy table is in test_volcano_upstream_capacity_hierarchy.py.
 """
 
 from __future__ import annotations
@@ -253,3 +254,61 @@ CASES = [
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_capacity_without_hierarchy(case: Case) -> None:
     check(case, run(case, [Action.ALLOCATE, Action.RECLAIM], share_policy=SharePolicy.CAPACITY))
+
+
+# TestEnqueueAndAllocatable (4/4): enqueue then allocate under capacity's JobEnqueueable and Allocatable.
+E_N = [nd("n1", rl("3", "3G", {"pods": "10"}), None), nd("n2", rl("3", "3G", {"pods": "10"}), None)]
+R1C3G, R3C1G, R1C0G, R0C1G, R1C1G = rl("1", "3G"), rl("3", "1G"), rl("1", "0G"), rl("0", "1G"), rl("1", "1G")
+E_POD = {
+    1: pod("ns1", "pod1", "n1", "Running", R1C3G, "pg1"),
+    2: pod("ns1", "pod2", "n2", "Running", R3C1G, "pg2"),
+    3: pod("ns1", "pod3", "", "Pending", R1C0G, "pg3"),
+    4: pod("ns1", "pod4", "", "Pending", R0C1G, "pg4"),
+    5: pod("ns1", "pod5", "", "Pending", R1C1G, "pg5"),
+    6: pod("ns1", "pod6", "", "Pending", R1C1G, "pg6"),
+}
+E_PG = {
+    1: pod_group("pg1", "ns1", "q1", 1, None, "Running", min_resources=R1C3G),
+    2: pod_group("pg2", "ns1", "q2", 1, None, "Running", min_resources=R3C1G),
+    3: pod_group("pg3", "ns1", "q1", 1, None, "Pending", min_resources=R1C0G),
+    4: pod_group("pg4", "ns1", "q2", 1, None, "Pending", min_resources=R0C1G),
+    5: pod_group("pg5", "ns1", "q1", 1, None, "Pending", min_resources=R1C1G),
+    6: pod_group("pg6", "ns1", "q3", 1, None, "Pending", min_resources=R1C1G),
+}
+E_Q = [qrq("q1", rl("2", "2G"), rl("2", "2G")), qrq("q2", rl("2", "2G"), rl("3", "3G"))]
+CLOSED_Q3 = queue("q3", 1, rl("3", "3G"), state="Closed")
+
+
+def _e(name: str, pods: list[int], queues: list[dict[str, Any]], binds: dict[str, str]) -> Case:
+    return Case(
+        name,
+        pods=[E_POD[i] for i in pods],
+        nodes=E_N,
+        pod_groups=[E_PG[i] for i in pods],
+        queues=queues,
+        binds=binds,
+        binds_num=len(binds),
+    )
+
+
+ENQUEUE_AND_ALLOCATABLE = [
+    _e(
+        "case0: memory exceed derserved, job only request cpu can be enqueued and allocated",
+        [1, 2, 3],
+        E_Q,
+        {"ns1/pod3": "n1"},
+    ),
+    _e(
+        "case1: cpu exceed derserved, job only request memory can be enqueued and allocated",
+        [1, 2, 4],
+        E_Q,
+        {"ns1/pod4": "n2"},
+    ),
+    _e("case2: exceed capacity, can not enqueue", [1, 2, 5], E_Q, {}),
+    _e("case4: queue with non-open state, can not enqueue", [6], [CLOSED_Q3], {}),
+]
+
+
+@pytest.mark.parametrize("case", ENQUEUE_AND_ALLOCATABLE, ids=[c.name for c in ENQUEUE_AND_ALLOCATABLE])
+def test_enqueue_and_allocatable(case: Case) -> None:
+    check(case, run(case, [Action.ENQUEUE, Action.ALLOCATE], share_policy=SharePolicy.CAPACITY))

@@ -4,7 +4,7 @@
 Upstream: volcano-sh/volcano ``pkg/scheduler/plugins/capacity/capacity_test.go``
 ``Test_capacityPlugin_OnSessionOpenWithoutHierarchy`` (ed72c7c): the same objects (upstream's names, upper
 case here) and cases, run with the ``capacity`` share policy and the allocate and reclaim actions: 11/11;
-and ``TestEnqueueAndAllocatable`` 4/4. The hierarchy table is in test_volcano_upstream_capacity_hierarchy.py.
+and ``TestEnqueueAndAllocatable`` 4/4, ``Test_updateQueueAttrShare`` 16/16. The hierarchy table is in test_volcano_upstream_capacity_hierarchy.py.
 """
 
 from __future__ import annotations
@@ -312,3 +312,61 @@ ENQUEUE_AND_ALLOCATABLE = [
 @pytest.mark.parametrize("case", ENQUEUE_AND_ALLOCATABLE, ids=[c.name for c in ENQUEUE_AND_ALLOCATABLE])
 def test_enqueue_and_allocatable(case: Case) -> None:
     check(case, run(case, [Action.ENQUEUE, Action.ALLOCATE], share_policy=SharePolicy.CAPACITY))
+
+
+# Test_updateQueueAttrShare (16/16): a queue's share for QueueOrder under capacity; ``None`` = no deserved
+# (best-effort). Allocation comes from one running pod, pending requests from one pending pod.
+SHARE = [
+    ("best-effort queue with allocated resources", None, ("1", "1Gi"), None, 1.0),
+    ("best-effort queue with pending requests only (no allocated)", None, None, ("1", "1Gi"), 1.0),
+    ("best-effort queue with both allocated and request", None, ("1", "1Gi"), ("0.5", "0.5Gi"), 1.0),
+    ("best-effort queue completely idle", None, None, None, 1.0),
+    ("queue with deserved but no allocated", ("2", "2Gi"), None, None, 0.0),
+    ("queue with deserved, allocated < deserved (CPU dimension)", ("2", "2Gi"), ("1", "1Gi"), None, 0.5),
+    ("queue with deserved, allocated = deserved", ("2", "2Gi"), ("2", "2Gi"), None, 1.0),
+    ("queue with deserved, allocated > deserved (CPU dimension)", ("2", "2Gi"), ("3", "2Gi"), None, 1.5),
+    ("queue with deserved, memory is dominant resource", ("2", "4Gi"), ("1", "3Gi"), None, 0.75),
+    ("queue with deserved, CPU is dominant resource", ("2", "4Gi"), ("1.5", "2Gi"), None, 0.75),
+    ("queue with deserved, allocated exceeds on both dimensions", ("2", "2Gi"), ("3", "3Gi"), None, 1.5),
+    (
+        "queue with deserved, request should not affect share calculation",
+        ("2", "2Gi"),
+        ("1", "1Gi"),
+        ("1", "1Gi"),
+        0.5,
+    ),
+    ("queue with deserved but zero values", ("0", "0Gi"), ("1", "1Gi"), None, 1.0),
+    ("queue with deserved, allocated is zero", ("2", "2Gi"), ("0", "0Gi"), None, 0.0),
+    ("best-effort queue with only CPU allocated", None, ("1", "0Gi"), None, 1.0),
+    ("best-effort queue with only memory allocated", None, ("0", "1Gi"), None, 1.0),
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "deserved", "allocated", "request", "share"), SHARE, ids=[c[0] for c in SHARE]
+)
+def test_update_queue_attr_share(
+    name: str,
+    deserved: tuple[str, str] | None,
+    allocated: tuple[str, str] | None,
+    request: tuple[str, str] | None,
+    share: float,
+) -> None:
+    pods, groups = [], []
+    if allocated is not None:
+        pods.append(pod("ns1", "held", "n1", "Running", rl(*allocated), "pg-held"))
+        groups.append(pod_group("pg-held", "ns1", "q", 1, None, "Running"))
+    if request is not None:
+        pods.append(pod("ns1", "wants", "", "Pending", rl(*request), "pg-wants"))
+        groups.append(pod_group("pg-wants", "ns1", "q", 1, None, "Inqueue"))
+    spec_deserved = None if deserved is None else rl(*deserved)
+    case = Case(
+        name,
+        pods=pods,
+        nodes=[nd("n1", rl("64", "256Gi", {"pods": "110"}), None)],
+        pod_groups=groups,
+        queues=[qrq("q", spec_deserved, None)],
+    )
+    out = run(case, [], share_policy=SharePolicy.CAPACITY)
+    assert out.session is not None
+    assert out.session.book.share("q") == pytest.approx(share)

@@ -40,6 +40,7 @@ class Task:
     priority: int | None = None
     affinity: str = ""  # NodeAffinityNames (one node)
     gpus: float | None = None  # RequiredGPUs: this task's own GPU count
+    subgroup: str = ""  # SubGroupName: the task's pod set
 
 
 @dataclass
@@ -54,6 +55,9 @@ class Job:
     min_available: int | None = None
     age_minutes: int = 0  # JobAgeInMinutes
     best_effort: bool = False  # IsBestEffortJob: no requests at all
+    sub_groups: Sequence[
+        Mapping[str, Any]
+    ] = ()  # RootSubGroupSet: pod sets and sets (name, minMember, parent)
 
 
 @dataclass
@@ -150,8 +154,10 @@ def _pods(job: Job, stamp: str) -> list[Obj]:
         }
         if task.node and task.state != "Pending":  # upstream ignores a pending task's NodeName
             spec["nodeName"] = task.node
-        if task.priority is not None:  # upstream's task Priority is the task-order label
-            meta["labels"] = {TASK_ORDER_LABEL: str(task.priority)}
+        labels = {TASK_ORDER_LABEL: str(task.priority)} if task.priority is not None else {}
+        if task.subgroup:
+            labels[kai.SUBGROUP_LABEL] = task.subgroup
+        meta["labels"] = labels  # upstream's task Priority is the task-order label
         if task.affinity:
             spec["nodeSelector"] = {"kubernetes.io/hostname": task.affinity}
         phase = "Pending" if task.state == "Pending" else "Running"
@@ -166,11 +172,11 @@ def objects(top: Topology) -> tuple[list[Obj], list[Obj], dict[Any, list[Obj]]]:
     for index, job in enumerate(ordered):
         minutes_ago = job.age_minutes or len(ordered) - index  # earlier in the sorted list = older
         stamp = rfc3339(T0 - 60.0 * minutes_ago)
-        spec = {
-            "queue": job.queue,
-            "minMember": job.min_available or len(job.tasks),
-            "priorityClassName": _CLASS.get(job.priority, f"p{job.priority}"),
-        }
+        spec: Obj = {"queue": job.queue, "priorityClassName": _CLASS.get(job.priority, f"p{job.priority}")}
+        if job.sub_groups:  # the gang is the SubGroup tree; the root asks nothing of its own
+            spec["subGroups"] = [{k: v for k, v in g.items() if v is not None} for g in job.sub_groups]
+        else:
+            spec["minMember"] = job.min_available or len(job.tasks)
         meta = {"name": job.name, "namespace": "ns", "uid": job.name, "creationTimestamp": stamp}
         groups.append({"metadata": meta, "spec": spec})
         pods += _pods(job, stamp)

@@ -1,11 +1,12 @@
 """Victims of KAI's reclaim and preempt: units of running jobs, searched until the starving job fits.
 
-A unit is one elastic pod above its job's ``minMember`` or the job's remaining gang at once (KAI evicts an
-elastic job's extra pods one by one before the job itself, ``reclaim_elastic_test.go``/``preempt_elastic_test
-.go``; a gang is never broken). Extras go in reverse task order (the ``taskorder`` plugin's last first). Within
-one victim priority, extras come before whole gangs: the ``elastic`` JobOrder ranks a job above its minimum
-after one at it, and victims are taken in reverse job order. The search (``core.headroom.VictimSearch``)
-removes each unit from snapshot and queue book as it goes; ``evict`` records the evictions.
+A unit is one pod above its pod set's ``minMember`` (the root's for a job without SubGroups) or the job's
+remaining gang at once: KAI evicts an elastic job's extra pods one by one before the job itself
+(``reclaim_elastic_test.go``, ``reclaim_sub_group_test.go`` "partial eviction"); a gang is never broken.
+Extras go in reverse task order (the ``taskorder`` plugin's last first). Within one victim priority, extras
+come before whole gangs: the ``elastic`` JobOrder ranks a job above its minimum after one at it, and victims
+are taken in reverse job order. The search (``core.headroom.VictimSearch``) removes each unit from snapshot
+and queue book as it goes; ``evict`` records the evictions.
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ from gangplane.schedulers.base import Eviction
 from gangplane.schedulers.core.headroom import Headroom, VictimSearch, single_shape
 from gangplane.schedulers.core.resources import Vector
 from gangplane.schedulers.kai import placement
-from gangplane.schedulers.kai.gangs import ROOT
 from gangplane.schedulers.kai.model import KaiJob, Member, Res
 from gangplane.schedulers.kai.session import KaiSession
 
@@ -44,23 +44,34 @@ def _held(session: KaiSession, job: KaiJob) -> list[Member]:
     return [m for m in job.members if m.running and session.snapshot.location(m.pod.key) is not None]
 
 
+def _spare(job: KaiJob, held: list[Member]) -> set[str]:
+    """Held pods above their pod set's ``minMember`` (the root's for a job without SubGroups): the last
+    ones in task order of each set."""
+    by_leaf: dict[str, list[Member]] = {}
+    for m in held:
+        by_leaf.setdefault(m.leaf, []).append(m)
+    spare: set[str] = set()
+    for leaf, members in by_leaf.items():
+        spare.update(m.pod.key for m in members[(job.tree.nodes[leaf].min_member or 0) :])
+    return spare
+
+
 def extras(session: KaiSession, job: KaiJob) -> list[Unit]:
-    """One unit per pod above ``minMember``, last in task order first; only for a job without SubGroups
-    (with SubGroups, which pod is spare depends on the tree: the job goes whole)."""
-    root = job.tree.nodes[ROOT]
-    if root.children:
-        return []
+    """One unit per pod above its pod set's minimum, pod sets by name, last in task order first: taking
+    them leaves every set, so the gang, satisfied."""
     held = _held(session, job)
-    spare = held[(root.min_member or 0) :]
-    return [_unit(session, job, [m], True) for m in reversed(spare)]
+    spare = _spare(job, held)
+    ordered = sorted((m for m in held if m.pod.key in spare), key=lambda m: m.leaf)
+    by_leaf = [list(g) for _, g in groupby(ordered, key=lambda m: m.leaf)]
+    return [_unit(session, job, [m], True) for members in by_leaf for m in reversed(members)]
 
 
 def whole(session: KaiSession, job: KaiJob) -> Unit:
-    """The job's gang: without SubGroups, its first ``minMember`` held pods in task order (the pods above
-    that are its extras, offered on their own), else every held pod."""
+    """The job's gang: each pod set's first ``minMember`` held pods (the pods above are its extras, offered
+    on their own)."""
     held = _held(session, job)
-    root = job.tree.nodes[ROOT]
-    return _unit(session, job, held if root.children else held[: root.min_member or 0], False)
+    spare = _spare(job, held)
+    return _unit(session, job, [m for m in held if m.pod.key not in spare], False)
 
 
 def in_order(
@@ -87,9 +98,12 @@ def in_order(
 
 
 def is_elastic(job: KaiJob) -> bool:
-    root = job.tree.nodes[ROOT]
-    running = sum(1 for m in job.members if m.running)
-    return not root.children and running > (root.min_member or 0)
+    """Has the job a running pod above its pod set's minimum?"""
+    counts: dict[str, int] = {}
+    for m in job.members:
+        if m.running:
+            counts[m.leaf] = counts.get(m.leaf, 0) + 1
+    return any(n > (job.tree.nodes[leaf].min_member or 0) for leaf, n in counts.items())
 
 
 # ---------------------------------------------------------------- the search

@@ -1,6 +1,7 @@
 """scheduler-plugins' Coscheduling tables, ported case by case (kubernetes-sigs/scheduler-plugins, 903da7d).
 
-- ``pkg/coscheduling/core/core_test.go``: ``TestPreFilter`` 10/10 and ``TestCheckClusterResource`` 3/3;
+- ``pkg/coscheduling/core/core_test.go``: ``TestPreFilter`` 10/10, ``TestCheckClusterResource`` 3/3 and
+  ``TestMarkAndClearPodGroupScheduleFailure`` 1/1;
   ``TestPermit`` 3/4 ("doesn't have quorum" → Wait is skipped: gangplane never holds members at Permit, it
   places the whole gang in one pass, docs/coscheduling.md "Local semantics").
 - ``pkg/coscheduling/coscheduling_test.go``: ``TestLess`` 12/13 (observed as which of two pods wins the
@@ -361,3 +362,15 @@ def test_post_filter(name: str, min_member: int, assigned: int, rejects: bool) -
 )
 def test_post_filter_reject_threshold(name: str, percentage: int, assigned: int, rejects: bool) -> None:
     assert rejects_group(10, assigned, percentage) is rejects
+
+
+def test_mark_and_clear_pod_group_schedule_failure() -> None:
+    # core_test.go TestMarkAndClearPodGroupScheduleFailure: the queue time is the PodGroup's creation, a
+    # later failure time after a failure, and the creation again once cleared.
+    spec = GroupSpec.of(_pg("pg1", 3, created=T0 - 10), CoschedulingArgs())
+    backoff = DefaultScheduler(SCHEDULER_NAME).backoff
+    assert backoff.queue_time(spec) == T0 - 10
+    backoff.record_failure(spec.key, T0, 0, complete=False)
+    assert backoff.queue_time(spec) > T0 - 10
+    backoff.record_success(spec.key)
+    assert backoff.queue_time(spec) == T0 - 10

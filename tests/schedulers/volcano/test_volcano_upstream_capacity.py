@@ -343,21 +343,21 @@ SHARE = [
 
 
 @pytest.mark.parametrize(
-    ("name", "deserved", "allocated", "request", "share"), SHARE, ids=[c[0] for c in SHARE]
+    ("name", "deserved", "allocated", "pending", "share"), SHARE, ids=[c[0] for c in SHARE]
 )
 def test_update_queue_attr_share(
     name: str,
     deserved: tuple[str, str] | None,
     allocated: tuple[str, str] | None,
-    request: tuple[str, str] | None,
+    pending: tuple[str, str] | None,
     share: float,
 ) -> None:
     pods, groups = [], []
     if allocated is not None:
         pods.append(pod("ns1", "held", "n1", "Running", rl(*allocated), "pg-held"))
         groups.append(pod_group("pg-held", "ns1", "q", 1, None, "Running"))
-    if request is not None:
-        pods.append(pod("ns1", "wants", "", "Pending", rl(*request), "pg-wants"))
+    if pending is not None:
+        pods.append(pod("ns1", "wants", "", "Pending", rl(*pending), "pg-wants"))
         groups.append(pod_group("pg-wants", "ns1", "q", 1, None, "Inqueue"))
     spec_deserved = None if deserved is None else rl(*deserved)
     case = Case(

@@ -31,6 +31,7 @@ class CoschedulingArgs:
 
     permit_waiting_time_seconds: int = cs.DEFAULT_PERMIT_WAITING_TIME_SECONDS
     pod_group_backoff_seconds: int = cs.DEFAULT_POD_GROUP_BACKOFF_SECONDS
+    pod_group_reject_percentage: int = cs.DEFAULT_POD_GROUP_REJECT_PERCENTAGE
 
 
 def group_of(pod: Obj) -> str | None:
@@ -104,6 +105,15 @@ class GroupBackoff:
     def queue_time(self, spec: GroupSpec) -> float:
         """QueueSort's group timestamp: the last failure if any, else the PodGroup's creation."""
         return self.failed_at.get(spec.key, spec.created)
+
+
+def rejects_group(min_member: int, assigned: int, reject_percentage: int) -> bool:
+    """PostFilter: does a member that fits nowhere reject (and back off) its whole group? Not when ``assigned``
+    members already reach ``minMember``, nor when the share still missing is at most ``podGroupRejectPercentage``
+    percent (a small gap may close with the next members; ``coscheduling.go`` ``PostFilter``)."""
+    if assigned >= min_member:
+        return False
+    return (min_member - assigned) / min_member > reject_percentage / 100
 
 
 def members_by_group(pods: Iterable[Obj]) -> dict[str, list[Obj]]:
@@ -242,4 +252,5 @@ __all__ = [
     "pod_group_status",
     "prefilter_members",
     "prefilter_resources",
+    "rejects_group",
 ]

@@ -2,9 +2,10 @@
 
 Source: NVIDIA/KAI-Scheduler ``pkg/scheduler/plugins/proportion/reclaimable/reclaimable_test.go``:
 ``Can Reclaim Resources`` (Preemptible job, Non-Preemptible job), ``Reclaimable - Single department`` and
-``Reclaimable - Multiple departments`` — every case. Not ported: ``Reclaimable - Multiple hierarchy levels``
-(its fractional GPU amounts, 0.5 and 1.5 GPUs, are GPU sharing, which gangplane does not model) and
-``mig_resources_test.go`` (MIG). Upstream vectors are (CPU millicores, memory, GPUs); ours (GPU, CPU, memory).
+``Reclaimable - Multiple departments`` — every case (72de64f); ``Reclaimable - Multiple hierarchy levels``:
+the two whole-GPU cases (the saturation rule of KAI #374); its other four use fractional GPUs (0.5, 1.5),
+GPU sharing, which gangplane does not model. Not ported: ``mig_resources_test.go`` (MIG).
+Upstream vectors are (CPU millicores, memory, GPUs); ours (GPU, CPU, memory).
 Fair share, deserved and allocation are set directly, as upstream's tables set them.
 """
 
@@ -174,7 +175,7 @@ def reclaimable(kai: KaiBook, preemptible: bool = True) -> bool:
     if not kai.reclaimable("p1", request, "p2"):
         return False
     kai.release("p2", victim, True)
-    return kai.boundary_refusal("p1", request, preemptible) is None
+    return kai.boundary_refusal("p1", request, preemptible, {"p2": victim}) is None
 
 
 def single_department(**edits: dict[str, float]) -> KaiBook:
@@ -282,3 +283,39 @@ MULTIPLE = [
 @pytest.mark.parametrize(("edits", "ok"), [c[1:] for c in MULTIPLE], ids=[c[0] for c in MULTIPLE])
 def test_reclaimable_multiple_departments(edits: dict[str, dict[str, float]], ok: bool) -> None:
     assert reclaimable(multiple_departments(**edits)) is ok
+
+
+# -- Reclaimable - Multiple hierarchy levels: the cases with whole GPUs (the rest use GPU fractions) --------------
+
+
+def _levels(**extra: Q) -> KaiBook:
+    queues = {
+        "d1": Q("d1", None, deserved=vec(4), fair=vec(4), allocated=vec(4)),
+        "d1-project-1": Q("d1-project-1", "d1", deserved=vec(3), fair=vec(1), allocated=vec(0)),
+        "d2": Q("d2", None, deserved=vec(3), fair=vec(3), allocated=vec(7)),
+        "d2-project-1": Q("d2-project-1", "d2", deserved=vec(3), fair=vec(3), allocated=vec(7)),
+        **extra,
+    }
+    return book(*queues.values())
+
+
+def _reclaim_one_gpu(kai: KaiBook) -> bool:
+    request = vec(1)
+    if not kai.reclaimable("d1-project-1", request, "d2-project-1"):
+        return False
+    kai.release("d2-project-1", request, True)
+    return kai.boundary_refusal("d1-project-1", request, True, {"d2-project-1": request}) is None
+
+
+def test_reclaimer_with_lower_utilization_ratio_than_reclaimee_but_over_1() -> None:
+    # d1 goes to 5/4 of its fair share, d2 stays at 6/3: the reclaimer is the less saturated (KAI #374).
+    extra = Q("d1-project-2", "d1", deserved=vec(1), fair=vec(3), allocated=vec(4))
+    assert _reclaim_one_gpu(_levels(**{"d1-project-2": extra}))
+
+
+def test_reclamation_with_uninvolved_resources() -> None:
+    # d1 is 3x over its CPU fair share, but only GPUs are requested and reclaimed: CPU is not compared.
+    kai = _levels(**{"d1-project-1": Q("d1-project-1", "d1", deserved=vec(1), fair=vec(1), allocated=vec(1))})
+    kai.states["d1"].allocated[1], kai.states["d1"].fair[1] = 3000, 1000
+    kai.states["d2"].allocated[1], kai.states["d2"].fair[1] = 1000, 1000
+    assert _reclaim_one_gpu(kai)

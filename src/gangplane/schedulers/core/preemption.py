@@ -10,8 +10,10 @@ reprieved in turn, highest priority first, if the gang still fits without evicti
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
+from gangplane.clock import rfc3339
 from gangplane.schedulers.core.fit import Mask
 from gangplane.schedulers.core.gang import place_gang
 from gangplane.schedulers.core.objects import PodInfo
@@ -87,4 +89,66 @@ def find_victims(
     return [victim for unit in chosen for victim in unit]
 
 
-__all__ = ["Unit", "find_victims", "victim_units"]
+# -- what an eviction writes before the delete ---------------------------------------------------------------
+DISRUPTION_TARGET = "DisruptionTarget"
+PREEMPTION_BY_SCHEDULER = "PreemptionByScheduler"
+PREEMPTED_EVENT = "Preempted"
+
+
+def disruption_condition(scheduler: str, message: str) -> dict[str, Any]:
+    """The pod condition kube-scheduler sets on a victim before deleting it (``PreemptionByScheduler``;
+    its message is ``"<scheduler>: preempting to accommodate a higher priority pod"``), so the pod's
+    owner (a Job's ``podFailurePolicy``, the dashboard) sees why it went. Timestamps are the writer's."""
+    why = message or "preempting to accommodate a higher priority pod"
+    return {
+        "type": DISRUPTION_TARGET,
+        "status": "True",
+        "reason": PREEMPTION_BY_SCHEDULER,
+        "message": f"{scheduler}: {why}",
+    }
+
+
+def preempted_event(pod: Mapping[str, Any], scheduler: str, message: str, now: float) -> dict[str, Any]:
+    """The Normal ``Preempted`` Event recorded on the victim (kube-scheduler: ``Preempted by pod <uid> on
+    node <node>``; gangplane's schedulers name the preemptor job and queue in ``message``)."""
+    return pod_event(pod, "Normal", PREEMPTED_EVENT, message or PREEMPTED_EVENT, scheduler, now)
+
+
+def pod_event(
+    pod: Mapping[str, Any], kind: str, reason: str, message: str, component: str, now: float
+) -> dict[str, Any]:
+    """A core/v1 Event about ``pod`` (``kind``: Normal or Warning), first and last seen ``now``."""
+    meta = pod.get("metadata") or {}
+    stamp = rfc3339(now)
+    return {
+        "apiVersion": "v1",
+        "kind": "Event",
+        "metadata": {"name": f"{meta.get('name')}.{int(now * 1e9):x}", "namespace": meta.get("namespace")},
+        "involvedObject": {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "name": meta.get("name"),
+            "namespace": meta.get("namespace"),
+            "uid": meta.get("uid"),
+        },
+        "type": kind,
+        "reason": reason,
+        "message": message[:950],
+        "source": {"component": component},
+        "firstTimestamp": stamp,
+        "lastTimestamp": stamp,
+        "count": 1,
+    }
+
+
+__all__ = [
+    "DISRUPTION_TARGET",
+    "PREEMPTED_EVENT",
+    "PREEMPTION_BY_SCHEDULER",
+    "Unit",
+    "disruption_condition",
+    "find_victims",
+    "pod_event",
+    "preempted_event",
+    "victim_units",
+]

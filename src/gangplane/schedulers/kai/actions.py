@@ -10,15 +10,13 @@ of one); the evicting job is pipelined onto the room and bound in a later cycle.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from functools import cmp_to_key
 from heapq import merge
 from itertools import groupby
 
-from gangplane.schedulers.base import Eviction
-from gangplane.schedulers.core.headroom import Headroom, VictimSearch, single_shape
-from gangplane.schedulers.kai import placement
-from gangplane.schedulers.kai.gangs import satisfied
+from gangplane.schedulers.kai import placement, victims
+from gangplane.schedulers.kai.gangs import above_minimum, satisfied
 from gangplane.schedulers.kai.model import KaiJob, Member, Res
 from gangplane.schedulers.kai.session import KaiSession
 
@@ -26,8 +24,11 @@ NOT_ENOUGH_RESOURCES = "NotEnoughResources"  # placement's reason when no node s
 
 
 def job_order(job: KaiJob) -> tuple[int, int, tuple[str, str], str]:
-    """Higher priority, then groups below their minimum first, then older, then key."""
-    return (-job.priority, int(satisfied(job.tree, job.placed_counts())), job.order, job.key)
+    """Higher priority, then groups below their minimum, then those exactly at it, then those above it (the
+    ``elastic`` plugin's JobOrderFn, so elastic jobs grow in turn), then older, then key."""
+    placed = job.placed_counts()
+    state = 0 if not satisfied(job.tree, placed) else 2 if above_minimum(job.tree, placed) else 1
+    return (-job.priority, state, job.order, job.key)
 
 
 def _waiting(session: KaiSession) -> dict[str, list[KaiJob]]:
@@ -77,6 +78,7 @@ def _pipeline(session: KaiSession, job: KaiJob, releasing: list[Member]) -> bool
         return False
     for member, _ in attempt.placed:
         session.book.allocate(job.queue, session.units(member.pod), job.preemptible)
+        session.pipelined_pods.add(member.pod.key)
     session.pipelined.add(job.key)
     session.reasons[job.key] = ("Pipelined", f"waiting for {len(present)} terminating pods")
     return True
@@ -86,89 +88,14 @@ def _pipeline(session: KaiSession, job: KaiJob, releasing: list[Member]) -> bool
 
 
 def _starving(session: KaiSession) -> list[KaiJob]:
+    """Jobs with pods allocate could not place: gangs short of their minimum, and elastic jobs wanting their
+    next pod (upstream reclaims and preempts for elastic growth too, ``reclaim_elastic_test.go`` "Elastic
+    job reclaims single task from another elastic job")."""
     return [
         j
         for j in sorted(session.jobs.values(), key=job_order)
-        if j.pending()
-        and j.key not in session.pipelined
-        and not satisfied(j.tree, j.placed_counts())
-        and session.book.is_leaf(j.queue)
+        if j.pending() and j.key not in session.pipelined and session.book.is_leaf(j.queue)
     ]
-
-
-def _fits(session: KaiSession, job: KaiJob) -> bool:
-    token = session.snapshot.checkpoint()
-    ok = placement.place(session, job, explain=False).ok
-    session.snapshot.rollback(token)
-    return ok
-
-
-def _remove(session: KaiSession, victim: KaiJob) -> list[tuple[str, int]]:
-    removed = []
-    for m in victim.members:
-        if m.running and (row := session.snapshot.location(m.pod.key)) is not None:
-            session.snapshot.forget(m.pod.key)
-            removed.append((m.pod.key, row))
-    session.book.release(
-        victim.queue, session.request([m for m in victim.members if m.running]), victim.preemptible
-    )
-    return removed
-
-
-def _restore(session: KaiSession, victim: KaiJob, removed: list[tuple[str, int]]) -> None:
-    pods = {m.pod.key: m.pod for m in victim.members}
-    for key, row in removed:
-        session.snapshot.assume(pods[key], row)
-    session.book.allocate(
-        victim.queue, session.request([m for m in victim.members if m.running]), victim.preemptible
-    )
-
-
-Taken = list[tuple[KaiJob, list[tuple[str, int]]]]  # victims with the (pod, node row) removals to undo
-
-
-def _search(
-    session: KaiSession, job: KaiJob, victims: Iterable[KaiJob], accept: Callable[[KaiJob], bool]
-) -> Taken | None:
-    """The victims to evict so ``job`` fits, already removed from snapshot and book; ``None`` (nothing
-    changed) when all acceptable victims together are not enough (``core.headroom.VictimSearch``)."""
-    members = placement.needed_members(job) or []
-    one_shape = not job.topology and single_shape([m.pod for m in members])
-    return VictimSearch[KaiJob, list[tuple[str, int]]](
-        take=lambda victim: _remove(session, victim),
-        give_back=lambda victim, removed: _restore(session, victim, removed),
-        fits=lambda: _fits(session, job),
-        rows=lambda victim: _rows(session, victim),
-        independent=lambda victim: session.book.independent(job.queue, victim.queue, job.preemptible),
-        room=Headroom(session.snapshot, members[0].pod) if one_shape else None,
-        needed=placement.needed_members_count(job, members),
-        exact=one_shape,
-    ).run(victims, accept)
-
-
-def _rows(session: KaiSession, victim: KaiJob) -> list[int]:
-    return [
-        row for m in victim.members if m.running and (row := session.snapshot.location(m.pod.key)) is not None
-    ]
-
-
-def _evict(
-    session: KaiSession, job: KaiJob, victims: list[KaiJob], reason: str, releasing: list[Member]
-) -> None:
-    count = 0
-    for victim in victims:
-        for m in victim.members:
-            if m.running:
-                m.running, m.releasing = False, True
-                releasing.append(m)
-                message = f"{reason} by {job.key} (priority {job.priority}, queue {job.queue})"
-                session.evictions.append(Eviction(m.pod.key, reason, message))
-                count += 1
-    attempt = placement.place(session, job)
-    for member, _ in attempt.placed:
-        session.book.allocate(job.queue, session.units(member.pod), job.preemptible)
-    session.pipelined.add(job.key)
-    session.reasons[job.key] = ("Pipelined", f"waiting for {count} evicted pods to terminate ({reason})")
 
 
 def _running(session: KaiSession, job: KaiJob) -> bool:
@@ -203,9 +130,9 @@ def _newest_first(jobs: list[KaiJob]) -> list[KaiJob]:
     return sorted(jobs, key=lambda v: v.order, reverse=True)
 
 
-def _reclaim_rule(session: KaiSession, job: KaiJob, request: Res) -> Callable[[KaiJob], bool]:
-    def accept(victim: KaiJob) -> bool:
-        return session.book.reclaimable(job.queue, request, victim.queue)
+def _reclaim_rule(session: KaiSession, job: KaiJob, request: Res) -> Callable[[victims.Unit], bool]:
+    def accept(unit: victims.Unit) -> bool:
+        return session.book.reclaimable(job.queue, request, unit.queue)
 
     return accept
 
@@ -225,20 +152,28 @@ def _base_rank(session: KaiSession) -> dict[str, int]:
 
 
 def _reclaim_victims(
-    session: KaiSession, job: KaiJob, by_queue: dict[str, list[KaiJob]], rank: dict[str, int]
-) -> Iterator[KaiJob]:
-    """Running preemptible jobs of other queues, by the queue comparator reversed (over fair share first,
-    lower queue priority, larger dominant share), then lower job priority, then newest. Queues whose
-    leveled ancestor is within quota are left out up front: neither strategy accepts a queue at or below
-    its deserved share, and releasing victims never raises an allocation. ``by_queue`` lists are already in
-    (priority, newest) order; queues of equal rank are merged lazily, since a search usually stops early."""
+    session: KaiSession,
+    job: KaiJob,
+    by_queue: dict[str, list[KaiJob]],
+    elastic: dict[str, list[KaiJob]],
+    rank: dict[str, int],
+    wholes: dict[str, victims.Unit],
+) -> Iterator[victims.Unit]:
+    """Units of running preemptible jobs of other queues, by the queue comparator reversed (over fair share
+    first, lower queue priority, larger dominant share), then lower job priority (extras before gangs), then
+    newest. Queues whose leveled ancestor is within quota are left out up front: neither strategy accepts a
+    queue at or below its deserved share, and releasing victims never raises an allocation. ``by_queue``
+    lists are already in (priority, newest) order; queues of equal rank are merged lazily, since a search
+    usually stops early."""
     book = session.book
     queues = [q for q in by_queue if q != job.queue and not book.within_quota(book.leveled(job.queue, q)[1])]
     keys = {q: book.victim_order_key(book.leveled(job.queue, q)[1]) for q in queues}
+    order = lambda v: (v.priority, rank[v.key])  # noqa: E731
     for _, tier in groupby(sorted(queues, key=keys.__getitem__), key=keys.__getitem__):
-        for victim in merge(*(by_queue[q] for q in tier), key=lambda v: (v.priority, rank[v.key])):
-            if _running(session, victim):
-                yield victim
+        names = list(tier)
+        jobs = (v for v in merge(*(by_queue[q] for q in names), key=order) if _running(session, v))
+        spare = [v for v in merge(*(elastic.get(q, []) for q in names), key=order) if _running(session, v)]
+        yield from victims.in_order(session, jobs, spare, wholes)
 
 
 def reclaim(session: KaiSession) -> None:
@@ -248,6 +183,8 @@ def reclaim(session: KaiSession) -> None:
         q: sorted(jobs, key=lambda v: (v.priority, rank[v.key]))
         for q, jobs in _preemptible_by_queue(session).items()
     }
+    elastic = {q: [v for v in jobs if victims.is_elastic(v)] for q, jobs in by_queue.items()}
+    wholes: dict[str, victims.Unit] = {}
     for job in _starving(session):
         request = session.request(placement.needed_members(job) or [])
         # non-preemptible work may reclaim too, within its queue's deserved quota (kai.md §6)
@@ -256,14 +193,16 @@ def reclaim(session: KaiSession) -> None:
             continue
         if _waiting_for_releasing(session, job, releasing):
             continue
-        victims = _reclaim_victims(session, job, by_queue, rank)
-        chosen = _search(session, job, victims, _reclaim_rule(session, job, request))
-        if chosen and (refusal := session.book.boundary_refusal(job.queue, request, job.preemptible)):
-            for victim, removed in reversed(chosen):
-                _restore(session, victim, removed)
+        units = _reclaim_victims(session, job, by_queue, elastic, rank, wholes)
+        chosen = victims.search(session, job, units, _reclaim_rule(session, job, request))
+        if not chosen:
+            continue
+        reclaimed = victims.released(session, chosen)
+        if refusal := session.book.boundary_refusal(job.queue, request, job.preemptible, reclaimed):
+            victims.undo(session, chosen)
             _explain(session, job, f"no reclaim: {refusal}")
-        elif chosen:
-            _evict(session, job, [victim for victim, _ in chosen], "Reclaimed", releasing)
+        else:
+            victims.evict(session, job, chosen, "Reclaimed", releasing)
 
 
 def _explain(session: KaiSession, job: KaiJob, why: str) -> None:
@@ -276,15 +215,15 @@ def _explain(session: KaiSession, job: KaiJob, why: str) -> None:
 def preempt(session: KaiSession) -> None:
     releasing = _terminating(session)
     by_queue = _preemptible_by_queue(session)
+    wholes: dict[str, victims.Unit] = {}
     for job in _starving(session):
         if _waiting_for_releasing(session, job, releasing):
             continue
-        victims = [
-            v for v in by_queue.get(job.queue, []) if v.priority < job.priority and _running(session, v)
-        ]
-        victims.sort(key=lambda v: v.priority)  # stable: newest first within a priority
-        if chosen := _search(session, job, victims, lambda v: True):
-            _evict(session, job, [victim for victim, _ in chosen], "Preempted", releasing)
+        jobs = [v for v in by_queue.get(job.queue, []) if v.priority < job.priority and _running(session, v)]
+        jobs.sort(key=lambda v: v.priority)  # stable: newest first within a priority
+        units = victims.in_order(session, jobs, [v for v in jobs if victims.is_elastic(v)], wholes)
+        if chosen := victims.search(session, job, units, lambda unit: True):
+            victims.evict(session, job, chosen, "Preempted", releasing)
 
 
 ACTIONS: dict[str, Callable[[KaiSession], None]] = {

@@ -7,6 +7,7 @@ ones. Vectors are (GPU, CPU millicores, memory MB).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -110,7 +111,7 @@ class KaiBook:
     ) -> tuple[int, int, int, int, float, float, float, tuple[str, str]]:
         """The queue comparator, first decisive rule wins (kai.md §7 rules 1-8)."""
         state = self.states[name]
-        over = int(not np.all(state.allocated <= state.fair + _EPS))
+        over = int(self.over_utilized(name))
         starved = int(not np.all(state.allocated + request <= state.deserved + _EPS))
         zero_share = self.allocatable_share(name) <= _EPS
         blocked = int(bool(np.any(zero_share & (state.allocated + request > _EPS))))
@@ -161,8 +162,13 @@ class KaiBook:
         """The queue comparator reversed for victims: over its fair share first, then lower queue priority,
         then larger dominant share."""
         state = self.states[name]
-        over = bool(np.all(state.allocated <= state.fair + _EPS))
-        return (int(over), state.queue.priority, -self.dominant_share(name))
+        return (int(not self.over_utilized(name)), state.queue.priority, -self.dominant_share(name))
+
+    def over_utilized(self, name: str) -> bool:
+        """``prioritizeUnderUtilized``: fair share below the allocation in *every* resource (KAI's
+        ``ResourceQuantities.Less``); over on GPUs alone is not over-utilized."""
+        state = self.states[name]
+        return bool(np.all(state.fair < state.allocated - _EPS))
 
     def may_reclaim(self, name: str, request: Res, preemptible: bool = True) -> bool:
         return self.reclaim_refusal(name, request, preemptible) is None
@@ -189,19 +195,47 @@ class KaiBook:
                 return _message(queue, "quota (non-preemptible)", state.deserved[r], used, request[r], r)
         return None
 
-    def boundary_refusal(self, name: str, request: Res, preemptible: bool) -> str | None:
-        """After the victims are released: every queue up the reclaimer's chain stays within its fair share
-        (a lone top queue excepted) and, for non-preemptible work, within deserved for non-preemptible use
-        (``reclaimingQueuesRemainWithinBoundaries``)."""
-        tops = len(self.children.get(None, []))
+    def boundary_refusal(
+        self,
+        name: str,
+        request: Res,
+        preemptible: bool,
+        reclaimed: Mapping[str, Res] | None = None,
+        multiplier: float = 1.0,
+    ) -> str | None:
+        """After the victims are released (``reclaimed``: victim queue -> what it gave): at every level of the
+        reclaimer's chain, a queue that would pass its fair share must stay less saturated than each sibling it
+        reclaimed from, on the resources involved; and non-preemptible work stays within deserved for
+        non-preemptible use (``reclaimingQueuesRemainWithinBoundaries``, KAI #374 ``relcaimerSaturationMultiplier``
+        = ``multiplier``)."""
+        involved = self._involved(reclaimed or {})
+        asked = request > _EPS
         for queue in self.chain(name):
             state = self.states[queue]
             after = state.allocated + request
-            lone_top = state.queue.parent not in self.states and tops == 1
-            if not lone_top and not np.all(after <= state.fair + _EPS):
-                r = int(np.argmax(after - state.fair))
-                return _message(queue, "fair share", state.fair[r], state.allocated[r], request[r], r)
+            for sibling, used in involved.items():
+                if sibling == queue or self.queues[sibling].parent != state.queue.parent:
+                    continue
+                other = self.states[sibling]
+                for r in np.flatnonzero(used | asked):
+                    mine = _saturation(after[r], state.fair[r])
+                    theirs = _saturation(other.allocated[r], other.fair[r])
+                    if np.isinf(state.fair[r]) and np.isinf(other.fair[r]):
+                        continue
+                    if mine > 1 and other.fair[r] > 0 and mine * multiplier >= theirs:
+                        return (
+                            f"queue {queue} would be more saturated than {sibling} on {RESOURCES[r]} "
+                            f"({mine:.2f} of its fair share against {theirs:.2f})"
+                        )
         return None if preemptible else self._non_preemptible_refusal(self.chain(name), request)
+
+    def _involved(self, reclaimed: Mapping[str, Res]) -> dict[str, np.ndarray]:
+        """Each queue a victim sits under (the victim's queue and its ancestors) with the resources taken."""
+        out: dict[str, np.ndarray] = {}
+        for victim_queue, taken in reclaimed.items():
+            for queue in self.chain(victim_queue):
+                out[queue] = out.get(queue, np.zeros(len(taken), dtype=bool)) | (taken > _EPS)
+        return out
 
     def independent(self, job_queue: str, victim_queue: str, preemptible: bool) -> bool:
         """Moving a victim of ``victim_queue`` cannot change whether the job's own capacity checks pass:
@@ -258,3 +292,10 @@ def _message(queue: str, label: str, bound: float, used: float, request: float, 
     unit = {"gpu": "GPUs", "cpu": "millicores CPU", "memory": "MB memory"}[RESOURCES[r]]
     bound_text = "unlimited" if np.isinf(bound) else f"{bound:g}"
     return f"queue {queue} at its {label} of {bound_text} {unit}: {used:g} in use, {request:g} more requested"
+
+
+def _saturation(allocated: float, fair: float) -> float:
+    """allocated / fair share; a zero fair share is infinitely saturated once anything is allocated."""
+    if fair <= _EPS:
+        return math.inf if allocated > _EPS else 0.0
+    return 0.0 if math.isinf(fair) else allocated / fair

@@ -65,6 +65,13 @@ def satisfied(tree: GangTree, placed: Mapping[str, int], name: str = ROOT) -> bo
     return done >= wanted and own
 
 
+def above_minimum(tree: GangTree, placed: Mapping[str, int]) -> bool:
+    """Has any leaf more pods placed than its ``minMember`` (an elastic job growing past its gang)?"""
+    return any(
+        placed.get(name, 0) > (node.min_member or 0) for name, node in tree.nodes.items() if not node.children
+    )
+
+
 def shortfall(tree: GangTree, placed: Mapping[str, int], pending: Mapping[str, int]) -> dict[str, int] | None:
     """Per leaf, how many more pods to place so the root is satisfied — the cheapest children first —
     or ``None`` when the pending pods cannot get there."""

@@ -30,7 +30,8 @@ class Attempt:
 
 
 def needed_members(job: KaiJob) -> list[Member] | None:
-    """The pending members to place for the gang threshold (elastic extras if it is met), or ``None``."""
+    """The pending members to place for the gang threshold (the next elastic extra if it is met), or
+    ``None``."""
     pending = job.pending()
     by_leaf: dict[str, list[Member]] = {}
     for m in pending:
@@ -39,7 +40,7 @@ def needed_members(job: KaiJob) -> list[Member] | None:
     if plan is None:
         return None
     if not any(plan.values()):
-        return pending  # gang satisfied: the rest are elastic extras
+        return pending[:1]  # gang satisfied: elastic extras go one at a time, the job requeued after each
     return [m for leaf, count in sorted(plan.items()) for m in by_leaf[leaf][:count]]
 
 

@@ -52,6 +52,7 @@ class KaiSession:
     evictions: list[Eviction] = field(default_factory=list)
     reasons: dict[str, tuple[str, str]] = field(default_factory=dict)  # job -> (reason, message)
     pipelined: set[str] = field(default_factory=set)
+    pipelined_pods: set[str] = field(default_factory=set)  # the pods holding room that is being freed
     bound_now: set[str] = field(default_factory=set)  # jobs with bindings this cycle: never victims in it
     left_out: dict[str, tuple[str, str, tuple[str, ...]]] = field(
         default_factory=dict
@@ -157,12 +158,27 @@ def _jobs(view: ClusterView, config: KaiConfig) -> tuple[dict[str, KaiJob], Left
             held_back.setdefault(key, []).append(info.key)
     for job in built.values():
         if isinstance(job, KaiJob):
-            job.members.sort(key=lambda m: (m.pod.created, m.pod.key))
+            job.members.sort(key=_task_order)
     jobs = {k: j for k, j in sorted(built.items()) if isinstance(j, KaiJob)}
     broken = {
         k: (*why, tuple(held_back.get(k, ()))) for k, why in built.items() if not isinstance(why, KaiJob)
     }
     return jobs, dict(sorted(broken.items()))
+
+
+TASK_ORDER_LABEL = "kai.scheduler/task-priority"
+
+
+def _task_order(member: Member) -> tuple[int, int, float, str]:
+    """The ``taskorder`` plugin: pods labelled ``kai.scheduler/task-priority`` first, higher value first (a
+    value that is not an integer after the valid ones), then creation and key."""
+    given = member.pod.labels.get(TASK_ORDER_LABEL)
+    if given is None:
+        return (2, 0, member.pod.created, member.pod.key)
+    try:
+        return (0, -int(given), member.pod.created, member.pod.key)
+    except ValueError:
+        return (1, 0, member.pod.created, member.pod.key)
 
 
 def _add_member(job: KaiJob, obj: Mapping[str, Any], info: PodInfo) -> None:

@@ -156,12 +156,19 @@ class QueueBook:
         return None
 
     def preemptive(self, name: str, request: Vec) -> bool:
-        """May this queue take ``request`` by reclaiming? Capacity also needs headroom under deserved."""
-        if self.allocatable_reason(name, request) is not None:
+        """May this queue take ``request`` by reclaiming? Capacity also needs headroom under deserved. With
+        the hierarchy only the queue's own real capability counts, as capacity's PreemptiveFn checks it:
+        the victims may well be under the same ancestor and free its room."""
+        attr = self.attrs[name]
+        if self.hierarchical:
+            if not attr.policy.is_open or not vec.le_on(
+                attr.allocated + request, attr.real_capability, request
+            ):
+                return False
+        elif self.allocatable_reason(name, request) is not None:
             return False
         if self.policy == SharePolicy.PROPORTION:
             return True
-        attr = self.attrs[name]
         wanted = request > 0
         return bool(np.any((attr.allocated + request)[wanted] <= attr.deserved[wanted] + 1e-9))
 
@@ -174,10 +181,10 @@ class QueueBook:
             return True
         if not vec.le(attr.policy.guarantee, attr.allocated - victim):
             return False
-        used = victim > 0
-        if not np.any(used & (attr.deserved > 0)):
-            return True
-        return bool(np.any((attr.allocated > attr.deserved + 1e-9) & used))
+        relevant = (victim > 0) & (attr.deserved > 0)  # ``GreaterPartlyWithRelevantDimensions``
+        if not np.any(relevant):
+            return True  # ``isImmediateVictim``: nothing the victim uses is in the queue's deserved
+        return bool(np.any((attr.allocated > attr.deserved + 1e-9) & relevant))
 
     def may_give(self, victim_queue: str) -> bool:
         """``reclaimable`` can hold for some victim of this queue: it is reclaimable and (proportion) above

@@ -22,6 +22,7 @@ SCHEDULED = frozenset(
     {TaskStatus.RUNNING, TaskStatus.BOUND, TaskStatus.ALLOCATED, TaskStatus.FAILED, TaskStatus.SUCCEEDED}
 )
 FINISHED = frozenset({TaskStatus.FAILED, TaskStatus.SUCCEEDED})
+_SCHEDULED_NOW = frozenset({TaskStatus.RUNNING, TaskStatus.BOUND, *FINISHED})  # upstream ``ScheduledStatus``
 
 
 def why(session: Session, job: Job) -> str:
@@ -47,8 +48,20 @@ def phase(session: Session, job: Job, unschedulable: bool) -> str:
     return vc.PodGroupPhase.INQUEUE if job.phase == vc.PodGroupPhase.INQUEUE else vc.PodGroupPhase.PENDING
 
 
+def releasing_keeps_gang(job: Job, pipelined: bool) -> bool:
+    """gang ``shouldSkipUnschedulableForReleasing``: an unready job whose scheduled tasks plus the releasing
+    ones still on a node reach ``minMember``, with nothing pending or pipelined, is a gang shutting down, not
+    an unschedulable one: its conditions are left as they are."""
+    releasing = sum(1 for t in job.tasks if t.status == TaskStatus.RELEASING and t.pod.node_name)
+    if not releasing or pipelined or any(t.status == TaskStatus.PENDING for t in job.tasks):
+        return False
+    return job.count(_SCHEDULED_NOW) + releasing >= job.min_member
+
+
 def _condition(session: Session, job: Job, old: list[Mapping[str, Any]]) -> dict[str, Any] | None:
     if not job.tasks:
+        return None
+    if not job.ready() and releasing_keeps_gang(job, job.key in session.pipelined):
         return None
     if job.ready():
         cond = {

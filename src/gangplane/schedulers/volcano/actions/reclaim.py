@@ -26,7 +26,12 @@ REASON = "Reclaimed"
 
 
 def _missing_request(session: Session, job: Job) -> Vec:
-    tasks, _ = placement.quota_allowed(session, job)
+    """The request of the tasks reclaim is for: with the hierarchy every pending task (ancestors' room may be
+    freed by the victims), else those the queue admits now."""
+    if session.config.hierarchical:
+        tasks = [t for t in job.pending() if not t.best_effort]
+    else:
+        tasks, _ = placement.quota_allowed(session, job)
     wanted = tasks[: max(placement.needed(job), 1)]
     return sum((session.qvec(t.pod.requests) for t in wanted), start=np.zeros(len(session.index)))
 

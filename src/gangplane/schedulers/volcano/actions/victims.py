@@ -19,6 +19,7 @@ from gangplane.schedulers.core.objects import NEVER, PodInfo
 from gangplane.schedulers.volcano import placement
 from gangplane.schedulers.volcano.jobs import Job, Task, TaskStatus
 from gangplane.schedulers.volcano.session import Session
+from gangplane.schedulers.volcano.vec import Vec
 
 EVICTABLE = frozenset({TaskStatus.BOUND, TaskStatus.RUNNING})
 CRITICAL_CLASSES = frozenset({"system-cluster-critical", "system-node-critical"})
@@ -61,9 +62,11 @@ def units_of(job: Job) -> list[Unit]:
 
 
 def may_preempt(job: Job) -> bool:
-    """A preemptor whose pending pods say ``preemptionPolicy: Never`` never evicts anyone (upstream skips
-    such tasks in preempt and reclaim); it only waits for free room."""
-    return not any(t.pod.preemption_policy == NEVER for t in job.pending())
+    """Upstream's preempt and reclaim skip each pending task whose pod says ``preemptionPolicy: Never`` and
+    let the job's other tasks evict (``reclaim_test.go`` "Reclaim succeeds for second task when first task
+    has PreemptionPolicy=Never"). For a gang that is: it may evict unless every pending pod says Never; a
+    job made only of such pods waits for free room."""
+    return any(t.pod.preemption_policy != NEVER for t in job.pending())
 
 
 def _remove(session: Session, unit: Unit) -> list[tuple[PodInfo, int]]:
@@ -82,6 +85,15 @@ def _restore(session: Session, unit: Unit, removed: list[tuple[PodInfo, int]]) -
         session.snapshot.assume(pod, row)
     for task in unit.tasks:
         session.book.allocate(unit.job.queue, session.qvec(task.pod.requests))
+
+
+def _placed(session: Session, unit: Unit) -> list[tuple[Task, int]]:
+    return [(t, row) for t in unit.tasks if (row := session.snapshot.location(t.pod.key)) is not None]
+
+
+def _book(session: Session, unit: Unit, move: Callable[[str, Vec], None]) -> None:
+    for task in unit.tasks:
+        move(unit.job.queue, session.qvec(task.pod.requests))
 
 
 def _rows(session: Session, unit: Unit) -> list[int]:
@@ -111,6 +123,9 @@ def search(
         room=Headroom(session.snapshot, pods[0]) if one_shape else None,
         needed=max(placement.needed(job), 1),
         exact=one_shape and not job.min_task_member,  # roles make the kept subset matter, not only its size
+        loads=lambda unit: [(row, t.pod.requests) for t, row in _placed(session, unit)],
+        book_take=lambda unit: _book(session, unit, session.book.release),
+        book_give=lambda unit: _book(session, unit, session.book.allocate),
     ).run(units, accept)
     return None if run is None else [unit for unit, _ in run]
 

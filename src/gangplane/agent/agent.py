@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import shutil
+import sys
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -62,6 +63,8 @@ from gangplane.agent.process import (
     start,
     stop,
 )
+from gangplane.agent.rsh_pods import adapt as adapt_for_mpi
+from gangplane.agent.rsh_pods import is_root
 from gangplane.agent.volumes import has_projections, pod_volumes
 from gangplane.client import Controller, Informer, Result
 from gangplane.client.events import EventRecorder
@@ -115,6 +118,7 @@ class NodeAgent:
         self._devices = DevicePool(node.gpu_devices)
         state = logs_dir.parent  # the control plane's state directory
         self._pods_root, self._claims_root = state / "pods", state / "claims"
+        self._rsh_dir = state / "rsh"  # MPI pods' remote-shell sockets (rsh_pods.py)
         self._ctx = LaunchContext(
             logs_dir=logs_dir,
             workdir=workdir,
@@ -256,13 +260,13 @@ class NodeAgent:
 
     def _start(self, key: Key, pod: Object, state: _Pod, name: str) -> bool:
         """Start one container; True when its configuration is not resolvable yet (try again later)."""
-        container = container_of(pod, name)
         job = job_identity(pod)
         port_map = self.ports.port_map(job.key, state.uid) if job else (lambda port: port)
         gpus = container_gpus(pod, state.gpus).get(name, ())
         now = self.clock.now()
         restarted = state.run.containers[name].terminated is not None
         try:
+            container = adapt_for_mpi(pod, container_of(pod, name), self._rsh_dir, sys.executable, is_root())
             launch = build_launch(pod, container, self._ctx, port_map, gpus, self._place(pod))
             launch = with_memory_cgroup(container, state.uid, launch)
             rotate_log(launch.log_path, keep_previous=restarted)

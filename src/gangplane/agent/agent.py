@@ -31,6 +31,8 @@ from gangplane.agent import pod_state as ps
 from gangplane.agent import sandbox
 from gangplane.agent.env import ConfigError
 from gangplane.agent.heartbeat import Heartbeat, register
+from gangplane.agent.images_build import EnvironmentCache, cache_dir
+from gangplane.agent.images_prepare import ImageEnvironments
 from gangplane.agent.kubelet_events import backoff_message, backoffs_to_report, container_event
 from gangplane.agent.launch import (
     DevicePool,
@@ -112,6 +114,7 @@ class NodeAgent:
         heartbeat_seconds: float = 10.0,
         stop_grace_seconds: float = 5.0,
         isolation: str | None = None,
+        images: ImageEnvironments | None = None,
     ) -> None:
         self.store, self.clock, self.node, self.ports = store, clock, node, ports
         self.name = f"node-agent-{node.name}"
@@ -119,6 +122,7 @@ class NodeAgent:
         state = logs_dir.parent  # the control plane's state directory
         self._pods_root, self._claims_root = state / "pods", state / "claims"
         self._rsh_dir = state / "rsh"  # MPI pods' remote-shell sockets (rsh_pods.py)
+        self._images = images or ImageEnvironments([], EnvironmentCache(cache_dir(state)))
         self._ctx = LaunchContext(
             logs_dir=logs_dir,
             workdir=workdir,
@@ -260,14 +264,22 @@ class NodeAgent:
 
     def _start(self, key: Key, pod: Object, state: _Pod, name: str) -> bool:
         """Start one container; True when its configuration is not resolvable yet (try again later)."""
+        container = container_of(pod, name)
         job = job_identity(pod)
         port_map = self.ports.port_map(job.key, state.uid) if job else (lambda port: port)
         gpus = container_gpus(pod, state.gpus).get(name, ())
         now = self.clock.now()
         restarted = state.run.containers[name].terminated is not None
+        image = self._images.prepare((state.uid, name), container, lambda: self.controller.enqueue(key))
+        for event in image.events:
+            self._container_event(pod, name, *event)
+        if image.container is None:  # the image's environment is being built, or failed to build
+            state.run = image.held(state.run, name)
+            return not image.failure
+        container = image.container
         try:
-            container = adapt_for_mpi(pod, container_of(pod, name), self._rsh_dir, sys.executable, is_root())
-            launch = build_launch(pod, container, self._ctx, port_map, gpus, self._place(pod))
+            container = adapt_for_mpi(pod, container, self._rsh_dir, sys.executable, is_root())
+            launch = build_launch(pod, container, image.context(self._ctx), port_map, gpus, self._place(pod))
             launch = with_memory_cgroup(container, state.uid, launch)
             rotate_log(launch.log_path, keep_previous=restarted)
             proc = start(launch, self.clock, lambda _: self.controller.enqueue(key))
@@ -385,6 +397,7 @@ class NodeAgent:
         if state.released:
             return
         state.released = True
+        self._images.forget(state.uid)
         self._devices.release(state.uid)
         job = job_identity(state.latest or {})
         if job is not None:

@@ -21,6 +21,7 @@ from typing import Any, Self
 import yaml
 from pydantic import Field, model_validator
 
+from gangplane.agent.images import ImageEnvironment
 from gangplane.agent.names import LOCALHOST
 from gangplane.agent.node_status import HostFacts, host_facts, node_status
 from gangplane.api.base import ApiModel
@@ -66,9 +67,11 @@ class NodeGroup(ApiModel):
 
 
 class ClusterConfig(ApiModel):
-    """The node groups of the local cluster (YAML/JSON: ``nodeGroups: [...]``)."""
+    """The node groups of the local cluster (YAML/JSON: ``nodeGroups: [...]``) and the local environments
+    container images run in (``images: [...]``, ``images.py``)."""
 
     node_groups: list[NodeGroup] = []
+    images: list[ImageEnvironment] = []
 
     @model_validator(mode="after")
     def _unique_names(self) -> Self:

@@ -11,6 +11,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from gangplane.agent.agent import NodeAgent
+from gangplane.agent.images_build import EnvironmentCache, cache_dir
+from gangplane.agent.images_prepare import ImageEnvironments
 from gangplane.agent.names import PortAllocator
 from gangplane.agent.nodes import ClusterConfig, node_specs
 from gangplane.clock import Clock
@@ -33,6 +35,7 @@ class AgentPool:
         isolation: str | None = None,
     ) -> None:
         self.ports = ports or PortAllocator()
+        self.images = ImageEnvironments(config.images, EnvironmentCache(cache_dir(logs_dir.parent)))
         self.agents = [
             NodeAgent(
                 store,
@@ -45,6 +48,7 @@ class AgentPool:
                 heartbeat_seconds=heartbeat_seconds,
                 stop_grace_seconds=stop_grace_seconds,
                 isolation=isolation,
+                images=self.images,
             )
             for spec in node_specs(config)
         ]
@@ -58,6 +62,7 @@ class AgentPool:
     def stop(self) -> None:
         """Stop every agent in parallel (each waits out its processes' grace period)."""
         started, self._started = self._started, []
+        self.images.close()
         if not started:
             return
         with ThreadPoolExecutor(max_workers=len(started)) as executor:

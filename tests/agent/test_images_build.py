@@ -77,4 +77,6 @@ def test_initializer_images_get_gangplanes_initializer_as_entrypoint(tmp_path: P
     container = {"name": "dataset-initializer", "image": "ghcr.io/kubeflow/trainer/dataset-initializer"}
     prepared = images.prepare(("u", "c"), container, lambda: None)
     assert prepared.container is not None and prepared.events == ()
-    assert prepared.container["command"] == ["python", "-m", "gangplane.initializers", "dataset"]
+    assert prepared.container["command"] == [
+        *("python", "-m", "gangplane.initializers", "dataset", "--output", "/workspace/dataset")
+    ]

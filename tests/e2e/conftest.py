@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from e2e_harness import Cluster
+from runtimes_harness import env_cache, gangplane_up  # noqa: F401  (session fixtures of test_runtimes_*)
 
 from gangplane.agent.nodes import ClusterConfig
 from gangplane.clock import WallClock

@@ -74,11 +74,14 @@ DEFAULT_IMAGES: tuple[ImageEnvironment, ...] = (
     _venv("ghcr.io/kubeflow/trainer/xgboost-runtime", "xgboost-cpu"),
     _venv("ghcr.io/kubeflow/trainer/mlx-runtime", "mlx[cpu]"),
     _venv("ghcr.io/kubeflow/trainer/torchtune-trainer", "torchtune", "torchao"),
+    # the output path is an argument so that path-mapping finds the initializer volume's mountPath in it
     ImageEnvironment(
-        image="ghcr.io/kubeflow/trainer/dataset-initializer", entrypoint=[*INITIALIZER_ENTRYPOINT, "dataset"]
+        image="ghcr.io/kubeflow/trainer/dataset-initializer",
+        entrypoint=[*INITIALIZER_ENTRYPOINT, "dataset", "--output", "/workspace/dataset"],
     ),
     ImageEnvironment(
-        image="ghcr.io/kubeflow/trainer/model-initializer", entrypoint=[*INITIALIZER_ENTRYPOINT, "model"]
+        image="ghcr.io/kubeflow/trainer/model-initializer",
+        entrypoint=[*INITIALIZER_ENTRYPOINT, "model", "--output", "/workspace/model"],
     ),
 )
 

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gangplane.agent import rsh_pods as rp
+from gangplane.agent.rsh_server import command_argv, serve
 from gangplane.agent.rsh_wire import Channel, Frame, WireError, sign
 
 SSH_EXIT = 255  # ssh's exit code when it could not run the command
@@ -119,7 +120,8 @@ def run(invocation: Invocation, env: Mapping[str, str]) -> int:
     namespace = env.get(rp.NAMESPACE_ENV, "default")
     path = rp.socket_path(Path(rsh_dir), namespace, rp.host_key(invocation.host, namespace))
     if path == Path(own):  # this pod's own host (compared by socket: the agent rewrites pod host names)
-        os.execv("/bin/sh", ["sh", "-c", " ".join(invocation.words)])
+        argv = command_argv(" ".join(invocation.words), env)
+        os.execvp(argv[0], argv)
     try:
         sock = _connect(path, invocation.attempts)
     except OSError as err:
@@ -134,8 +136,6 @@ def run(invocation: Invocation, env: Mapping[str, str]) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if args[:1] == [rp.SERVE_FLAG]:
-        from gangplane.agent.rsh_server import serve
-
         serve(Path(os.environ[rp.SOCKET_ENV]), Path(os.environ[rp.KEYS_ENV]))
         return 0
     try:

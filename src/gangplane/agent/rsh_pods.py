@@ -127,5 +127,10 @@ def _probes(container: Mapping[str, Any], sock: str) -> dict[str, Any]:
     return out
 
 
+def in_own_hostname(argv: list[str], hostname: str) -> list[str]:
+    """``argv`` in a new UTS namespace whose host name is ``hostname`` (``unshare`` and ``sh`` exec in place)."""
+    return ["unshare", "--uts", "--", "/bin/sh", "-c", 'hostname "$0" && exec "$@"', hostname, *argv]
+
+
 def is_root() -> bool:
     return os.name == "posix" and os.geteuid() == 0

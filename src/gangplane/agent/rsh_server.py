@@ -3,26 +3,31 @@
 It is the pod's container, so everything it starts belongs to the pod: the pod's sandbox directory, its
 environment (trainer variables, volumes, the process marker the agent kills by), its log. Each session runs
 the client's command as ``sh -c '<words joined>'`` (what ``sshd`` hands the user's shell) in a process group
-of its own, with stdio relayed over the socket (``rsh_wire.py``) and the command's stderr also copied to the
-pod's log. A session whose client goes away (``mpirun`` ended or was killed) has its process group ended:
-SIGTERM, then SIGKILL after ``KILL_GRACE`` seconds. SIGTERM to the daemon (pod deletion) ends every session
-the same way and removes the socket.
+of its own (as root also in a UTS namespace named after the pod, ``command_argv``), with stdio relayed over
+the socket (``rsh_wire.py``) and the command's stderr also copied to the pod's log. A session whose client
+goes away (``mpirun`` ended or was killed) has its process group ended: SIGTERM, then SIGKILL after
+``KILL_GRACE`` seconds. SIGTERM to the daemon (pod deletion) ends every session the same way and removes the
+socket.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import itertools
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
 import threading
+from collections.abc import Mapping
 from pathlib import Path
 from typing import IO, Any, TextIO
 
+from gangplane.agent.rsh_pods import in_own_hostname
 from gangplane.agent.rsh_wire import CHALLENGE_BYTES, Channel, Frame, WireError, verify
 
 KILL_GRACE = 2.0
@@ -74,7 +79,7 @@ class Session:
 
     def _execute(self, command: str) -> None:
         self.proc = proc = subprocess.Popen(
-            ["/bin/sh", "-c", command],
+            command_argv(command, os.environ),
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, process_group=0,
         )  # fmt: skip
         self.log.line(f"session {self.number}: pid {proc.pid}: {command}")
@@ -126,6 +131,26 @@ class Session:
         except subprocess.TimeoutExpired:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(proc.pid, signal.SIGKILL)
+
+
+@functools.cache
+def can_set_hostname() -> bool:
+    """Whether this process may give a command its own UTS namespace (root with util-linux ``unshare``)."""
+    if os.geteuid() != 0 or not shutil.which("unshare"):
+        return False
+    probe = ["unshare", "--uts", "--", "/bin/sh", "-c", "hostname gangplane-probe"]
+    with contextlib.suppress(OSError, subprocess.TimeoutExpired):
+        return subprocess.run(probe, capture_output=True, timeout=10, check=False).returncode == 0
+    return False
+
+
+def command_argv(command: str, env: Mapping[str, str]) -> list[str]:
+    """``sh -c command``, with the pod's host name (``HOSTNAME``) as the system's where it can be set: on a
+    cluster ``gethostname`` in a pod is the pod's, and MPI libraries tell nodes apart by it (DeepSpeed's
+    local ranks, ``MPI_Get_processor_name``)."""
+    argv = ["/bin/sh", "-c", command]
+    host = env.get("HOSTNAME")
+    return in_own_hostname(argv, host) if host and can_set_hostname() else argv
 
 
 def _thread(target: Any, *args: Any) -> threading.Thread:

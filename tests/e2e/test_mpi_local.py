@@ -8,8 +8,10 @@ SSH mount and launcher dependency are upstream's."""
 from __future__ import annotations
 
 import contextlib
+import re
 import shutil
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import psutil
@@ -18,6 +20,9 @@ import yaml
 from e2e_harness import Cluster, two_nodes, wait_for
 
 from crdschema import SHARED_DIR
+from gangplane.agent import sandbox
+from gangplane.agent.nodes import ClusterConfig
+from gangplane.agent.rsh_server import can_set_hostname
 from gangplane.agent.sandbox import MARKER_ENV
 from gangplane.store import catalog
 
@@ -37,7 +42,11 @@ def allreduce(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture
-def cluster(cluster_factory) -> Cluster:  # type: ignore[no-untyped-def]
+def cluster(cluster_factory: Callable[[ClusterConfig], Cluster]) -> Cluster:
+    return mpi_cluster(cluster_factory)
+
+
+def mpi_cluster(cluster_factory: Callable[[ClusterConfig], Cluster]) -> Cluster:
     if UPSTREAM is None or not UPSTREAM.exists():
         pytest.skip("needs ../shared/upstream")
     runtime = yaml.safe_load(UPSTREAM.read_text())
@@ -71,12 +80,29 @@ def pod(cluster: Cluster, job: str, rjob: str) -> dict:
     return found[0] if found else {"metadata": {"name": "absent", "uid": ""}}
 
 
-def test_mpirun_ranks_run_in_their_pods_and_exchange_data(cluster: Cluster, allreduce: Path) -> None:
+@pytest.fixture(params=[sandbox.NAMESPACE, sandbox.PATH_MAPPING])
+def isolation(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Both ways pods see their volumes (docs/nodes.md): mounted in a namespace (root) or path-mapped."""
+    if request.param == sandbox.NAMESPACE and sandbox.mode() != sandbox.NAMESPACE:
+        pytest.skip("mount namespaces need root with unshare")
+    monkeypatch.setattr(sandbox, "mode", lambda: request.param)
+    return str(request.param)
+
+
+def test_mpirun_ranks_run_in_their_pods_and_exchange_data(
+    isolation: str, cluster_factory: Callable[[ClusterConfig], Cluster], allreduce: Path
+) -> None:
+    cluster = mpi_cluster(cluster_factory)
     cluster.create(trainjob("hello", ["mpirun", "-np", "2", str(allreduce)]))
     assert finish(cluster, "hello") == "Complete", cluster.diagnose("hello")
     launcher_log = cluster.log(pod(cluster, "hello", "launcher"))
-    assert "rank 0 of 2 in hello-launcher-0-0: sum 1" in launcher_log, cluster.diagnose("hello")
-    assert "rank 1 of 2 in hello-node-0-0: sum 1" in launcher_log  # ran with the worker pod's environment
+    ranks = sorted(re.findall(r"rank \d of 2 in \S+ \(host \S+\): sum 1", launcher_log))
+    assert [r.split(" (")[0] for r in ranks] == [
+        "rank 0 of 2 in hello-launcher-0-0",
+        "rank 1 of 2 in hello-node-0-0",
+    ]
+    if can_set_hostname():  # each rank sees its pod's host name, as in a pod on a cluster
+        assert [r.split("(host ")[1].split(")")[0] for r in ranks] == ["hello-launcher-0-0", "hello-node-0-0"]
     worker_log = "".join(p.read_text() for p in cluster.logs.glob("default/hello-node-0-0-*/node.log"))
     assert "standing in for sshd" in worker_log
     assert "session 1: pid" in worker_log and "orted" in worker_log

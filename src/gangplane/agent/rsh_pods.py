@@ -11,10 +11,11 @@ host, so the agent adapts two kinds of container when it starts them (the runtim
   gets ``OMPI_MCA_plm_rsh_agent`` set to gangplane's remote-shell agent (``rsh.py``), which OpenMPI runs as
   ``<agent> <host> <command>`` in place of ``ssh``, plus where the sockets and the key are.
 
-OpenMPI settings a single machine needs come first, so a container's own values win: loopback for the TCP
-transports (every "host" is this machine), no shared-memory topology hole (``rtc_hwloc_vmhole``: with several
-``orted`` on one machine Debian's OpenMPI 4.1 crashes while mapping it), and, when the agent runs as root
-(pods do not switch users), ``OMPI_ALLOW_RUN_AS_ROOT`` since a runtime's ``runAsUser`` is not applied.
+Settings a single machine needs come first, so a container's own values win: loopback for OpenMPI's TCP
+transports and torch's gloo (every "host" is this machine), no shared-memory topology hole
+(``rtc_hwloc_vmhole``: with several ``orted`` on one machine Debian's OpenMPI 4.1 crashes while mapping it),
+and, when the agent runs as root (pods do not switch users), ``OMPI_ALLOW_RUN_AS_ROOT`` since a runtime's
+``runAsUser`` is not applied.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ SINGLE_MACHINE_ENV = {
     "OMPI_MCA_btl_tcp_if_include": "lo",
     "OMPI_MCA_oob_tcp_if_include": "lo",
     "OMPI_MCA_rtc_hwloc_vmhole": "none",
+    "GLOO_SOCKET_IFNAME": "lo",  # torch's gloo would look up the pod's host name, which resolves nowhere
 }
 ROOT_ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
 

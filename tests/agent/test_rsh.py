@@ -3,10 +3,13 @@ adapts an OpenMPI runtime's containers, the key check, and a real daemon serving
 
 from __future__ import annotations
 
+import io
 import os
 import signal
+import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,8 +19,9 @@ from cryptography.hazmat.primitives import serialization as ser
 from cryptography.hazmat.primitives.asymmetric import ec
 
 from gangplane.agent import rsh_pods as rp
-from gangplane.agent.rsh import SSH_EXIT, Invocation, UsageError, parse, run
-from gangplane.agent.rsh_wire import sign, verify
+from gangplane.agent.rsh import SSH_EXIT, Invocation, UsageError, parse, run, session
+from gangplane.agent.rsh_server import Log, Session, can_set_hostname, command_argv, serve
+from gangplane.agent.rsh_wire import Channel, sign, verify
 from gangplane.api.jobset import JOBSET_NAME_LABEL
 
 
@@ -228,8 +232,10 @@ def _alive(pid: int) -> bool:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
-    state = Path(f"/proc/{pid}/stat").read_text().split()[2] if Path(f"/proc/{pid}/stat").exists() else "Z"
-    return state != "Z"
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"  # a zombie has ended
+    except OSError:  # gone between the two looks
+        return False
 
 
 def test_this_pods_own_host_runs_here_and_unknown_hosts_fail_like_ssh(tmp_path: Path, keys: Path) -> None:
@@ -239,3 +245,54 @@ def test_this_pods_own_host_runs_here_and_unknown_hosts_fail_like_ssh(tmp_path: 
     done = _agent(["nowhere.job", "true"], env)
     assert done.returncode == SSH_EXIT and b"no pod of that host" in done.stderr
     assert run(Invocation("h", ["true"]), {}) == SSH_EXIT  # outside an MPI pod
+
+
+def test_a_session_in_process_relays_output_and_exit_code(
+    keys: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    ours, theirs = socket.socketpair()
+    log = io.StringIO()
+    server = Session(1, Channel(theirs), keys, Log(log))
+    thread = threading.Thread(target=server.run)
+    thread.start()
+    code = session(ours, ["echo", "out;", "echo", "err", ">&2;", "exit", "4"], keys)
+    thread.join(30)
+    assert code == 4
+    out, err = capfd.readouterr()
+    assert (out, err) == ("out\n", "err\n")
+    assert "session 1: exit 4" in log.getvalue() and "session 1: err" in log.getvalue()
+
+
+def test_serve_answers_until_sigterm_then_removes_its_socket(keys: Path, tmp_path: Path) -> None:
+    sock, out = tmp_path / "d" / "s.sock", io.StringIO()
+    saved = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)}
+    codes: list[int] = []
+
+    def client() -> None:
+        deadline = time.monotonic() + 30
+        while not sock.exists() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        conn.connect(str(sock))
+        codes.append(session(conn, ["true"], keys))
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    thread = threading.Thread(target=client)
+    thread.start()
+    try:
+        with pytest.raises(SystemExit):
+            serve(sock, keys, out)  # signal handlers need the main thread: the client runs beside it
+    finally:
+        for signum, handler in saved.items():
+            signal.signal(signum, handler)
+        thread.join(30)
+    assert codes == [0] and not sock.exists()
+    assert "standing in for sshd" in out.getvalue()
+
+
+def test_commands_run_under_the_pods_host_name_when_allowed() -> None:
+    argv = command_argv("hostname", {"HOSTNAME": "job-node-0-0"})
+    if not can_set_hostname():
+        assert argv == ["/bin/sh", "-c", "hostname"]
+        return
+    assert subprocess.run(argv, capture_output=True, text=True, check=True).stdout == "job-node-0-0\n"

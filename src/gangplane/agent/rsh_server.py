@@ -92,6 +92,9 @@ class Session:
         code = proc.wait()
         for pump in pumps:
             pump.join(DRAIN_SECONDS)
+        for pipe in (proc.stdin, proc.stdout, proc.stderr):
+            with contextlib.suppress(OSError, ValueError):
+                pipe.close()  # type: ignore[union-attr]
         status = 128 - code if code < 0 else code
         self.log.line(f"session {self.number}: exit {status}")
         self.channel.send_json(Frame.EXIT, status)

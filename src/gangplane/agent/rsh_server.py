@@ -52,6 +52,7 @@ class Session:
     def __init__(self, number: int, channel: Channel, keys_dir: Path, log: Log) -> None:
         self.number, self.channel, self.keys_dir, self.log = number, channel, keys_dir, log
         self.proc: subprocess.Popen[bytes] | None = None
+        self.over = False
 
     def run(self) -> None:
         try:
@@ -63,6 +64,7 @@ class Session:
             self.end()
         finally:
             self.channel.close()
+            self.over = True
 
     def _authenticate(self) -> list[str] | None:
         challenge = os.urandom(CHALLENGE_BYTES)
@@ -188,7 +190,7 @@ def serve(path: Path, keys_dir: Path, out: TextIO = sys.stdout) -> None:
         for number in itertools.count(1):
             conn, _ = listener.accept()
             session = Session(number, Channel(conn), keys_dir, log)
-            sessions = [s for s in sessions if s.proc is None or s.proc.poll() is None] + [session]
+            sessions = [s for s in sessions if not s.over] + [session]
             _thread(session.run)
     finally:
         listener.close()

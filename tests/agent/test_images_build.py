@@ -3,7 +3,6 @@ for every container waiting on it, a failure publishing nothing and failing the 
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 import threading
 from pathlib import Path
@@ -13,17 +12,26 @@ import pytest
 from gangplane.agent import pod_state as ps
 from gangplane.agent.images import ImageEnvironment
 from gangplane.agent.images_build import PTH_NAME, EnvironmentCache
-from gangplane.agent.images_prepare import FAILED_REASON, ImageEnvironments
+from gangplane.agent.images_prepare import FAILED_REASON, FAILURE_MEMORY_SECONDS, ImageEnvironments
 
 # numpy is in gangplane's environment: inherited, so pip installs nothing and needs no index
 INHERITED = ImageEnvironment(image="local/numpy*", packages=["numpy"], pip_args=["--no-index"])
-# an interpreter that cannot make a venv: the build fails at its first step, quickly
-BROKEN = ImageEnvironment(image="local/broken", packages=["numpy"], python=shutil.which("false") or "false")
+
+
+def broken(folder: Path) -> ImageEnvironment:
+    """An "interpreter" that cannot make a venv: the build fails at its first step, after a moment (so a
+    test sees it in progress first)."""
+    script = folder / "no-python"
+    script.write_text("#!/bin/sh\nsleep 0.5\nexit 1\n")
+    script.chmod(0o755)
+    return ImageEnvironment(image="local/broken", packages=["numpy"], python=str(script))
 
 
 @pytest.mark.slow
 def test_waiting_containers_share_one_build_then_start_in_the_env(tmp_path: Path) -> None:
     images = ImageEnvironments([INHERITED], EnvironmentCache(tmp_path / "envs"))
+    crashed = tmp_path / "envs" / "builds" / f"{images.cache.key(INHERITED)}-dead0000"
+    crashed.mkdir(parents=True)  # a build whose process died: swept before building again
     woken = [threading.Event(), threading.Event()]
     container = {"name": "c", "image": "local/numpy:1", "command": ["python"]}
     for i, wake in enumerate(woken):
@@ -39,7 +47,7 @@ def test_waiting_containers_share_one_build_then_start_in_the_env(tmp_path: Path
 
     env = ready.venv
     assert env is not None and env.is_symlink()
-    assert len(list((tmp_path / "envs" / "builds").iterdir())) == 1  # built once
+    assert len(list((tmp_path / "envs" / "builds").iterdir())) == 1  # built once, the crashed one swept
     assert list(env.glob(f"lib/python*/site-packages/{PTH_NAME}"))
     probe = "import numpy, sys; print(sys.prefix)"
     out = subprocess.run([env / "bin" / "python", "-c", probe], capture_output=True, text=True, check=True)
@@ -48,7 +56,8 @@ def test_waiting_containers_share_one_build_then_start_in_the_env(tmp_path: Path
 
 
 def test_failed_build_publishes_nothing_and_fails_the_pod(tmp_path: Path) -> None:
-    images = ImageEnvironments([BROKEN], EnvironmentCache(tmp_path / "envs"))
+    now, rule = [100.0], broken(tmp_path)
+    images = ImageEnvironments([rule], EnvironmentCache(tmp_path / "envs"), clock=lambda: now[0])
     woken = threading.Event()
     bad = {"name": "c", "image": "local/broken", "command": ["python"]}
     assert images.prepare(("uid", "c"), bad, woken.set).container is None
@@ -59,7 +68,12 @@ def test_failed_build_publishes_nothing_and_fails_the_pod(tmp_path: Path) -> Non
     run = failed.held(ps.new_run(ps.spec_of({"spec": {"containers": [bad]}}), 0.0), "c")
     assert run.failure == (FAILED_REASON, failed.failure)
     assert run.containers["c"].waiting_reason == "ErrImagePull"
-    assert images.cache.published(BROKEN) is None
+    assert images.cache.published(rule) is None
+    retried = images.prepare(("uid-retry", "c"), bad, woken.set)  # a Job's next pod: the failure, at once
+    assert retried.failure == failed.failure and [e[1] for e in retried.events] == ["Failed"]
+    now[0] += FAILURE_MEMORY_SECONDS
+    rebuilt = images.prepare(("uid-later", "c"), bad, lambda: None)  # a minute on: built again
+    assert rebuilt.waiting and [e[1] for e in rebuilt.events] == ["Pulling"]
     assert list((tmp_path / "envs" / "builds").iterdir()) == []
 
 

@@ -9,6 +9,7 @@ once per session at most. ``HF_HUB_CACHE`` points at a session directory that te
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -64,9 +65,14 @@ def _free_port() -> int:
 
 
 @pytest.fixture(scope="session")
-def env_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def env_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     given = os.environ.get("GANGPLANE_ENV_CACHE")
-    return Path(given) if given else tmp_path_factory.mktemp("envs")
+    if given:
+        yield Path(given)
+        return
+    made = tmp_path_factory.mktemp("envs")
+    yield made
+    shutil.rmtree(made, ignore_errors=True)  # the jax environment alone is about 550 MB
 
 
 @pytest.fixture(scope="session")

@@ -16,13 +16,25 @@ pytestmark = pytest.mark.slow
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
-def _apply_runtime(up: Up, name: str) -> None:
+JOBS = {
+    "jax_distributed.yaml": EXAMPLES / "jax" / "distributed.yaml",
+    "xgboost_distributed.yaml": EXAMPLES / "xgboost" / "distributed.yaml",
+}
+
+
+@pytest.fixture(scope="module")
+def submitted(gangplane_up: Up) -> Up:
+    """Both jobs submitted at once, so their environments build (and the jobs run) side by side; each test
+    then follows its own job to the end."""
     assert RUNTIMES is not None
-    up.gp("apply", "-f", str(RUNTIMES / name))
+    for runtime, job in JOBS.items():
+        gangplane_up.gp("apply", "-f", str(RUNTIMES / runtime))
+        gangplane_up.gp("apply", "-f", str(job))
+    return gangplane_up
 
 
-def test_jax_two_processes_allgather(gangplane_up: Up) -> None:
-    _apply_runtime(gangplane_up, "jax_distributed.yaml")
+def test_jax_two_processes_allgather(submitted: Up) -> None:
+    gangplane_up = submitted
     ran = gangplane_up.run_job(EXAMPLES / "jax" / "distributed.yaml")
     assert "trainjob/jax-allgather Complete" in ran.stdout, ran.stdout + ran.stderr
     lines = sorted(
@@ -34,8 +46,8 @@ def test_jax_two_processes_allgather(gangplane_up: Up) -> None:
     ]
 
 
-def test_xgboost_two_workers_share_a_tracker(gangplane_up: Up) -> None:
-    _apply_runtime(gangplane_up, "xgboost_distributed.yaml")
+def test_xgboost_two_workers_share_a_tracker(submitted: Up) -> None:
+    gangplane_up = submitted
     ran = gangplane_up.run_job(EXAMPLES / "xgboost" / "distributed.yaml")
     assert "trainjob/xgboost-collective Complete" in ran.stdout, ran.stdout + ran.stderr
     logs = gangplane_up.gp("logs", "trainjob/xgboost-collective").stdout

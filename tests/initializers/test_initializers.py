@@ -137,7 +137,7 @@ def test_main_reads_storage_uri_and_reports(
     (tmp_path / "d" / "x").write_text("x")
     monkeypatch.setenv("STORAGE_URI", f"file://{tmp_path / 'd'}")
     assert main(["dataset", "--output", str(tmp_path / "out")]) == 0
-    assert "dataset initializer: 1 files" in capsys.readouterr().out
+    assert "dataset initializer: 1 file from" in capsys.readouterr().out
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "empty"))
     assert main(["model", "--storage-uri", "hf://org/m", "--output", str(tmp_path / "m")]) == 1
     assert "model repository 'org/m'" in capsys.readouterr().err

@@ -64,8 +64,10 @@ def _venv(image: str, *packages: str, pip_args: Sequence[str] = ()) -> ImageEnvi
     return ImageEnvironment(image=image, packages=list(packages), pip_args=list(pip_args))
 
 
-# The images of every upstream runtime (../shared/upstream/runtimes). torch is gangplane's own (CPU build);
-# xgboost-cpu is xgboost without its 300 MB of CUDA; MLX's Linux CPU wheel is mlx[cpu].
+# The images of the upstream runtimes (../shared/upstream/runtimes). torch is gangplane's own (CPU build);
+# xgboost-cpu is xgboost without its 300 MB of CUDA; MLX's Linux CPU wheel is mlx[cpu]. torchtune-trainer has
+# none: no torchtune/torchao pair installs against torch 2.13 (torchtune 0.6.1 imports a module torchao 0.18
+# removed; torchao 0.12 does not import on torch 2.13), so it runs in gangplane's own, with the notice.
 DEFAULT_IMAGES: tuple[ImageEnvironment, ...] = (
     ImageEnvironment(image="pytorch/pytorch"),
     ImageEnvironment(image="docker.io/pytorch/pytorch"),
@@ -75,7 +77,6 @@ DEFAULT_IMAGES: tuple[ImageEnvironment, ...] = (
     _venv("nvcr.io/nvidia/jax", "jax"),
     _venv("ghcr.io/kubeflow/trainer/xgboost-runtime", "xgboost-cpu"),
     _venv("ghcr.io/kubeflow/trainer/mlx-runtime", "mlx[cpu]"),
-    _venv("ghcr.io/kubeflow/trainer/torchtune-trainer", "torchtune", "torchao"),
     # the output path is an argument so that path-mapping finds the initializer volume's mountPath in it
     ImageEnvironment(
         image="ghcr.io/kubeflow/trainer/dataset-initializer",
@@ -113,6 +114,7 @@ class BaseInterpreter:
     executable: str
     version: str
     site_packages: tuple[str, ...]
+    has_pip: bool = False  # its pip can install into another environment (``pip --python``, pip >= 22.3)
 
 
 def env_key(rule: ImageEnvironment, base: BaseInterpreter) -> str:

@@ -51,7 +51,16 @@ def cache_dir(state_dir: Path, environ: Mapping[str, str] | None = None) -> Path
 def this_interpreter() -> BaseInterpreter:
     paths = sysconfig.get_paths()
     site = tuple(dict.fromkeys([paths["purelib"], paths["platlib"]]))
-    return BaseInterpreter(sys.executable, sys.version.split()[0], site)
+    return BaseInterpreter(sys.executable, sys.version.split()[0], site, _pip_installs_elsewhere())
+
+
+def _pip_installs_elsewhere() -> bool:
+    try:
+        from pip import __version__
+    except ImportError:
+        return False
+    major, minor = (int(part) for part in __version__.split(".")[:2])
+    return (major, minor) >= (22, 3)
 
 
 class EnvironmentCache:
@@ -89,6 +98,7 @@ class EnvironmentCache:
             found = self.published(rule)  # another thread or process built it while we waited
             if found is not None:
                 return found
+            self._sweep(key)
             return self._build(rule, key, on_line)
 
     def close(self) -> None:
@@ -101,6 +111,12 @@ class EnvironmentCache:
                 proc.kill()
 
     # -- building -------------------------------------------------------------------------------------------
+    def _sweep(self, key: str) -> None:
+        """Remove what builds of ``key`` left when their process died mid-way (under the key's lock, and with
+        nothing published, none of them is in use)."""
+        for left in (self.root / "builds").glob(f"{key}-*"):
+            shutil.rmtree(left, ignore_errors=True)
+
     def _build(self, rule: ImageEnvironment, key: str, on_line: LineSink) -> Path:
         builds = self.root / "builds"
         builds.mkdir(parents=True, exist_ok=True)
@@ -117,17 +133,29 @@ class EnvironmentCache:
             raise
         return self.root / key
 
+    def _borrows_pip(self, rule: ImageEnvironment) -> bool:
+        """gangplane's pip installs into the new environment, which then needs none of its own: seconds
+        saved on every build (``ensurepip`` is the slowest part of ``python -m venv``)."""
+        return self.base.has_pip and rule.python is None
+
     def _create(self, rule: ImageEnvironment, target: Path, sink: LineSink) -> None:
         python = rule.python or self.base.executable
         sink(f"creating a virtual environment with {python}")
-        self._run([python, "-m", "venv", str(target)], sink, "creating the virtual environment")
+        flags = ["--without-pip"] if self._borrows_pip(rule) else []
+        self._run([python, "-m", "venv", *flags, str(target)], sink, "creating the virtual environment")
         if rule.inherits():
             site = _site_packages(target)
             (site / PTH_NAME).write_text("".join(f"{p}\n" for p in self.base.site_packages))
 
     def _install(self, rule: ImageEnvironment, target: Path, sink: LineSink) -> None:
         sink(f"installing {' '.join(rule.packages)}")
-        pip = [str(target / "bin" / "python"), "-m", "pip", "install", "--disable-pip-version-check"]
+        python = str(target / "bin" / "python")
+        pip = (
+            [self.base.executable, "-m", "pip", "--python", python]
+            if self._borrows_pip(rule)
+            else [python, "-m", "pip"]
+        )
+        pip += ["install", "--disable-pip-version-check"]
         self._run([*pip, *rule.pip_args, *rule.packages], sink, f"pip install {' '.join(rule.packages)}")
 
     def _run(self, argv: list[str], sink: LineSink, step: str) -> None:

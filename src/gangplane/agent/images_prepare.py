@@ -25,6 +25,9 @@ from gangplane.agent.images_build import EnvironmentCache
 from gangplane.agent.launch import LaunchContext
 
 FAILED_REASON = "LocalEnvironmentFailed"
+FAILURE_MEMORY_SECONDS = (
+    60.0  # a failed build answers again for this long (a Job's retried pods), then reruns
+)
 Event = tuple[str, str, str]  # (type, reason, message)
 Holder = tuple[str, str]  # (pod uid, container name)
 
@@ -55,7 +58,12 @@ class Prepared:
 class _Build:
     future: Future[Path]
     started: float
+    ended: float | None = None
     last_line: str = ""
+
+    def fresh_failure(self, now: float) -> bool:
+        failed = self.future.done() and self.future.exception() is not None
+        return failed and self.ended is not None and now - self.ended < FAILURE_MEMORY_SECONDS
 
 
 class ImageEnvironments:
@@ -87,7 +95,7 @@ class ImageEnvironments:
         if build is None:
             if venv is not None:
                 return Prepared(container=ready, venv=venv)
-            return self._wait_new(holder, rule, image, wake)
+            return self._wait_new(holder, rule, ready, wake)
         if not build.future.done():
             return Prepared(waiting=self._progress(image, build))
         return self._finished(holder, build, ready, image)
@@ -103,9 +111,11 @@ class ImageEnvironments:
 
     # -- helpers --------------------------------------------------------------------------------------------
     def _wait_new(
-        self, holder: Holder, rule: ImageEnvironment, image: str, wake: Callable[[], None]
+        self, holder: Holder, rule: ImageEnvironment, ready: dict[str, Any], wake: Callable[[], None]
     ) -> Prepared:
-        build = self._join(rule)
+        build, image = self._join(rule), str(ready.get("image") or "")
+        if build.future.done():  # a failure still remembered
+            return self._finished(holder, build, ready, image)
         with self._lock:
             self._holding[holder] = build
         build.future.add_done_callback(lambda _: wake())
@@ -126,11 +136,12 @@ class ImageEnvironments:
         return Prepared(container=ready, venv=venv, events=(("Normal", "Pulled", message),))
 
     def _join(self, rule: ImageEnvironment) -> _Build:
-        """The build in progress for the rule's environment, or a new one (after a failure too: try again)."""
+        """The build in progress for the rule's environment, or one that failed less than a minute ago, or a
+        new one."""
         key = self.cache.key(rule)
         with self._lock:
             build = self._builds.get(key)
-            if build is not None and not build.future.done():
+            if build is not None and (not build.future.done() or build.fresh_failure(self._clock())):
                 return build
             build = _Build(Future(), self._clock())
             self._builds[key] = build
@@ -144,9 +155,13 @@ class ImageEnvironments:
                 build.last_line = line.strip()
 
         try:
-            build.future.set_result(self.cache.ensure(rule, progress))
+            path = self.cache.ensure(rule, progress)
         except Exception as err:  # every failure is the pod's: it is reported, never raised on a thread
+            build.ended = self._clock()
             build.future.set_exception(err)
+            return
+        build.ended = self._clock()
+        build.future.set_result(path)
 
     @staticmethod
     def _progress(image: str, build: _Build) -> str:

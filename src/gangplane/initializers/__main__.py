@@ -24,7 +24,7 @@ def main(argv: list[str] | None = None) -> int:
     except (SourceError, OSError) as err:
         print(f"{args.kind} initializer: {err}", file=sys.stderr)
         return 1
-    print(f"{args.kind} initializer: {count} files from {uri} in {output}")
+    print(f"{args.kind} initializer: {count} file{'' if count == 1 else 's'} from {uri} in {output}")
     return 0
 
 

@@ -71,8 +71,8 @@ def _venv(image: str, *packages: str, pip_args: Sequence[str] = ()) -> ImageEnvi
 DEFAULT_IMAGES: tuple[ImageEnvironment, ...] = (
     ImageEnvironment(image="pytorch/pytorch"),
     ImageEnvironment(image="docker.io/pytorch/pytorch"),
-    # deepspeed builds in pip's isolation (a venv's own setuptools 65 lacks bdist_wheel); mpi4py is how it
-    # finds its ranks under mpirun (deepspeed.comm's mpi_discovery), as in the upstream image
+    # deepspeed's sdist builds in pip's isolation; mpi4py is how it finds its ranks under mpirun
+    # (deepspeed.comm's mpi_discovery), as in the upstream image
     _venv("ghcr.io/kubeflow/trainer/deepspeed-runtime", "deepspeed", "mpi4py"),
     _venv("nvcr.io/nvidia/jax", "jax"),
     _venv("ghcr.io/kubeflow/trainer/xgboost-runtime", "xgboost-cpu"),

@@ -19,6 +19,7 @@ from cryptography.hazmat.primitives import serialization as ser
 from cryptography.hazmat.primitives.asymmetric import ec
 
 from gangplane.agent import rsh_pods as rp
+from gangplane.agent.env import ConfigError
 from gangplane.agent.rsh import SSH_EXIT, Invocation, UsageError, parse, run, session
 from gangplane.agent.rsh_server import Log, Session, can_set_hostname, command_argv, serve
 from gangplane.agent.rsh_wire import Channel, sign, verify
@@ -296,3 +297,9 @@ def test_commands_run_under_the_pods_host_name_when_allowed() -> None:
         assert argv == ["/bin/sh", "-c", "hostname"]
         return
     assert subprocess.run(argv, capture_output=True, text=True, check=True).stdout == "job-node-0-0\n"
+
+
+def test_a_socket_path_too_long_for_unix_sockets_is_a_config_error(tmp_path: Path) -> None:
+    pod, container = _mpi_pod(["/usr/sbin/sshd"])
+    with pytest.raises(ConfigError, match="too long for a Unix socket"):
+        rp.adapt(pod, container, tmp_path / ("d" * 120), "/py", root=False)

@@ -38,7 +38,7 @@ def test_good_manifests_print_documents_that_load_back() -> None:
 
 
 def test_json_output_is_a_list() -> None:
-    code, out, _ = run("render", "-f", str(EXAMPLES / "coscheduling"), "-o", "json")
+    code, out, _ = run("render", "-f", str(EXAMPLES / "coscheduling" / "runtime-and-job.yaml"), "-o", "json")
     doc = json.loads(out)
     assert (code, doc["kind"]) == (0, "List")
     assert [item["kind"] for item in doc["items"]] == [

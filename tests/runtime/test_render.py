@@ -100,7 +100,7 @@ def test_rule_errors_are_reported_together() -> None:
 
 
 def test_slurm_bridge_options_reach_the_pod_group() -> None:
-    rendered = renderer().render(serde.load_paths([EXAMPLES / "slurm"]))
+    rendered = renderer().render(serde.load_paths([EXAMPLES / "slurm" / "runtime-and-job.yaml"]))
     (pod_group,) = [d.object.to_dict() for d in rendered.objects if d.object.to_dict()["kind"] == "PodGroup"]
     assert pod_group["metadata"]["annotations"] == {
         "slurmjob.slinky.slurm.net/partition": "gpu",

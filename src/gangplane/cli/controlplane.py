@@ -18,7 +18,7 @@ from gangplane.server import lifecycle
 _console = Console(soft_wrap=True)
 _err = Console(stderr=True, soft_wrap=True)
 
-PortOption = Annotated[int, typer.Option("--port", help="Port to listen on.")]
+PortOption = Annotated[int, typer.Option("--port", envvar="GANGPLANE_PORT", help="Port to listen on.")]
 HostOption = Annotated[str, typer.Option("--host", help="Address to listen on (localhost by default).")]
 ConfigOption = Annotated[
     Path | None,

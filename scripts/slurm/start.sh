@@ -31,6 +31,13 @@ fail() {
 
 [ "$(id -u)" -eq 0 ] || { echo "slurm: start.sh must run as root" >&2; exit 1; }
 command -v slurmctld >/dev/null || { echo "slurm: not installed; run scripts/slurm/install.sh" >&2; exit 1; }
+# slurmd's step sockets live at spool/slurmd/<node>/<node>_<job>.<step> (the batch step is 4294967291). A Unix
+# socket path has at most 107 bytes; past that every job fails while the daemons look healthy. Refuse up front.
+step_socket="$STATE_DIR/spool/slurmd/${PREFIX}99/${PREFIX}99_9999999.4294967291"
+if [ "${#step_socket}" -gt 107 ]; then
+    echo "slurm: STATE_DIR is too long for Unix socket paths (${#step_socket} > 107 bytes): $STATE_DIR" >&2
+    exit 1
+fi
 if live_pid "$RUN_DIR/slurmctld.pid" slurmctld >/dev/null; then
     echo "slurm: already running in $STATE_DIR; run scripts/slurm/stop.sh first" >&2
     exit 1

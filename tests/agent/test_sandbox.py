@@ -175,12 +175,28 @@ def test_atomic_writes_swap_the_data_link_and_drop_removed_keys(tmp_path: Path) 
     assert os.readlink(folder / "..data") != first and not (folder / first).exists()
 
 
-def test_claims_outlive_pods_and_unsupported_volumes_are_errors(tmp_path: Path) -> None:
+def test_a_claim_mounts_its_bound_volume_and_waits_while_unbound(tmp_path: Path) -> None:
     volume = {"name": "data", "persistentVolumeClaim": {"claimName": "shared"}}
-    path = v.volume_path(POD, volume, tmp_path / "sb", tmp_path / "claims", reader({}), {})
-    assert path == tmp_path / "claims" / "ns" / "shared" and path.is_dir()
+    with pytest.raises(ConfigError, match='persistentvolumeclaim "shared" not found'):
+        v.volume_path(POD, volume, tmp_path / "sb", reader({}), {})
+    pending = {"spec": {}, "status": {"phase": "Pending"}}
+    with pytest.raises(
+        ConfigError, match='unbound immediate PersistentVolumeClaims: persistentvolumeclaim "shared"'
+    ):
+        v.volume_path(
+            POD, volume, tmp_path / "sb", reader({("persistentvolumeclaims", "shared"): pending}), {}
+        )
+    bound = {"spec": {"volumeName": "pv-1"}, "status": {"phase": "Bound"}}
+    where = tmp_path / "claims" / "pvc-1"
+    pv = {"spec": {"hostPath": {"path": str(where), "type": "DirectoryOrCreate"}}}
+    objects = {("persistentvolumeclaims", "shared"): bound, ("persistentvolumes", "pv-1"): pv}
+    path = v.volume_path(POD, volume, tmp_path / "sb", reader(objects), {})
+    assert path == where and path.is_dir()
+    objects[("persistentvolumes", "pv-1")] = {"spec": {"nfs": {"server": "x", "path": "/"}}}
+    with pytest.raises(ConfigError, match="bound to pv-1, a nfs volume: only hostPath and local"):
+        v.volume_path(POD, volume, tmp_path / "sb", reader(objects), {})
     with pytest.raises(ConfigError, match="nfs volumes are not supported"):
-        v.volume_path(POD, {"name": "n", "nfs": {}}, tmp_path / "sb", tmp_path / "claims", reader({}), {})
+        v.volume_path(POD, {"name": "n", "nfs": {}}, tmp_path / "sb", reader({}), {})
 
 
 def test_unchanged_payload_is_not_rewritten(tmp_path: Path) -> None:

@@ -45,13 +45,13 @@ def test_dataset_initializer_fills_the_volume_before_the_trainers_read_it(gangpl
 
 
 def test_runtime_without_the_initializer_mount_is_rejected(gangplane_up: Up, tmp_path: Path) -> None:
-    runtime, job = yaml.safe_load_all(EXAMPLE.read_text())
+    claim, runtime, job = yaml.safe_load_all(EXAMPLE.read_text())
     runtime["metadata"]["name"] = "no-initializer-mount"
     init = runtime["spec"]["template"]["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]
     del init["containers"][0]["volumeMounts"]
     job["metadata"]["name"] = "rejected-multi-step"
     job["spec"]["runtimeRef"]["name"] = "no-initializer-mount"
-    (tmp_path / "bad.yaml").write_text(yaml.safe_dump_all([runtime, job]))
+    (tmp_path / "bad.yaml").write_text(yaml.safe_dump_all([claim, runtime, job]))
     applied = gangplane_up.gp("apply", "-f", str(tmp_path / "bad.yaml"), check=False)
     assert applied.returncode != 0
     assert "has no volume mount named 'initializer'" in applied.stdout + applied.stderr

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 kubernetes = pytest.importorskip("kubernetes")
 from kubernetes import client, config, watch  # noqa: E402
@@ -27,7 +28,16 @@ from gangplane.clock import rfc3339  # noqa: E402
 
 pytestmark = pytest.mark.slow
 NS = "default"
-MOUNT_POINTS = ("/etc/gp-e2e/settings", "/etc/gp-e2e", "/workspace/dataset", "/workspace")
+MOUNT_POINTS = (
+    "/etc/gp-e2e/settings",
+    "/etc/gp-e2e",
+    "/workspace/dataset",
+    "/workspace",
+    "/var/run/secrets/kubernetes.io/serviceaccount",
+    "/var/run/secrets/kubernetes.io",
+    "/var/run/secrets",
+)
+USERS_OWN = 'print("the user\'s own train.py")\n'
 CLUSTER = "nodeGroups:\n  - {name: cpu, count: 2, namePrefix: node-, capacity: {cpu: '4', memory: 8Gi}}\n"
 
 
@@ -51,10 +61,11 @@ def home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     root = tmp_path_factory.mktemp("up")
     env = {**os.environ, "GANGPLANE_HOME": str(root / "home")}
     (root / "cluster.yaml").write_text(CLUSTER)
+    (root / "train.py").write_text(USERS_OWN)  # `gangplane up` runs here, the user's directory
 
     def gp(*args: str) -> None:
         done = subprocess.run([sys.executable, "-m", "gangplane", *args], env=env, capture_output=True,
-                              text=True, timeout=120)  # fmt: skip
+                              text=True, timeout=120, cwd=root)  # fmt: skip
         assert done.returncode == 0, done.stdout + done.stderr
 
     # In namespace mode a missing mount point is created on the host (an empty directory): remove those
@@ -184,6 +195,27 @@ def test_volumes_and_secret_env_reach_the_process_and_admin_state_does_not(
         assert out[4] == "0"  # the admin token is covered inside the pod's mount namespace
 
 
+# The shape of the Kubeflow SDK's CustomTrainer command (python-ecosystem.md §1.1): the function's source
+# written by a `bash -c` heredoc to a relative file, then run.
+SDK_COMMAND = """read -r -d '' SCRIPT << EOM
+import os
+print(os.path.abspath(__file__))
+EOM
+printf "%s" "$SCRIPT" > "train.py"
+python train.py"""
+
+
+def test_the_sdk_generated_script_lands_in_the_pod_sandbox(api: client.ApiClient, home: Path) -> None:
+    create_pod(
+        api, "sdk-script", [{"name": "main", "image": "python", "command": ["bash", "-c", SDK_COMMAND]}]
+    )
+    pod = finished_pod(api, "sdk-script")
+    out = client.CoreV1Api(api).read_namespaced_pod_log("sdk-script", NS).splitlines()
+    assert pod.status.phase == "Succeeded", out
+    assert out == [str(home / "pods" / NS / f"sdk-script_{pod.metadata.uid}" / "train.py")]
+    assert (home.parent / "train.py").read_text() == USERS_OWN  # the user's own file is untouched
+
+
 def test_a_setsid_child_dies_with_its_pod(api: client.ApiClient, home: Path) -> None:
     pidfile = home.parent / "escaped.pid"
     code = ("import subprocess, sys, time; "
@@ -203,16 +235,70 @@ def test_a_setsid_child_dies_with_its_pod(api: client.ApiClient, home: Path) -> 
     wait_for(gone, timeout=30, what="the setsid child to end")
 
 
-def test_a_claim_is_shared_by_an_initializer_and_a_trainer(api: client.ApiClient) -> None:
+PVC_MANIFEST = """\
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata:
+  name: dataset
+spec:
+  accessModes: [ReadWriteOnce]
+  resources:
+    requests:
+      storage: 1Gi
+"""
+
+
+def apply_manifest(home: Path, api: client.ApiClient, manifest: str) -> None:
+    """`kubectl apply -f -` where kubectl is installed, else the same object through the client."""
+    kubectl = shutil.which("kubectl")
+    if kubectl is None:
+        client.CoreV1Api(api).create_namespaced_persistent_volume_claim(NS, yaml.safe_load(manifest))
+        return
+    env = {**os.environ, "KUBECONFIG": str(home / "kubeconfig")}
+    done = subprocess.run([kubectl, "apply", "-f", "-"], input=manifest, env=env, capture_output=True, text=True,
+                          timeout=60)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+
+
+def test_a_claim_is_shared_by_an_initializer_and_a_trainer(api: client.ApiClient, home: Path) -> None:
+    """An upstream PVC manifest binds to a volume provisioned in the default StorageClass; a pod mounting a
+    missing claim waits Pending with the reason; the data outlives the pods and goes with the claim."""
+    core = client.CoreV1Api(api)
     claim = [{"name": "data", "persistentVolumeClaim": {"claimName": "dataset"}}]
     mount = [{"name": "data", "mountPath": "/workspace/dataset"}]
     write = "import sys; open(sys.argv[1] + '/part-0', 'w').write('prepared')"
     read = "import sys; print(open(sys.argv[1] + '/part-0').read())"
+    create_pod(api, "early", [{"name": "main", "image": "python", "command": ["python", "-c", "pass"],
+                               "volumeMounts": mount}], volumes=claim)  # fmt: skip
+
+    def waiting_reason() -> Any:
+        statuses = core.read_namespaced_pod("early", NS).status.container_statuses or []
+        return statuses and statuses[0].state.waiting and statuses[0].state.waiting.message
+
+    assert 'persistentvolumeclaim "dataset" not found' in wait_for(waiting_reason, what="the missing claim")
+    assert core.read_namespaced_pod("early", NS).status.phase == "Pending"
+    core.delete_namespaced_pod("early", NS)
+    apply_manifest(home, api, PVC_MANIFEST)
+    bound = wait_for(lambda: (c := core.read_namespaced_persistent_volume_claim("dataset", NS)).status.phase == "Bound"
+                     and c, what="the claim to bind")  # fmt: skip
+    assert bound.spec.storage_class_name == "standard" and bound.status.capacity == {"storage": "1Gi"}
+    volume = core.read_persistent_volume(bound.spec.volume_name)
+    assert (
+        volume.spec.claim_ref.uid == bound.metadata.uid
+        and volume.spec.persistent_volume_reclaim_policy == "Delete"
+    )
     for name, code in (("initializer", write), ("trainer", read)):
         create_pod(api, name, [{"name": "main", "image": "python", "volumeMounts": mount,
                                 "command": ["python", "-c", code, "/workspace/dataset"]}], volumes=claim)  # fmt: skip
         assert finished_pod(api, name).status.phase == "Succeeded"
-    assert client.CoreV1Api(api).read_namespaced_pod_log("trainer", NS) == "prepared\n"
+    assert core.read_namespaced_pod_log("trainer", NS) == "prepared\n"
+    directory = Path(volume.spec.host_path.path)
+    assert (directory / "part-0").read_text() == "prepared" and directory.parent == home / "claims"
+    for name in ("initializer", "trainer"):
+        core.delete_namespaced_pod(name, NS)
+    core.delete_namespaced_persistent_volume_claim("dataset", NS)
+    wait_for(lambda: not directory.exists(), what="reclaim policy Delete to remove the directory")
+    assert not [v for v in core.list_persistent_volume().items if v.metadata.name == volume.metadata.name]
 
 
 def test_pod_failure_policy_ignores_a_disruption(api: client.ApiClient, home: Path) -> None:
@@ -242,3 +328,59 @@ def test_pod_failure_policy_ignores_a_disruption(api: client.ApiClient, home: Pa
 
     job = wait_for(complete, timeout=60, what="the Job to complete after the ignored disruption")
     assert not job.status.failed and job.status.succeeded == 1
+
+
+IN_CLUSTER_CLIENT = """
+import json, sys
+from kubernetes import client, config
+config.load_incluster_config()
+core = client.CoreV1Api()
+print(json.dumps(sorted(p.metadata.name for p in core.list_namespaced_pod(sys.argv[1]).items)))
+for attempt in (lambda: core.create_namespace({"metadata": {"name": "taken-over"}}),
+                lambda: core.list_secret_for_all_namespaces(),
+                lambda: core.list_namespaced_secret("kube-system")):
+    try:
+        attempt()
+        print("allowed")
+    except client.ApiException as err:
+        print(err.status)
+print(len(core.list_node().items))
+print(len(open(sys.argv[2]).read()))  # the admin kubeconfig: covered in the pod's mount namespace
+print(open(config.incluster_config.SERVICE_TOKEN_FILENAME).read())
+"""
+
+
+@pytest.mark.skipif(
+    sandbox.mode() != sandbox.NAMESPACE, reason="the token path is visible only in namespace mode"
+)
+def test_a_pod_uses_the_api_through_its_service_account_only(api: client.ApiClient, home: Path) -> None:
+    """`load_incluster_config()` works in a pod: its token lists pods in its namespace, is refused
+    cluster-admin actions (403), and stops working once the pod is deleted (401)."""
+    core = client.CoreV1Api(api)
+    container = {
+        "name": "main",
+        "image": "python",
+        "command": ["python", "-c", IN_CLUSTER_CLIENT, NS, str(home / "kubeconfig")],
+    }
+    create_pod(api, "in-cluster", [container])
+    pod = finished_pod(api, "in-cluster")
+    out = core.read_namespaced_pod_log("in-cluster", NS).splitlines()
+    assert pod.status.phase == "Succeeded", out
+    assert "in-cluster" in out[0] and out[1:4] == ["403", "403", "403"] and int(out[4]) == 2, out
+    assert out[5] == "0"
+    token = out[6]
+    assert token and token not in (home / "token").read_text()
+    published = core.read_namespaced_config_map("kube-root-ca.crt", NS).data["ca.crt"]
+    assert published == (home / "tls.crt").read_text()  # what in-cluster clients can also trust
+    assert core.read_namespaced_service_account("default", NS).metadata.uid
+    asked = client.Configuration()
+    asked.host, asked.ssl_ca_cert = api.configuration.host, api.configuration.ssl_ca_cert
+    asked.api_key = {"authorization": f"Bearer {token}"}
+    as_pod = client.CoreV1Api(client.ApiClient(asked))
+    assert as_pod.list_namespaced_pod(NS).items  # still valid while the pod exists
+    core.delete_namespaced_pod("in-cluster", NS)
+    wait_for(lambda: not [p for p in core.list_namespaced_pod(NS).items if p.metadata.name == "in-cluster"],
+             what="the pod to go")  # fmt: skip
+    with pytest.raises(client.ApiException) as revoked:
+        as_pod.list_namespaced_pod(NS)
+    assert revoked.value.status == 401

@@ -52,7 +52,7 @@ def test_kueue_v1beta1_is_an_alias_of_v1beta2_storage() -> None:
 
 def test_resource_types_are_unique() -> None:
     keys = [(rt.group, rt.version, rt.plural) for rt in RESOURCE_TYPES]
-    assert len(keys) == len(set(keys)) == 28
+    assert len(keys) == len(set(keys)) == 31
 
 
 def test_core_resource_list_has_subresources_and_short_names() -> None:

@@ -50,6 +50,7 @@ from gangplane.agent.pod_access import (
     grace_of,
     newer,
     result_after,
+    store_reader,
     uid_of,
     with_memory_cgroup,
 )
@@ -67,6 +68,7 @@ from gangplane.agent.process import (
 )
 from gangplane.agent.rsh_pods import adapt as adapt_for_mpi
 from gangplane.agent.rsh_pods import is_root
+from gangplane.agent.service_account import ApiEndpoint, service_account_volume, token_source
 from gangplane.agent.volumes import has_projections, pod_volumes
 from gangplane.client import Controller, Informer, Result
 from gangplane.client.events import EventRecorder
@@ -74,7 +76,7 @@ from gangplane.client.informer import Key
 from gangplane.clock import Clock
 from gangplane.errors import NotFound
 from gangplane.store.base import ListOptions, Object, Store
-from gangplane.store.catalog import CONFIGMAPS, PODS, SECRETS
+from gangplane.store.catalog import PODS
 from gangplane.store.patch import MERGE_PATCH
 
 _log = logging.getLogger(__name__)
@@ -120,9 +122,10 @@ class NodeAgent:
         self.name = f"node-agent-{node.name}"
         self._devices = DevicePool(node.gpu_devices)
         state = logs_dir.parent  # the control plane's state directory
-        self._pods_root, self._claims_root = state / "pods", state / "claims"
+        self._pods_root = state / "pods"
         self._rsh_dir = state / "rsh"  # MPI pods' remote-shell sockets (rsh_pods.py)
         self._images = images or ImageEnvironments([], EnvironmentCache(cache_dir(state)))
+        self._read = store_reader(store)
         self._ctx = LaunchContext(
             logs_dir=logs_dir,
             workdir=workdir,
@@ -133,6 +136,7 @@ class NodeAgent:
             isolation=isolation or sandbox.mode(),
             state_root=state,
         )
+        self._api = ApiEndpoint(state)  # pods' service-account tokens and KUBERNETES_SERVICE_* (once served)
         self._stop_grace = stop_grace_seconds
         self._pods: dict[Key, _Pod] = {}
         self._reapers: list[threading.Thread] = []
@@ -335,8 +339,12 @@ class NodeAgent:
         the files by the next container start."""
         folder = sandbox.pod_dir(self._pods_root, pod)
         folder.mkdir(parents=True, exist_ok=True)
-        volumes = pod_volumes(pod, folder, self._claims_root, self._read, self.node.capacity)
-        return PodPlace(folder, volumes)
+        access = self._api.get()
+        volumes = pod_volumes(
+            pod, folder, self._read, self.node.capacity, token_source(pod, self._read, access)
+        )
+        volumes |= service_account_volume(pod, folder, self._read, access)
+        return PodPlace(folder, volumes, access.env() if access else {})
 
     def _report_backoff(self, pod: Object, state: _Pod, now: float) -> None:
         """kubelet's ``BackOff`` event, once per restart a container waits out (repeats are counted)."""
@@ -427,13 +435,6 @@ class NodeAgent:
         meta = pod["metadata"]
         patch = {"metadata": {"resourceVersion": meta["resourceVersion"], "finalizers": names or None}}
         return self.store.patch(PODS, meta["namespace"], meta["name"], patch, MERGE_PATCH)
-
-    def _read(self, plural: str, namespace: str, name: str) -> Mapping[str, Any] | None:
-        rt = {"configmaps": CONFIGMAPS, "secrets": SECRETS}[plural]
-        try:
-            return self.store.get(rt, namespace, name)
-        except NotFound:
-            return None
 
 
 __all__ = ["FINALIZER", "NodeAgent"]

@@ -1,7 +1,9 @@
-"""Memory limits through cgroups, where this process may create them: a container with
-``resources.limits.memory`` runs in its own memory cgroup (``memory.max`` on cgroup v2, ``memory.limit_in_bytes``
-on v1) and, when the kernel's OOM killer ends it there, terminates as ``OOMKilled`` (exit 137) as on a node.
-The cgroup also lists every process of the container, however it daemonized, so stopping it ends them all.
+"""Per-container cgroups, where this process may create them: every container runs in its own cgroup of the
+memory controller, limited by ``resources.limits.memory`` when it has one (``memory.max`` on cgroup v2,
+``memory.limit_in_bytes`` on v1) and, when the kernel's OOM killer ends it there, terminates as ``OOMKilled``
+(exit 137) as on a node. The cgroup also lists every process of the container, however it daemonized or
+rewrote its environment, so stopping it ends them all (the environment marker of ``sandbox.py`` does the
+same where no cgroup can be made).
 
 ``detect`` tries v2 (``/sys/fs/cgroup`` with the memory controller) and then v1 (``/sys/fs/cgroup/memory``)
 by creating a ``gangplane`` parent; where neither is writable (an unprivileged container, no root) limits
@@ -25,11 +27,13 @@ class MemoryCgroups:
     parent: Path
     version: int
 
-    def create(self, name: str, limit_bytes: int) -> Path:
+    def create(self, name: str, limit_bytes: int | None) -> Path:
+        """The container's cgroup, limited to ``limit_bytes`` (None: unlimited, for tracking only)."""
         path = self.parent / name
         path.mkdir(exist_ok=True)
         limit_file = "memory.max" if self.version == 2 else "memory.limit_in_bytes"
-        (path / limit_file).write_text(str(limit_bytes))
+        unlimited = "max" if self.version == 2 else "-1"
+        (path / limit_file).write_text(unlimited if limit_bytes is None else str(limit_bytes))
         if self.version == 2:
             with contextlib.suppress(OSError):
                 (path / "memory.swap.max").write_text("0")  # as the kubelet's default: no swap
@@ -72,30 +76,40 @@ def enter_argv(path: Path, argv: list[str]) -> list[str]:
     return ["/bin/sh", "-c", script, "gangplane-cgroup", *argv]
 
 
-def _try_v2() -> MemoryCgroups | None:
-    if "memory" not in (V2_ROOT / "cgroup.controllers").read_text().split():
+def _try_v2(root: Path) -> MemoryCgroups | None:
+    """cgroup v2: the memory controller available at ``root`` and enabled for a ``gangplane`` child whose
+    own children (the containers) get ``memory.max``."""
+    if "memory" not in (root / "cgroup.controllers").read_text().split():
         return None
-    parent = V2_ROOT / "gangplane"
+    parent = root / "gangplane"
     parent.mkdir(exist_ok=True)
-    if "memory" not in (V2_ROOT / "cgroup.subtree_control").read_text().split():
-        (V2_ROOT / "cgroup.subtree_control").write_text("+memory")
+    if "memory" not in (root / "cgroup.subtree_control").read_text().split():
+        (root / "cgroup.subtree_control").write_text("+memory")
     (parent / "cgroup.subtree_control").write_text("+memory")
     return MemoryCgroups(parent, 2)
 
 
-def _try_v1() -> MemoryCgroups | None:
-    if not (V1_ROOT / "memory.limit_in_bytes").exists():
+def _try_v1(root: Path) -> MemoryCgroups | None:
+    """cgroup v1: the memory hierarchy mounted at ``root``."""
+    if not (root / "memory.limit_in_bytes").exists():
         return None
-    parent = V1_ROOT / "gangplane"
+    parent = root / "gangplane"
     parent.mkdir(exist_ok=True)
     return MemoryCgroups(parent, 1)
 
 
-@functools.cache
-def detect() -> MemoryCgroups | None:
-    for attempt in (_try_v2, _try_v1):
+def find(v2_root: Path = V2_ROOT, v1_root: Path = V1_ROOT) -> MemoryCgroups | None:
+    """The first hierarchy that works: v2 at ``v2_root``, else v1 at ``v1_root``, else None. Only file
+    I/O, so a test can point it at a directory tree shaped like cgroupfs."""
+    for attempt, root in ((_try_v2, v2_root), (_try_v1, v1_root)):
         with contextlib.suppress(OSError, ValueError):
-            found = attempt()
+            found = attempt(root)
             if found is not None:
                 return found
     return None
+
+
+@functools.cache
+def detect() -> MemoryCgroups | None:
+    """``find`` on this machine's ``/sys/fs/cgroup``, tried once."""
+    return find()

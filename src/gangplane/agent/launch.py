@@ -51,6 +51,8 @@ class PodPlace:
 
     sandbox: Path
     volumes: Mapping[str, Path]
+    # Variables the node adds under the container's own: the API server's KUBERNETES_SERVICE_* (kubelet)
+    env: Mapping[str, str] = dataclasses.field(default_factory=dict)
 
 
 def build_launch(
@@ -74,9 +76,10 @@ def build_launch(
     marker = sandbox.marker(str(meta.get("uid") or ""), name)
     working = str(container.get("workingDir") or "")
     default = ctx.workdir or (place.sandbox if place else Path.cwd())
+    node_env = place.env if place else {}
     launch = Launch(
         argv=words,
-        env={**sandbox.scrubbed(ctx.base_env), **extra, **env, sandbox.MARKER_ENV: marker},
+        env={**sandbox.scrubbed(ctx.base_env), **node_env, **extra, **env, sandbox.MARKER_ENV: marker},
         cwd=Path(working) if working else default,
         log_path=log_path(ctx.logs_dir, pod, name),
         marker=marker,

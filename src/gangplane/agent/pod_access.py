@@ -1,5 +1,5 @@
-"""Small reads of a pod object the node agent makes, and the launch-time memory cgroup choice (pure apart
-from creating the cgroup)."""
+"""Small reads of a pod object the node agent makes, the objects its pods refer to (``store_reader``), and the
+launch-time memory cgroup choice (pure apart from creating the cgroup and reading the store)."""
 
 from __future__ import annotations
 
@@ -9,11 +9,37 @@ from collections.abc import Mapping
 from typing import Any
 
 from gangplane.agent import cgroups
+from gangplane.agent.env import ObjectReader
 from gangplane.agent.launch import memory_limit
 from gangplane.agent.process import Launch
 from gangplane.api.pod_defaults import DEFAULT_GRACE_SECONDS
 from gangplane.client import Result
-from gangplane.store.base import Object
+from gangplane.errors import NotFound
+from gangplane.store.base import Object, Store
+from gangplane.store.catalog import (
+    CONFIGMAPS,
+    PERSISTENT_VOLUME_CLAIMS,
+    PERSISTENT_VOLUMES,
+    SECRETS,
+    SERVICE_ACCOUNTS,
+)
+
+_READABLE = {
+    rt.plural: rt
+    for rt in (CONFIGMAPS, SECRETS, SERVICE_ACCOUNTS, PERSISTENT_VOLUME_CLAIMS, PERSISTENT_VOLUMES)
+}
+
+
+def store_reader(store: Store) -> ObjectReader:
+    """What a pod's env, volumes and token refer to, read from the store (None when missing)."""
+
+    def read(plural: str, namespace: str, name: str) -> Mapping[str, Any] | None:
+        try:
+            return store.get(_READABLE[plural], namespace, name)
+        except NotFound:
+            return None
+
+    return read
 
 
 def uid_of(pod: Object) -> str:
@@ -36,12 +62,12 @@ def container_of(pod: Object, name: str) -> dict[str, Any]:
 
 
 def with_memory_cgroup(container: Mapping[str, Any], uid: str, launch: Launch) -> Launch:
-    """A container with a memory limit runs in its own memory cgroup where the machine allows one."""
-    limit = memory_limit(container)
-    found = cgroups.detect() if limit else None
-    if found is None or limit is None:
+    """Every container runs in its own memory cgroup where the machine allows one: limited by its memory
+    limit, if any, and tracking all of its processes either way (``cgroups.py``)."""
+    found = cgroups.detect()
+    if found is None:
         return launch
-    cgroup = found.create(f"{uid}_{container['name']}_{time.time_ns()}", limit)
+    cgroup = found.create(f"{uid}_{container['name']}_{time.time_ns()}", memory_limit(container))
     return dataclasses.replace(launch, cgroup=cgroup)
 
 

@@ -32,6 +32,7 @@ MARKER_ENV = "GANGPLANE_CONTAINER_ID"
 ADMIN_ENV = ("GANGPLANE_HOME", "KUBECONFIG", "GANGPLANE_TOKEN", "GANGPLANE_KUBECONFIG")
 ADMIN_FILES = ("token", "kubeconfig", "tls.key", "store.db", "store.db-wal", "store.db-shm")
 NAMESPACE, PATH_MAPPING = "namespace", "path-mapping"
+_HOST_SERVICE_ENV = ("KUBERNETES_SERVICE_", "KUBERNETES_PORT")
 
 
 def pod_dir(root: Path, pod: Mapping[str, Any]) -> Path:
@@ -41,8 +42,9 @@ def pod_dir(root: Path, pod: Mapping[str, Any]) -> Path:
 
 
 def scrubbed(env: Mapping[str, str]) -> dict[str, str]:
-    """The agent's environment without the variables that would hand a pod the admin credentials."""
-    return {k: v for k, v in env.items() if k not in ADMIN_ENV}
+    """The agent's environment without the variables that would hand a pod the admin credentials, nor a
+    surrounding cluster's ``KUBERNETES_SERVICE_*``/``KUBERNETES_PORT*`` (a pod gets this cluster's)."""
+    return {k: v for k, v in env.items() if k not in ADMIN_ENV and not k.startswith(_HOST_SERVICE_ENV)}
 
 
 def marker(pod_uid: str, container: str) -> str:

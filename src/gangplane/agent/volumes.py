@@ -5,7 +5,8 @@
 | ``emptyDir`` | ``<sandbox>/volumes/<name>``, removed with the pod's sandbox |
 | ``configMap`` / ``secret`` / ``downwardAPI`` / ``projected`` | files in ``<sandbox>/volumes/<name>`` (below) |
 | ``hostPath`` | the host path itself (``DirectoryOrCreate`` / ``FileOrCreate`` create it) |
-| ``persistentVolumeClaim`` | ``<state>/claims/<namespace>/<claimName>``: one directory per claim that outlives pods |
+| ``persistentVolumeClaim`` | the bound PersistentVolume's ``hostPath``/``local`` path (``claimed_source``) |
+| the service-account token | ``<sandbox>/serviceaccount`` (``service_account.py``), at ``SERVICE_ACCOUNT_MOUNT`` |
 
 Projected files are written as the kubelet's ``AtomicWriter`` does (a timestamped directory swapped in
 through the ``..data`` symlink), refreshed each time a container of the pod starts and every minute while
@@ -23,7 +24,7 @@ import os
 import shutil
 import stat
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -31,8 +32,13 @@ from gangplane.agent.env import ConfigError, ObjectReader, field_value, resource
 from gangplane.agent.sandbox import Mount
 
 Files = dict[str, tuple[bytes, int]]  # relative path -> (content, mode)
+TokenSource = Callable[[str], str]  # audience ("" for the API server's) -> the pod's service-account token
 CONFIGMAP_MODE, SECRET_MODE = 0o644, 0o600
 _PROJECTIONS = ("configMap", "secret", "downwardAPI", "projected")
+SERVICE_ACCOUNT_MOUNT = "/var/run/secrets/kubernetes.io/serviceaccount"
+SERVICE_ACCOUNT_VOLUME = (
+    "<service-account>"  # the token volume's key (service_account.py): never a user's name
+)
 
 
 def _decoded(values: Mapping[str, Any], what: str) -> dict[str, bytes]:
@@ -102,9 +108,11 @@ def downward_files(
 
 
 def projected_files(
-    pod: Mapping[str, Any], volume: Mapping[str, Any], read: ObjectReader, allocatable: Mapping[str, str]
-) -> Files:
-    """The files of a ``configMap``/``secret``/``downwardAPI``/``projected`` volume."""
+    pod: Mapping[str, Any], volume: Mapping[str, Any], read: ObjectReader, allocatable: Mapping[str, str],
+    token: TokenSource | None = None,
+) -> Files:  # fmt: skip
+    """The files of a ``configMap``/``secret``/``downwardAPI``/``projected`` volume (``token`` mints a
+    ``serviceAccountToken`` source's token)."""
     namespace = str((pod.get("metadata") or {}).get("namespace") or "default")
     if "configMap" in volume:
         return keyed_files("configMap", volume["configMap"], namespace, read, CONFIGMAP_MODE)
@@ -120,10 +128,22 @@ def projected_files(
                 given = dict(source[kind])
                 if default is not None:
                     given.setdefault("defaultMode", default)
-                out |= projected_files(pod, {kind: given}, read, allocatable)
+                out |= projected_files(pod, {kind: given}, read, allocatable, token)
         if "serviceAccountToken" in source:
-            raise ConfigError("projected serviceAccountToken sources are not supported (docs/nodes.md)")
+            out |= _token_file(source["serviceAccountToken"], token, default)
     return out
+
+
+def _token_file(source: Mapping[str, Any], token: TokenSource | None, default: Any) -> Files:
+    """A projected service-account token: ``path``, for ``audience`` (the API server's when unset); no
+    expiry (``expirationSeconds`` is ignored: the token dies with its pod). Mode 0600 unless ``defaultMode``."""
+    if token is None:
+        raise ConfigError("serviceAccountToken: this cluster serves no API to issue a token for")
+    path = str(source.get("path") or "")
+    if not path:
+        raise ConfigError("serviceAccountToken: path is required")
+    mode = int(default) if default is not None else SECRET_MODE
+    return {path: (token(str(source.get("audience") or "")).encode(), mode)}
 
 
 def write_atomically(folder: Path, files: Files) -> None:
@@ -174,8 +194,8 @@ def has_projections(pod: Mapping[str, Any]) -> bool:
 
 
 def volume_path(
-    pod: Mapping[str, Any], volume: Mapping[str, Any], sandbox: Path, claims: Path, read: ObjectReader,
-    allocatable: Mapping[str, str],
+    pod: Mapping[str, Any], volume: Mapping[str, Any], sandbox: Path, read: ObjectReader,
+    allocatable: Mapping[str, str], token: TokenSource | None = None,
 ) -> Path:  # fmt: skip
     """Where ``volume`` lives on this host, created (and its files written) as needed."""
     name = str(volume.get("name"))
@@ -185,17 +205,44 @@ def volume_path(
         return path
     if any(kind in volume for kind in _PROJECTIONS):
         path = sandbox / "volumes" / name
-        write_atomically(path, projected_files(pod, volume, read, allocatable))
+        write_atomically(path, projected_files(pod, volume, read, allocatable, token))
         return path
     if "hostPath" in volume:
         return _host_path(volume["hostPath"])
     if "persistentVolumeClaim" in volume:
         namespace = str((pod.get("metadata") or {}).get("namespace") or "default")
-        path = claims / namespace / str(volume["persistentVolumeClaim"].get("claimName"))
-        path.mkdir(parents=True, exist_ok=True)
-        return path
+        return _host_path(
+            claimed_source(read, namespace, str(volume["persistentVolumeClaim"].get("claimName")))
+        )
     kinds = sorted(k for k in volume if k != "name")
     raise ConfigError(f"volume {name!r}: {', '.join(kinds)} volumes are not supported on this node")
+
+
+def claimed_source(read: ObjectReader, namespace: str, name: str) -> Mapping[str, Any]:
+    """The ``hostPath``/``local`` source of the volume bound to claim ``name``. A missing or unbound claim
+    raises ``ConfigError`` with the messages of kube-scheduler's VolumeBinding and the kubelet, so the pod
+    waits (Pending) until the binding controller has bound it."""
+    claim = read("persistentvolumeclaims", namespace, name)
+    if claim is None:
+        raise ConfigError(f'persistentvolumeclaim "{name}" not found')
+    if (claim.get("metadata") or {}).get("deletionTimestamp"):
+        raise ConfigError(f'persistentvolumeclaim "{name}" is being deleted')
+    volume_name = str((claim.get("spec") or {}).get("volumeName") or "")
+    phase = (claim.get("status") or {}).get("phase")
+    if phase != "Bound" or not volume_name:
+        raise ConfigError(f'pod has unbound immediate PersistentVolumeClaims: persistentvolumeclaim "{name}" '
+                          f"is {phase or 'Pending'}")  # fmt: skip
+    volume = read("persistentvolumes", "", volume_name)
+    spec = (volume or {}).get("spec") or {}
+    if volume is None or not (spec.get("hostPath") or spec.get("local")):
+        kinds = sorted(
+            k for k in spec if k.endswith(("Path", "Disk", "Store")) or k in ("nfs", "csi", "local")
+        )
+        what = f"a {', '.join(kinds)} volume" if kinds else "a volume that does not exist"
+        raise ConfigError(f'persistentvolumeclaim "{name}" is bound to {volume_name}, {what}: only hostPath and '
+                          "local volumes are mounted on this node")  # fmt: skip
+    source = spec.get("hostPath") or {"path": spec["local"]["path"], "type": "Directory"}
+    return dict(source)
 
 
 def _host_path(source: Mapping[str, Any]) -> Path:
@@ -219,14 +266,20 @@ def container_mounts(container: Mapping[str, Any], volumes: Mapping[str, Path]) 
             raise ConfigError(f"volumeMount {name!r}: no volume of that name in the pod")
         source = volumes[name] / str(vm["subPath"]) if vm.get("subPath") else volumes[name]
         out.append(Mount(source, str(vm.get("mountPath")), bool(vm.get("readOnly"))))
+    token = volumes.get(SERVICE_ACCOUNT_VOLUME)
+    if token is not None and not any(m.target.rstrip("/") == SERVICE_ACCOUNT_MOUNT for m in out):
+        out.append(
+            Mount(token, SERVICE_ACCOUNT_MOUNT, read_only=True)
+        )  # as the ServiceAccount admission adds it
     return out
 
 
 def pod_volumes(
-    pod: Mapping[str, Any], sandbox: Path, claims: Path, read: ObjectReader, allocatable: Mapping[str, str]
-) -> dict[str, Path]:
+    pod: Mapping[str, Any], sandbox: Path, read: ObjectReader, allocatable: Mapping[str, str],
+    token: TokenSource | None = None,
+) -> dict[str, Path]:  # fmt: skip
     spec = pod.get("spec") or {}
     return {
-        str(v.get("name")): volume_path(pod, v, sandbox, claims, read, allocatable)
+        str(v.get("name")): volume_path(pod, v, sandbox, read, allocatable, token)
         for v in spec.get("volumes") or []
     }

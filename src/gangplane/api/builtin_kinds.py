@@ -3,9 +3,10 @@
 Only the fields the control plane reads are checked (the rest is kept as sent): Pod and Job pod-template
 resource quantities (``pkg/apis/core/validation.ValidateResourceRequirements``: parseable, non-negative,
 integers for extended resources, requests ≤ limits), Service ports, Lease and Event fields, ConfigMap and
-Secret keys and sizes. ``errors(kind, obj)`` returns every problem; ``type_problems`` the ones upstream's typed
-decoder would refuse with 400 before validation runs. ``fold_string_data`` is the Secret ``stringData``
-conversion upstream does on write (``pkg/registry/core/secret/strategy.go``).
+Secret keys and sizes, and the volume kinds (``volume_kinds.py``). ``errors(kind, obj)`` returns every
+problem; ``type_problems`` the ones upstream's typed decoder would refuse with 400 before validation runs.
+``fold_string_data`` is the Secret ``stringData`` conversion upstream does on write
+(``pkg/registry/core/secret/strategy.go``).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from collections.abc import Callable, Mapping
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from gangplane.api import quantity
+from gangplane.api import quantity, volume_kinds
 from gangplane.api.objectmeta import NameRule, dns1035_label, dns1123_label, dns1123_subdomain
 from gangplane.errors import CauseType, FieldError
 
@@ -293,6 +294,7 @@ _CHECKS: dict[tuple[str, str], Check] = {
     ("", "ConfigMap"): _configmap,
     ("", "Secret"): _secret,
     ("", "Namespace"): _namespace,
+    **volume_kinds.CHECKS,  # PersistentVolumeClaim, PersistentVolume, StorageClass
 }
 
 

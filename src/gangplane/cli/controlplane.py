@@ -13,6 +13,7 @@ import typer
 from rich.console import Console
 
 from gangplane.cluster import launch
+from gangplane.controllers.event_ttl import parse_duration
 from gangplane.server import lifecycle
 
 _console = Console(soft_wrap=True)
@@ -29,6 +30,12 @@ ConfigOption = Annotated[
 SlurmOption = Annotated[
     Path | None, typer.Option("--slurm-conf", help="slurm.conf of a running Slurm for the Slurm Bridge.")
 ]
+EventTtlOption = Annotated[
+    str | None,
+    typer.Option(
+        "--event-ttl", help="How long Events are kept after their last update (e.g. 1h, 30m). Default 1h."
+    ),
+]
 
 
 def _state_dir() -> Path:
@@ -40,11 +47,19 @@ def up(
     host: HostOption = lifecycle.DEFAULT_HOST,
     config: ConfigOption = None,
     slurm_conf: SlurmOption = None,
+    event_ttl: EventTtlOption = None,
 ) -> None:
     """Start the control plane and the embedded cluster in the background and write a kubeconfig for it."""
     already = lifecycle.status(_state_dir())
     extra = [*(["--config", str(config.resolve())] if config else [])]
     extra += ["--slurm-conf", str(slurm_conf.resolve())] if slurm_conf else []
+    if event_ttl:
+        try:
+            parse_duration(event_ttl)  # refused here, not by the background process
+        except ValueError as exc:
+            _err.print(f"[red]gangplane up failed:[/red] --event-ttl: {exc}")
+            raise typer.Exit(2) from None
+        extra += ["--event-ttl", event_ttl]
     try:
         current = launch.start_background(_state_dir(), host, port, extra_args=extra)
     except RuntimeError as exc:

@@ -1,10 +1,12 @@
 """``LocalCluster``: everything a real cluster runs besides the API server, in this process.
 
-- the controllers (TrainJob, JobSet, Job, KAI pod-grouper, namespace lifecycle) on one ``Manager``;
+- the controllers (TrainJob, JobSet, Job, KAI pod-grouper, namespace lifecycle, PV/PVC binding, each
+  namespace's default ServiceAccount and root CA) on one ``Manager``;
 - the embedded Kueue (TrainJobs labelled ``kueue.x-k8s.io/queue-name``), with Kueue's metrics;
 - the scheduler loop with every embedded scheduler, routed by ``spec.schedulerName``;
 - one node agent per configured node, running bound pods as local process groups;
-- the Slurm Bridge (``slurm-bridge-scheduler``), when given a real Slurm to talk to.
+- the Slurm Bridge (``slurm-bridge-scheduler``), when given a real Slurm to talk to;
+- Event expiry after ``event_ttl`` seconds (kube-apiserver's ``--event-ttl``).
 
 Start order: nodes register first (so the schedulers see capacity), then controllers and schedulers. Stop
 order is the reverse of what could create work: controllers and schedulers first (nothing recreates pods),
@@ -24,8 +26,11 @@ from gangplane.agent.pool import AgentPool
 from gangplane.client.controller import Manager
 from gangplane.clock import Clock
 from gangplane.cluster.namespaces import namespace_controller
+from gangplane.controllers.event_ttl import DEFAULT_TTL, EventExpiry
 from gangplane.controllers.manager import build_controllers
 from gangplane.controllers.podgrouper import build_podgrouper_controller
+from gangplane.controllers.pv_controller import build_pv_controllers
+from gangplane.controllers.serviceaccounts import build_serviceaccounts_controller, ca_file
 from gangplane.schedulers.kueue import build_kueue_controller
 from gangplane.schedulers.loop import SchedulerLoop
 from gangplane.schedulers.registry import SchedulerRegistry, default_registry
@@ -45,6 +50,7 @@ class LocalCluster:
         workdir: Path | None = None,
         scheduler_period: float = 1.0,
         slurm: SlurmCli | None = None,
+        event_ttl: float = DEFAULT_TTL,
     ) -> None:
         self.store, self.clock = store, clock
         self.metrics = CollectorRegistry()
@@ -54,11 +60,16 @@ class LocalCluster:
         self.kueue.reconciler.on_position_changed = trainjobs.enqueue
         build_podgrouper_controller(self.manager)  # KAI's pod-grouper; a real cluster runs KAI's own
         namespace_controller(self.manager)
+        build_pv_controllers(self.manager, logs_dir.parent / "claims")  # PVC/PV binding, local provisioning
+        build_serviceaccounts_controller(
+            self.manager, ca_file(logs_dir.parent / "tls.crt")
+        )  # default SA, root CA
         self.kueue.register(self.manager)
         self.scheduler = SchedulerLoop(
             store, clock, (schedulers or default_registry()).build(), period=scheduler_period
         )
         self.agents = AgentPool(store, clock, config, logs_dir, workdir=workdir)
+        self.expiry = EventExpiry(store, clock, event_ttl)  # kube-apiserver's --event-ttl
         self.slurm = build_slurm_bridge(store, clock, slurm, manager=self.manager) if slurm else None
         self._running: list[str] = []
 
@@ -69,6 +80,8 @@ class LocalCluster:
         self._running.append("manager")
         self.scheduler.start(timeout)
         self._running.append("scheduler")
+        self.expiry.start()
+        self._running.append("expiry")
         if self.slurm is not None:
             self.slurm.start()
             self._running.append("slurm")

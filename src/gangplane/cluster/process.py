@@ -22,6 +22,7 @@ from gangplane.clock import WallClock
 from gangplane.cluster.local import LocalCluster
 from gangplane.cluster.slurm import SlurmNodeNameError, slurm_cluster_config
 from gangplane.cluster.visibility import visibility_routes
+from gangplane.controllers.event_ttl import DEFAULT_TTL, parse_duration
 from gangplane.schedulers.slurm import SlurmCli, SlurmError, SubprocessRunner
 from gangplane.server.lifecycle import (
     DEFAULT_HOST,
@@ -55,11 +56,12 @@ def run(
     port: int,
     config: ClusterConfig,
     slurm: SlurmCli | None = None,
+    event_ttl: float = DEFAULT_TTL,
 ) -> None:
     paths = prepare(state_dir)
     held = lock(paths)  # before the store opens: one server per state directory
     store = open_store(paths)
-    cluster = LocalCluster(store, WallClock(), config, paths.logs, slurm=slurm)
+    cluster = LocalCluster(store, WallClock(), config, paths.logs, slurm=slurm, event_ttl=event_ttl)
     _exit_cleanly_on_sigterm()
     try:
         server = make_server(
@@ -89,6 +91,13 @@ def _exit_cleanly_on_sigterm() -> None:
     signal.signal(signal.SIGTERM, exit_now)
 
 
+def _duration(text: str) -> float:
+    try:
+        return parse_duration(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m gangplane.cluster", description=__doc__)
     parser.add_argument("--state-dir", type=Path, default=None, help="$GANGPLANE_HOME or ~/.gangplane")
@@ -102,6 +111,12 @@ def main(argv: list[str] | None = None) -> None:
         help="slurm.conf of a Slurm to place slurm-bridge-scheduler pods; its nodes are the cluster's "
         "unless --config is given (docs/slurm.md)",
     )
+    parser.add_argument(
+        "--event-ttl",
+        type=_duration,
+        default=DEFAULT_TTL,
+        help="keep Events this long after their last update",
+    )
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     if args.slurm_conf is not None and not args.slurm_conf.is_file():
@@ -111,4 +126,4 @@ def main(argv: list[str] | None = None) -> None:
         config = cluster_config(args.config, slurm)
     except (SlurmError, SlurmNodeNameError) as err:
         parser.exit(2, f"error: cannot take the nodes from Slurm ({args.slurm_conf}): {err}\n")
-    run(args.state_dir or default_state_dir(), args.host, args.port, config, slurm)
+    run(args.state_dir or default_state_dir(), args.host, args.port, config, slurm, args.event_ttl)

@@ -23,8 +23,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from gangplane.clock import Clock, WallClock
 from gangplane.errors import ApiError, NotFound
 from gangplane.server import discovery, handlers, openapi
-from gangplane.server.auth import BearerAuth
-from gangplane.server.authz import authorization_routes
+from gangplane.server.auth import BearerAuth, ServiceAccountTokens
+from gangplane.server.authz import authorization_routes, registry_scope
 from gangplane.server.handlers import Context, error_response, json_response
 from gangplane.server.metrics_api import MetricsApi, metrics_routes
 from gangplane.server.query import MethodNotAllowed, Target, parse_target
@@ -222,7 +222,7 @@ def create_app(
         # extra routes (e.g. Kueue's visibility API) go first: the generic /apis/{rest} route would shadow them
         routes=[
             *extra_routes,
-            *authorization_routes(),
+            *authorization_routes(ctx.registry),
             *metrics_routes(MetricsApi(store, ctx.clock)),
             *ui_routes(ctx),
             *routes(Api(ctx)),
@@ -231,7 +231,8 @@ def create_app(
         exception_handlers={ApiError: _api_error, Exception: _internal_error, 404: _route_not_found},
     )
     contained = ContainErrors(app)
-    return DashboardLogin(BearerAuth(contained, token), contained, token)
+    accounts = ServiceAccountTokens(store, token, registry_scope(ctx.registry))  # pods' tokens (auth.py)
+    return DashboardLogin(BearerAuth(contained, token, accounts), contained, token)
 
 
 async def _route_not_found(request: Request, exc: Exception) -> Response:

@@ -1,17 +1,31 @@
 """Bearer-token authentication as plain ASGI middleware (so streaming responses pass through untouched).
 
-Only the health endpoints and ``/version`` answer without the token, as they do for anonymous users on a
-Kubernetes API server. Tokens are compared in constant time.
+Only the health endpoints and ``/version`` answer without a token, as they do for anonymous users on a
+Kubernetes API server. Two tokens are accepted:
+
+- the admin token of the kubeconfig (compared in constant time): the cluster admin;
+- a pod's service-account token (``api/serviceaccount_token.py``), valid while its signature holds and the
+  pod (and ServiceAccount, when it had one) it is bound to still exist with the same uid — deleting either
+  revokes it, as for a Kubernetes bound token. Its requests are authorized by ``authz.allowed`` (403 when
+  refused).
+
+The request's user is left in the ASGI scope under ``authz.USER_SCOPE_KEY`` for the review endpoints.
 """
 
 from __future__ import annotations
 
 import hmac
 import json
+from typing import Any
 
+import anyio
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from gangplane.errors import Unauthorized
+from gangplane.api import serviceaccount_token as sat
+from gangplane.errors import ApiError, NotFound, Unauthorized
+from gangplane.server.authz import ADMIN, USER_SCOPE_KEY, ScopeLookup, allowed, denial, request_attributes
+from gangplane.store.base import Store
+from gangplane.store.catalog import PODS, SERVICE_ACCOUNTS
 
 PUBLIC_PATHS = frozenset({"/healthz", "/livez", "/readyz", "/version"})
 
@@ -28,30 +42,78 @@ def authorized(expected: str, presented: str | None) -> bool:
     return presented is not None and hmac.compare_digest(expected.encode(), presented.encode())
 
 
-class BearerAuth:
-    """Rejects every request outside ``PUBLIC_PATHS`` that lacks ``Authorization: Bearer <token>``."""
+class ServiceAccountTokens:
+    """Checks pods' service-account tokens against the signing key and the objects they are bound to."""
 
-    def __init__(self, app: ASGIApp, token: str) -> None:
+    def __init__(self, store: Store, admin_token: str, scope: ScopeLookup) -> None:
+        self.store, self.scope = store, scope
+        self._key = sat.signing_key(admin_token)
+
+    def _uid(self, rt: Any, namespace: str, name: str) -> str | None:
+        try:
+            return str(self.store.get(rt, namespace, name)["metadata"].get("uid") or "")
+        except NotFound:
+            return None
+
+    def bound(self, binding: sat.Binding) -> bool:
+        """The pod (and the ServiceAccount, if the token names its uid) still exist as they were."""
+        if self._uid(PODS, binding.namespace, binding.pod_name) != binding.pod_uid:
+            return False
+        account = binding.sa_uid and self._uid(SERVICE_ACCOUNTS, binding.namespace, binding.service_account)
+        return not binding.sa_uid or account == binding.sa_uid
+
+    async def user(self, token: str) -> dict[str, Any] | None:
+        binding = sat.verify(self._key, token)
+        if binding is None or not await anyio.to_thread.run_sync(self.bound, binding):
+            return None
+        return sat.user_info(binding)
+
+
+class BearerAuth:
+    """Rejects every request outside ``PUBLIC_PATHS`` without a valid ``Authorization: Bearer <token>``
+    (401), and a service account's request outside its policy (403)."""
+
+    def __init__(self, app: ASGIApp, token: str, accounts: ServiceAccountTokens | None = None) -> None:
         if not token:
             raise ValueError("an empty token would let everyone in")
         self.app = app
         self.token = token
+        self.accounts = accounts
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["path"] in PUBLIC_PATHS:
             await self.app(scope, receive, send)
             return
-        if authorized(self.token, bearer_token(scope["headers"])):
+        presented = bearer_token(scope["headers"])
+        if authorized(self.token, presented):
+            scope[USER_SCOPE_KEY] = ADMIN
             await self.app(scope, receive, send)
+        elif self.accounts is None or presented is None:
+            await _reject(send, Unauthorized("Unauthorized"))
+        else:
+            await self._as_service_account(self.accounts, presented, scope, receive, send)
+
+    async def _as_service_account(
+        self, accounts: ServiceAccountTokens, token: str, scope: Scope, receive: Receive, send: Send
+    ) -> None:
+        user = await accounts.user(token)
+        if user is None:
+            await _reject(send, Unauthorized("Unauthorized"))
             return
-        await _reject(send)
+        query = scope.get("query_string", b"").decode("latin-1")
+        attrs = request_attributes(scope["method"], scope["path"], query)
+        if not allowed(user, attrs, accounts.scope):
+            await _reject(send, denial(user, attrs))
+            return
+        scope[USER_SCOPE_KEY] = user
+        await self.app(scope, receive, send)
 
 
-async def _reject(send: Send) -> None:
-    body = json.dumps(Unauthorized("Unauthorized").status()).encode()
+async def _reject(send: Send, error: ApiError) -> None:
+    body = json.dumps(error.status()).encode()
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
-    await send({"type": "http.response.start", "status": 401, "headers": headers})
+    await send({"type": "http.response.start", "status": error.code, "headers": headers})
     await send({"type": "http.response.body", "body": body})
 
 
-__all__ = ["PUBLIC_PATHS", "BearerAuth", "authorized", "bearer_token"]
+__all__ = ["PUBLIC_PATHS", "BearerAuth", "ServiceAccountTokens", "authorized", "bearer_token"]

@@ -123,6 +123,19 @@ def _involved_object(obj: Object) -> Cell:
     return f"{_get(obj, 'involvedObject', 'kind')}/{_get(obj, 'involvedObject', 'name')}"
 
 
+_MODES = {"ReadWriteOnce": "RWO", "ReadOnlyMany": "ROX", "ReadWriteMany": "RWX", "ReadWriteOncePod": "RWOP"}
+
+
+def _access_modes(*path: str) -> Callable[[Object], Cell]:
+    """kubectl's short access modes (``RWO,RWX``), from ``path`` on the object."""
+    return lambda obj: ",".join(_MODES.get(str(m), str(m)) for m in _get(obj, *path) or [])
+
+
+def _claim_ref(obj: Object) -> Cell:
+    ref = _get(obj, "spec", "claimRef") or {}
+    return f"{ref.get('namespace')}/{ref.get('name')}" if ref.get("name") else ""
+
+
 _KIND_COLUMNS: dict[tuple[str, str], tuple[Column, ...]] = {
     ("", "Pod"): (
         Column("Ready", pod_ready),
@@ -145,6 +158,29 @@ _KIND_COLUMNS: dict[tuple[str, str], tuple[Column, ...]] = {
         Column("Message", _path("message")),
     ),
     ("batch", "Job"): (Column("Completions", _job_completions),),
+    ("", "PersistentVolumeClaim"): (  # pkg/printers/internalversion/printers.go
+        Column("Status", _path("status", "phase")),
+        Column("Volume", _path("spec", "volumeName")),
+        Column("Capacity", _path("status", "capacity", "storage")),
+        Column("Access Modes", _access_modes("status", "accessModes")),
+        Column("StorageClass", _path("spec", "storageClassName")),
+        Column("VolumeMode", _path("spec", "volumeMode"), priority=1),
+    ),
+    ("", "PersistentVolume"): (
+        Column("Capacity", _path("spec", "capacity", "storage")),
+        Column("Access Modes", _access_modes("spec", "accessModes")),
+        Column("Reclaim Policy", _path("spec", "persistentVolumeReclaimPolicy")),
+        Column("Status", _path("status", "phase")),
+        Column("Claim", _claim_ref),
+        Column("StorageClass", _path("spec", "storageClassName")),
+        Column("VolumeMode", _path("spec", "volumeMode"), priority=1),
+    ),
+    ("storage.k8s.io", "StorageClass"): (
+        Column("Provisioner", _path("provisioner")),
+        Column("ReclaimPolicy", _path("reclaimPolicy")),
+        Column("VolumeBindingMode", _path("volumeBindingMode")),
+        Column("AllowVolumeExpansion", lambda o: str(bool(_get(o, "allowVolumeExpansion"))).lower()),
+    ),
     ("scheduling.k8s.io", "PriorityClass"): (Column("Value", _path("value"), "integer"),),
     ("coordination.k8s.io", "Lease"): (Column("Holder", _path("spec", "holderIdentity")),),
     ("trainer.kubeflow.org", "TrainJob"): (

@@ -38,6 +38,9 @@ RESOURCE_TYPES: tuple[ResourceType, ...] = (
     _rt(_CORE, "v1", "Secret", "secrets", status=False),
     _rt(_CORE, "v1", "ServiceAccount", "serviceaccounts", status=False, short=("sa",)),
     _rt(_CORE, "v1", "Service", "services", short=("svc",), categories=("all",)),
+    _rt(_CORE, "v1", "PersistentVolumeClaim", "persistentvolumeclaims", short=("pvc",)),
+    _rt(_CORE, "v1", "PersistentVolume", "persistentvolumes", cluster=True, short=("pv",)),
+    _rt("storage.k8s.io", "v1", "StorageClass", "storageclasses", cluster=True, status=False, short=("sc",)),
     _rt(_BATCH, "v1", "Job", "jobs", categories=("all",)),
     _rt(
         "scheduling.k8s.io",
@@ -106,6 +109,9 @@ CONFIGMAPS = _find("v1", "ConfigMap")
 SECRETS = _find("v1", "Secret")
 SERVICE_ACCOUNTS = _find("v1", "ServiceAccount")
 SERVICES = _find("v1", "Service")
+PERSISTENT_VOLUME_CLAIMS = _find("v1", "PersistentVolumeClaim")
+PERSISTENT_VOLUMES = _find("v1", "PersistentVolume")
+STORAGE_CLASSES = _find("storage.k8s.io/v1", "StorageClass")
 JOBS = _find("batch/v1", "Job")
 PRIORITY_CLASSES = _find("scheduling.k8s.io/v1", "PriorityClass")
 LEASES = _find("coordination.k8s.io/v1", "Lease")

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 
-from gangplane.api import builtin_kinds, limits, objectmeta
+from gangplane.api import builtin_kinds, limits, objectmeta, volume_kinds
 from gangplane.errors import BadRequest, FieldError, Invalid, RequestEntityTooLarge
 from gangplane.store.base import Object, ResourceType
 
@@ -30,10 +30,11 @@ def _undecodable(rt: ResourceType, obj: Object, errors: list[FieldError]) -> Bad
 
 
 def prepared(rt: ResourceType, obj: Object) -> Object:
-    """What the API server does to an object before validating it (a Secret's ``stringData`` → ``data``)."""
+    """What the API server does to an object before validating it (a Secret's ``stringData`` → ``data``,
+    the volume kinds' defaults)."""
     if rt.group == "" and rt.kind == "Secret":
         return builtin_kinds.fold_string_data(obj)
-    return obj
+    return volume_kinds.defaulted(rt.group, rt.kind, obj)
 
 
 def check_types(rt: ResourceType, obj: Object) -> None:

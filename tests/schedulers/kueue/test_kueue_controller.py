@@ -157,3 +157,42 @@ def test_registered_on_a_manager_admits_without_direct_calls() -> None:
         assert store.get(catalog.TRAINJOBS, "ml", "watched")["spec"]["suspend"] is False
     finally:
         manager.stop()
+
+
+def test_a_pass_stopped_at_the_cycle_cap_comes_back_at_once(monkeypatch: Any) -> None:
+    """Heads still moving when the pass stops at its cycle cap: the next pass is due at once, not at the next
+    timer."""
+    from gangplane.schedulers.kueue import controller
+
+    monkeypatch.setattr(controller, "MAX_CYCLES_PER_PASS", 1)
+    store, clock, kueue, _ = setup()
+    container = {"name": "c", "image": "x", "resources": {"requests": {"cpu": "1"}}}
+    for name in ("a", "b"):
+        store.create(catalog.WORKLOADS, {
+            "apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Workload", "metadata": {"name": name, "namespace": "ml"},
+            "spec": {"queueName": "team", "podSets": [{"name": "main", "count": 1, "template": {"spec": {
+                "containers": [container]}}}]}})  # fmt: skip
+    clock.advance(2)
+    passes = [kueue.reconciler.reconcile(CYCLE_KEY).requeue_after for _ in range(3)]
+    admitted = [conditions(store.get(catalog.WORKLOADS, "ml", n))["QuotaReserved"][0] for n in ("a", "b")]
+    assert admitted == ["True", "True"]
+    assert passes[:2] == [0.05, 0.05] and (passes[2] is None or passes[2] >= 1)
+
+
+def test_a_waiting_workload_reports_its_resource_requests() -> None:
+    """``status.resourceRequests`` while not admitted, as upstream's PropagateResourceRequests."""
+    store, clock, kueue, _ = setup()
+    container = {
+        "name": "c",
+        "image": "x",
+        "resources": {"requests": {"cpu": "1500m", "nvidia.com/gpu": "4"}},
+    }
+    pod_sets = [{"name": "main", "count": 2, "template": {"spec": {"containers": [container]}}}]
+    store.create(catalog.WORKLOADS, {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Workload",
+                                     "metadata": {"name": "big", "namespace": "ml"},
+                                     "spec": {"queueName": "team", "podSets": pod_sets}})  # fmt: skip
+    clock.advance(2)
+    kueue.reconciler.reconcile(CYCLE_KEY)
+    status = store.get(catalog.WORKLOADS, "ml", "big")["status"]
+    assert conditions(store.get(catalog.WORKLOADS, "ml", "big"))["Admitted"] == ("False", "NoReservation")
+    assert status["resourceRequests"] == [{"name": "main", "resources": {"cpu": "3", "nvidia.com/gpu": "8"}}]

@@ -152,3 +152,20 @@ def test_when_can_preempt(when_can_preempt: F, expected_flavor: str, expected_mo
     )
     assert result.pod_sets[0].flavors[GPU] == expected_flavor
     assert result.mode == expected_mode
+
+
+def test_a_workloads_required_node_affinity_reaches_flavor_assignment() -> None:
+    """convert reads the pod template's required node-affinity terms into the pod set flavor assignment
+    matches (``test_kueue_upstream_assign_flavors`` covers the matching)."""
+    from gangplane.api.scheduling import kueue_workload as kw
+    from gangplane.schedulers.core.objects import Requirement
+    from gangplane.schedulers.kueue.convert import workload_request
+
+    term = {"matchExpressions": [{"key": "gpu", "operator": "NotIn", "values": ["a100"]}]}
+    affinity = {
+        "nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [term]}}
+    }
+    body = {"metadata": {"name": "w", "namespace": "ns"}, "spec": {"podSets": [{"name": "main", "count": 1,
+            "template": {"spec": {"affinity": affinity, "containers": [{"name": "c"}]}}}]}}  # fmt: skip
+    request = workload_request(kw.Workload.model_validate(body), "cq", {})
+    assert request.pod_sets[0].affinity == ((Requirement("gpu", "NotIn", ("a100",)),),)

@@ -9,9 +9,10 @@ from typing import Any
 from kueue_shell import conditions, setup, trainjob, workload_of
 
 from gangplane.api.scheduling import kueue as kq
+from gangplane.clock import parse_rfc3339, rfc3339
 from gangplane.errors import NotFound
 from gangplane.schedulers.kueue.controller import CYCLE_KEY, build_kueue_controller
-from gangplane.store import catalog
+from gangplane.store import MERGE_PATCH, catalog
 from gangplane.store.memory import MemoryStore
 
 # The ClusterQueue holds 4 GPUs; each TrainJob asks for 2 pods x 2 GPUs: one runs, the rest queue.
@@ -139,3 +140,36 @@ def test_restart_starts_an_admitted_job_left_suspended() -> None:
     restarted.reconciler.reconcile(CYCLE_KEY)
     restarted.reconciler.reconcile(("ml", "job"))
     assert not _suspended(store, "job")
+
+
+def test_a_restart_keeps_the_backoff_and_the_eviction_counts_the_status_remembers() -> None:
+    """``status.requeueState`` and ``status.schedulingStats`` come back after a restart: a backoff still running
+    is waited out, the requeue count and eviction counts are not reset (and not erased by the next write)."""
+    store, clock, _, _ = setup()
+    container = {"name": "c", "image": "x", "resources": {"requests": {"cpu": "1"}}}
+    now = clock.now()
+    evicted_at = "2027-01-15T08:00:00Z"
+    requeue_at = rfc3339(now + 100)
+    store.create(catalog.WORKLOADS, {
+        "apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Workload", "metadata": {"name": "w", "namespace": "ml"},
+        "spec": {"queueName": "team", "podSets": [{"name": "main", "count": 1, "template": {"spec": {
+            "containers": [container]}}}]}})  # fmt: skip
+    evicted = {"type": "Evicted", "status": "True", "reason": "PodsReadyTimeout",
+               "message": "Exceeded the PodsReady timeout", "lastTransitionTime": evicted_at}  # fmt: skip
+    stats = {"evictions": [{"reason": "PodsReadyTimeout", "underlyingCause": "", "count": 2}]}
+    status = {"requeueState": {"count": 2, "requeueAt": requeue_at}, "schedulingStats": stats,
+              "conditions": [evicted]}  # fmt: skip
+    store.patch(catalog.WORKLOADS, "ml", "w", {"status": status}, MERGE_PATCH, subresource="status")
+    kueue = build_kueue_controller(store, clock, None)  # the restarted controller
+    clock.advance(2)
+    kueue.reconciler.reconcile(CYCLE_KEY)
+    status = store.get(catalog.WORKLOADS, "ml", "w")["status"]
+    assert conditions(store.get(catalog.WORKLOADS, "ml", "w"))["QuotaReserved"][0] == "False"  # backing off
+    assert status["requeueState"]["count"] == 2
+    assert status["schedulingStats"]["evictions"] == [{"reason": "PodsReadyTimeout", "underlyingCause": "",
+                                                       "count": 2}]  # fmt: skip
+    state = kueue.reconciler.core.workloads["ml/w"]
+    assert state.queue_time == parse_rfc3339(evicted_at)  # its place as of the timeout (timestamp Eviction)
+    clock.advance(100)
+    kueue.reconciler.reconcile(CYCLE_KEY)
+    assert conditions(store.get(catalog.WORKLOADS, "ml", "w"))["QuotaReserved"][0] == "True"  # backoff over

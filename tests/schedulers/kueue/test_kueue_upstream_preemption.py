@@ -5,10 +5,7 @@ As upstream: the ClusterQueues of ``defaultClusterQueues``; the incoming workloa
 given (``assignment``), the flavor-resources in ``Preempt`` mode are the contested ones; workloads reserved
 quota at the same time, so candidate order ties go by UID (the name).
 
-Ported: 34 of its 36 cases. Not ported: "reclaim quota if workload requests 0 resources for a resource at
-nominal quota" and "each podset preempts a different flavor", whose admitted workloads and multi-pod-set
-assignments the upstream table builds by hand in a shape this harness does not express (one pod set per
-workload here). Preemption across two pod sets on different flavors is therefore not tested case by case.
+Ported: all 36 cases.
 """
 
 from __future__ import annotations
@@ -86,7 +83,8 @@ Use = dict[str, tuple[str, int]]  # resource -> (flavor, amount)
 class Case:
     target: str
     admitted: list[tuple[str, str, int, Use]]  # name, ClusterQueue, priority, usage
-    incoming: tuple[int, Use, set[str]]  # priority, usage, resources in Preempt mode
+    incoming: tuple[int, Use | dict[tuple[str, str], int], set[str]]
+    """Priority, usage (per resource, or per flavor-resource), resources in Preempt mode."""
     want: set[tuple[str, str]]
     created: dict[str, float] | None = None
     long_range: bool = False
@@ -206,6 +204,14 @@ CASES = {
     "allow preemption from other cluster queues if target cq is not exhausted for the requested resource": Case(
         "a", [("a1", "a", -1, cpu(1)), ("b1", "b", 0, cpu(1)), ("b2", "b", 0, cpu(1)), ("b3", "b", 0, cpu(1)),
               ("b4", "b", 0, cpu(1)), ("b5", "b", -1, cpu(1))], (0, cpu(2), {CPU}), {("a1", CQ_R), ("b5", RECLAIM)}),
+    "reclaim quota if workload requests 0 resources for a resource at nominal quota": Case(
+        "c1", [("c1-low", "c1", -1, {**cpu(3), **mem("default", 3)}), ("c2-mid", "c2", 0, cpu(3)),
+               ("c2-high", "c2", 1, cpu(6))], (1, {**cpu(3), MEM: ("default", 0)}, {CPU}), {("c2-mid", RECLAIM)}),
+    # Two pod sets asking memory of two flavors: the incoming usage is given per flavor-resource.
+    "each podset preempts a different flavor": Case(
+        "standalone",
+        [("low-alpha", "standalone", -1, mem("alpha", 2)), ("low-beta", "standalone", -1, mem("beta", 2))],
+        (0, {("alpha", MEM): 2 * GI, ("beta", MEM): 2 * GI}, {MEM}), {("low-alpha", CQ_R), ("low-beta", CQ_R)}),
     "long range preemption": Case(
         "cq-left", [("to-be-preempted", "cq-right", 0, cpu(5))], (0, cpu(8), {CPU}), {("to-be-preempted", RECLAIM)},
         long_range=True),
@@ -222,8 +228,10 @@ def test_preemption(name: str) -> None:
         request = wl(wl_name, cq_name, {r: a for r, (_, a) in use.items()}, priority=priority)
         s.restore_admitted(request, Assignment([PodSetAssignment("main", 1, flavors, usage)]), 0.0, True)
     priority, use, contested = case.incoming
-    requests = {(flavor, r): amount for r, (flavor, amount) in use.items()}
-    frs = {(flavor, r) for r, (flavor, _) in use.items() if r in contested}
+    requests = (
+        {(v[0], k): v[1] for k, v in use.items()} if isinstance(next(iter(use.values())), tuple) else use
+    )
+    frs = {fr for fr in requests if fr[1] in contested}
     preemptor = Preemptor("ns/in", case.target, priority, (case.created or {}).get("in", 0.0))
     view = s.tree.clone()
     targets = find_targets(preemptor, s.cluster_queues[case.target], view, requests, frs, s.admitted)

@@ -25,18 +25,19 @@ from gangplane.api import trainer as t
 from gangplane.api.scheduling import kueue_workload as kw
 from gangplane.client.controller import Controller, Manager, Result, controller_owner, own_key
 from gangplane.client.informer import Key
-from gangplane.clock import Clock, parse_rfc3339, rfc3339
+from gangplane.clock import Clock, parse_rfc3339
 from gangplane.errors import NotFound
 from gangplane.runtime.plugins.kueue import is_managed, workload_name
 from gangplane.schedulers.kueue import jobs
 from gangplane.schedulers.kueue.changes import Batch, Changes
 from gangplane.schedulers.kueue.convert import (
-    admission,
     assignment_from_admission,
     cluster_queue_spec,
     cohort_spec,
     flavor_spec,
+    history,
     workload_request,
+    workload_status,
 )
 from gangplane.schedulers.kueue.cycle import CycleResult, run_cycle
 from gangplane.schedulers.kueue.lifecycle import (
@@ -232,9 +233,10 @@ class KueueReconciler:
             if admitted is not None and _condition_true(workload, kw.WorkloadConditionType.QUOTA_RESERVED):
                 reserved = self._reserved_at(workload, now)
                 ready = _condition_true(workload, kw.WorkloadConditionType.PODS_READY)
-                self.core.restore_admitted(request, assignment_from_admission(admitted), reserved, ready)
+                self.core.restore_admitted(request, assignment_from_admission(admitted), reserved, ready,
+                                           history(workload))  # fmt: skip
             else:
-                self.core.add_workload(request, now)
+                self.core.add_workload(request, now, history(workload))
             self._touched.add(request.key)
         if owner is not None:
             self._sync_job_state(owner, request.key, now)
@@ -276,6 +278,7 @@ class KueueReconciler:
         self._sync_workloads(now, batch)
         evictions += self.core.check_pods_ready(now)
         self._evict(evictions)
+        progressed = False
         for _ in range(MAX_CYCLES_PER_PASS):
             started = time.monotonic()
             result = run_cycle(self.core, now)
@@ -283,14 +286,16 @@ class KueueReconciler:
                 self.metrics.observe_cycle(self.core, result, now, time.monotonic() - started)
             self._evict(result.evictions)
             self._apply(result)
-            if not result.progressed:
+            progressed = result.progressed
+            if not progressed:
                 break
         self._write_statuses()
         cqs, self._moved_cqs = (None if batch.everything or batch.config else self._moved_cqs), set()
         if cqs is None or cqs:  # an idle pass (nothing changed) has nothing to publish
             self._snapshot_pending(cqs)
             self.queue_status.write(self.core, now, cqs)
-        wakeup = self.core.next_wakeup()
+        # stopped at the cycle cap with heads still moving: come back at once, not at the next timer
+        wakeup = now if progressed else self.core.next_wakeup()
         return Result(requeue_after=max(0.05, wakeup - now) if wakeup is not None else None)
 
     def _snapshot_pending(self, cqs: set[str] | None) -> None:
@@ -349,30 +354,13 @@ class KueueReconciler:
         if found is not None:
             jobs.stop_job(self.store, found[1])
 
-    def _status(self, state: WorkloadState) -> dict[str, Any]:
-        # A finished Workload keeps its admission, as upstream (only eviction clears it).
-        admitted = state.phase in (Phase.ADMITTED, Phase.FINISHED) and state.assignment is not None
-        assert state.assignment is not None or not admitted
-        requeue: dict[str, Any] | None = None
-        if state.requeue_count:
-            requeue = {"count": state.requeue_count}
-            if state.requeue_at is not None:
-                requeue["requeueAt"] = rfc3339(state.requeue_at)
-        return {
-            "conditions": [c.to_dict() for c in state.conditions.values()],
-            "admission": admission(state.cluster_queue, state.assignment).to_dict()
-            if admitted and state.assignment
-            else None,
-            "requeueState": requeue,
-        }
-
     def _write_statuses(self) -> None:
         for key in sorted(self._touched):
             state = self.core.workloads.get(key)
             if state is None:
                 continue
             self._moved_cqs.add(state.cluster_queue)
-            status = self._status(state)
+            status = workload_status(state)
             if self._written.get(key) == status:
                 continue
             namespace, name = key.split("/", 1)

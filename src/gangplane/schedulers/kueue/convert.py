@@ -18,8 +18,9 @@ from gangplane.api.scheduling.kueue import (
     QueueingStrategy,
     StopPolicy,
 )
-from gangplane.clock import parse_rfc3339
+from gangplane.clock import parse_rfc3339, rfc3339
 from gangplane.runtime.requests import pod_request_amounts
+from gangplane.schedulers.core.objects import required_affinity
 from gangplane.schedulers.kueue.flavors import Assignment, PodSetAssignment
 from gangplane.schedulers.kueue.model import (
     ClusterQueueSpec,
@@ -36,6 +37,7 @@ from gangplane.schedulers.kueue.model import (
     format_amount,
     to_amount,
 )
+from gangplane.schedulers.kueue.workloads import History, Phase, WorkloadState
 
 
 def _groups(groups: list[kq.ResourceGroup] | None) -> tuple[ResourceGroup, ...]:
@@ -113,7 +115,8 @@ def _pod_set(pod_set: kw.PodSet) -> PodSetRequest:
     pod = pod_set.template.spec
     requests = {name: to_amount(name, value) for name, value in pod_request_amounts(pod).items()}
     return PodSetRequest(pod_set.name or kw.DEFAULT_POD_SET_NAME, pod_set.count or 1, requests,
-                         dict(pod.node_selector or {}), tuple(pod.tolerations or ()))  # fmt: skip
+                         dict(pod.node_selector or {}), tuple(pod.tolerations or ()),
+                         required_affinity({"affinity": pod.affinity}))  # fmt: skip
 
 
 def workload_request(
@@ -134,9 +137,65 @@ def workload_request(
         priority=priority,
         created=created,
         uid=meta.uid or "",
+        job_uid=(meta.labels or {}).get(kq.JOB_UID_LABEL, ""),
         priority_class=ref.name if ref else "",
         namespace_labels=dict(namespace_labels),
     )
+
+
+def workload_status(state: WorkloadState) -> dict[str, Any]:
+    """The Workload's ``status`` the core implies: conditions, admission, requeue state, resource requests."""
+    # A finished Workload keeps its admission, as upstream (only eviction clears it).
+    admitted = state.phase in (Phase.ADMITTED, Phase.FINISHED) and state.assignment is not None
+    requeue: dict[str, Any] | None = None
+    if state.requeue_count:
+        requeue = {"count": state.requeue_count}
+        if state.requeue_at is not None:
+            requeue["requeueAt"] = rfc3339(state.requeue_at)
+    status = {
+        "conditions": [c.to_dict() for c in state.conditions.values()],
+        "admission": admission(state.cluster_queue, state.assignment).to_dict()
+        if admitted and state.assignment
+        else None,
+        "requeueState": requeue,
+    }
+    if state.phase == Phase.PENDING:  # kept once admitted, as upstream
+        status["resourceRequests"] = resource_requests(state.request)
+    if state.evictions:
+        stats = [{"reason": r, "underlyingCause": c, "count": n} for (r, c), n in state.evictions.items()]
+        status["schedulingStats"] = {"evictions": stats}
+    return status
+
+
+def history(workload: kw.Workload) -> History:
+    """What the Workload's status remembers for the core (``workloads.History``)."""
+    status = workload.status
+    if status is None:
+        return History()
+    requeue = status.requeue_state
+    at = requeue.requeue_at if requeue is not None else None
+    evictions = ((status.scheduling_stats or {}).get("evictions")) or []
+    timeout = next((c for c in status.conditions or [] if c.type == kw.WorkloadConditionType.EVICTED
+                    and c.status == "True" and c.reason == kw.EvictionReason.PODS_READY_TIMEOUT), None)  # fmt: skip
+    return History(
+        requeue_count=(requeue.count or 0) if requeue is not None else 0,
+        requeue_at=parse_rfc3339(at) if at else None,
+        evictions=tuple(
+            (e.get("reason", ""), e.get("underlyingCause", ""), int(e.get("count", 0))) for e in evictions
+        ),
+        timed_out_at=parse_rfc3339(timeout.last_transition_time)
+        if timeout and timeout.last_transition_time
+        else None,
+    )
+
+
+def resource_requests(request: WorkloadRequest) -> list[dict[str, Any]]:
+    """``status.resourceRequests`` of a workload not admitted: each pod set's total requests (upstream's
+    PropagateResourceRequests, under UnadmittedWorkloadsObservability)."""
+    return [
+        {"name": p.name, "resources": {r: format_amount(r, p.total(r)) for r in sorted(p.requests)}}
+        for p in request.pod_sets
+    ]
 
 
 def admission(cluster_queue: str, assignment: Assignment) -> kw.Admission:

@@ -16,6 +16,7 @@ to write.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from gangplane.api.scheduling.kueue import QueueingStrategy
@@ -31,7 +32,14 @@ from gangplane.schedulers.kueue.model import (
     Usage,
     selector_matches,
 )
-from gangplane.schedulers.kueue.preemption import Preemptor, Target, find_targets, oracle_for
+from gangplane.schedulers.kueue.preemption import (
+    Preemptor,
+    Target,
+    find_targets,
+    oracle_for,
+    preemption_message,
+    queue_path,
+)
 from gangplane.schedulers.kueue.quota import QuotaTree, available
 from gangplane.schedulers.kueue.state import Eviction, KueueState
 from gangplane.schedulers.kueue.workloads import Phase, WorkloadState, mark_admitted, mark_pending
@@ -45,6 +53,8 @@ class Entry:
     message: str = ""
     inadmissible: bool = False
     admitted: bool = False
+    targets: list[Target] = field(default_factory=list)
+    """Victims found at nomination, against the cycle's starting view (upstream's ``preemptionTargets``)."""
 
     @property
     def preemptor(self) -> Preemptor:
@@ -78,15 +88,23 @@ def _nominate(state: KueueState, workload: WorkloadState, view: QuotaTree) -> En
         return entry
     if not selector_matches(spec.namespace_selector, workload.request.namespace_labels):
         entry.reason, entry.inadmissible = PendingReason.MISCONFIGURED, True
-        entry.message = "Workload namespace doesn't match ClusterQueue selector"
+        entry.message = "workload namespace doesn't match ClusterQueue selector"
         return entry
+    _assign(state, entry, spec, view)
+    return entry
+
+
+def _assign(state: KueueState, entry: Entry, spec: ClusterQueueSpec, view: QuotaTree,
+            pinned: Mapping[str, Mapping[str, str]] | None = None) -> None:  # fmt: skip
+    """Flavors against ``view``, and the victims when they need preemption (upstream ``getAssignments``)."""
     oracle = oracle_for(spec, view, lambda fr, amount: _find(state, entry, spec, view, {fr: amount}, {fr}))
     fair = state.config.fair_sharing is not None
-    entry.assignment = assign_flavors(workload.request, spec, view, state.flavors, oracle, fair_sharing=fair)
+    entry.assignment = assign_flavors(entry.workload.request, spec, view, state.flavors, oracle, fair_sharing=fair,
+                                      pinned=pinned)  # fmt: skip
+    entry.targets = _targets(state, entry, view) if entry.assignment.mode == AssignmentMode.PREEMPT else []
     if entry.assignment.mode == AssignmentMode.NO_FIT:
         entry.reason, entry.message = entry.assignment.reason, entry.assignment.message()
         entry.inadmissible = True
-    return entry
 
 
 def _classical_order(entries: list[Entry]) -> list[Entry]:
@@ -109,7 +127,7 @@ def _blocked_by_pods_ready(state: KueueState) -> bool:
     config = state.config.wait_for_pods_ready
     if not (config.enabled and config.block_admission):
         return False
-    return any(not w.pods_ready for by_key in state.admitted.values() for w in by_key.values())
+    return len(state.readiness) > 0  # an admitted workload is still waiting for its pods
 
 
 def _admit(state: KueueState, entry: Entry, view: QuotaTree, now: float, result: CycleResult) -> None:
@@ -129,8 +147,8 @@ def _admit(state: KueueState, entry: Entry, view: QuotaTree, now: float, result:
     view.add_usage(workload.cluster_queue, usage)
     state.tree.add_usage(workload.cluster_queue, usage)
     state.admitted.setdefault(workload.cluster_queue, {})[workload.key] = workload
-    state.pods_ready_stale = True
     mark_admitted(workload, entry.assignment, now)
+    state.track_readiness(workload)
     queue = state.queues.queue(workload.cluster_queue)
     if queue.sticky == workload.key:
         queue.sticky = None
@@ -174,41 +192,86 @@ def _targets(state: KueueState, entry: Entry, view: QuotaTree) -> list[Target]:
     return _find(state, entry, spec, view, entry.assignment.usage, entry.assignment.preempt_frs)
 
 
+def _fits_without(view: QuotaTree, cq: str, usage: Usage, gone: list[Target]) -> bool:
+    """Whether ``usage`` fits ``cq`` once ``gone`` are evicted (upstream scheduler ``fits``)."""
+    for target in gone:
+        view.remove_usage(target.workload.cluster_queue, target.workload.usage)
+    fits = all(amount <= available(view.cqs[cq], fr) for fr, amount in usage.items())
+    for target in gone:
+        view.add_usage(target.workload.cluster_queue, target.workload.usage)
+    return fits
+
+
+def _no_candidates(state: KueueState, entry: Entry, view: QuotaTree) -> None:
+    assert entry.assignment is not None
+    entry.reason, entry.message = PendingReason.WAITING_FOR_QUOTA, entry.assignment.message()
+    entry.inadmissible = True
+    spec = state.cluster_queues[entry.workload.cluster_queue]
+    if spec.preemption.reclaim_within_cohort != "Any":  # upstream's CanAlwaysReclaim
+        # keep lower entries off the quota it waits for, capped at what it could ever get
+        view.add_usage(spec.name, capped_reservation(entry.assignment, spec, view))
+
+
+def _recompute(state: KueueState, entry: Entry, view: QuotaTree) -> bool:
+    """Targets overlapping another preemptor's: assign again against the view, whose victims are already gone
+    (upstream's RecomputeAssignmentUponPreemptionTargetsOverlap, on by default), on the flavors nominated
+    before. True when the workload fits once those preemptions complete: it then waits for them, holding its
+    usage (upstream ``DeferredFit``)."""
+    assert entry.assignment is not None
+    nominated = {p.name: dict(p.flavors) for p in entry.assignment.pod_sets}
+    _assign(state, entry, state.cluster_queues[entry.workload.cluster_queue], view, nominated)
+    assert entry.assignment is not None
+    if entry.assignment.mode != AssignmentMode.FIT:
+        return False
+    entry.reason = PendingReason.WAITING_FOR_PREEMPTED_WORKLOADS
+    entry.message = (
+        "Workload has overlapping preemption targets with another workload, but will fit after these "
+        "preemptions complete"
+    )
+    view.add_usage(entry.workload.cluster_queue, entry.assignment.usage)
+    return True
+
+
 def _preempt(
     state: KueueState, entry: Entry, view: QuotaTree, now: float, result: CycleResult, taken: set[str]
 ) -> None:  # fmt: skip
+    """Upstream ``processEntry`` for a Preempt-mode entry: no victims, overlap, no longer fits, or evict."""
+    workload = entry.workload
+    if any(t.workload.key in taken for t in entry.targets) and _recompute(state, entry, view):
+        return
     assert entry.assignment is not None
-    workload, usage = entry.workload, entry.assignment.usage
-    targets = _targets(state, entry, view)
-    if not targets:
-        entry.reason, entry.message = PendingReason.WAITING_FOR_QUOTA, entry.assignment.message()
-        entry.inadmissible = True
-        spec = state.cluster_queues[workload.cluster_queue]
-        if spec.preemption.reclaim_within_cohort != "Any":  # upstream's CanAlwaysReclaim
-            # keep lower entries off the quota it waits for, capped at what it could ever get
-            view.add_usage(workload.cluster_queue, capped_reservation(entry.assignment, spec, view))
+    if entry.assignment.mode == AssignmentMode.NO_FIT:
         return
-    if any(t.workload.key in taken for t in targets):
-        entry.reason, entry.message = (
-            PendingReason.WAITING_FOR_QUOTA,
-            "Preemption targets overlap another workload's",
-        )
+    if not entry.targets:
+        _no_candidates(state, entry, view)
         return
-    for target in targets:
+    if any(t.workload.key in taken for t in entry.targets):
+        entry.reason = PendingReason.WAITING_FOR_QUOTA
+        entry.message = "Workload has overlapping preemption targets with another workload"
+        return
+    usage = entry.assignment.usage
+    if not _fits_without(view, workload.cluster_queue, usage, entry.targets):
+        entry.reason = PendingReason.WAITING_FOR_QUOTA
+        entry.message = "Workload no longer fits after processing another workload"
+        return
+    request = workload.request
+    for target in entry.targets:
         taken.add(target.workload.key)
         view.remove_usage(target.workload.cluster_queue, target.workload.usage)
-        message = (
-            f"Preempted to accommodate a workload (UID: {workload.request.uid}) "
-            f"in ClusterQueue {workload.cluster_queue}"
-        )
+        message = preemption_message(request.uid, request.job_uid, target.reason,
+                                     queue_path(view, workload.cluster_queue),
+                                     queue_path(view, target.workload.cluster_queue))  # fmt: skip
         eviction = state.evict(target.workload.key, EvictionReason.PREEMPTED, message, now,
-                               preemption=target.reason, preempting_cq=workload.cluster_queue)  # fmt: skip
+                               preemption=target.reason, preempting_cq=workload.cluster_queue,
+                               in_cycle=True)  # fmt: skip
         result.evictions.append(eviction)
     view.add_usage(workload.cluster_queue, usage)
     state.queues.queue(workload.cluster_queue).sticky = workload.key
     entry.reason = PendingReason.WAITING_FOR_PREEMPTED_WORKLOADS
     # upstream: the flavor assigner's message, then the number of victims
-    entry.message = f"{entry.assignment.message()}. Pending the preemption of {len(targets)} workload(s)"
+    entry.message = (
+        f"{entry.assignment.message()}. Pending the preemption of {len(entry.targets)} workload(s)"
+    )
 
 
 def _process(

@@ -100,7 +100,9 @@ class Contender:
 
 
 def _borrows_after(node: QuotaNode, usage: Usage) -> bool:
-    return any(node.usage.get(fr, 0) + v > node.subtree.get(fr, 0) for fr, v in usage.items())
+    """Borrowing on a flavor-resource the entry asks for (upstream ``DRS.IsBorrowingOn``: a zero request does
+    not count, even where the node already borrows)."""
+    return any(v > 0 and node.usage.get(fr, 0) + v > node.subtree.get(fr, 0) for fr, v in usage.items())
 
 
 def _winner(
@@ -110,7 +112,7 @@ def _winner(
     if node.is_cq:
         found = by_cq.get(node.name)
         return (found, node) if found is not None else None
-    best: tuple[tuple[int, float, int, float], Contender, QuotaNode] | None = None
+    best: tuple[tuple[int, tuple[int, float], int, float], Contender, QuotaNode] | None = None
     for child in node.children:
         sub = _winner(tree, child, by_cq)
         if sub is None:
@@ -118,7 +120,7 @@ def _winner(
         contender = sub[0]
         key = (
             1 if _borrows_after(child, contender.usage) else 0,
-            dominant_resource_share(child, contender.usage),
+            drs(child, contender.usage).key,  # CompareDRS: zero-weight borrowers compare by ratio
             -contender.priority,
             contender.queue_time,
         )

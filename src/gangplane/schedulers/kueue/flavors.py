@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 from gangplane.api.core import Taint, Toleration
 from gangplane.api.scheduling.kueue import FlavorFungibilityPolicy, PreemptionPolicy
+from gangplane.schedulers.core.objects import Requirement
 from gangplane.schedulers.kueue.model import (
     PODS,
     AssignmentMode,
@@ -140,11 +141,37 @@ def flavor_ineligibility(flavor: FlavorSpec | None, name: str, pod_set: PodSetRe
     if flavor is None:
         return f"flavor {name} not found"
     if (taint := untolerated_taint(flavor, pod_set.tolerations)) is not None:
-        return f"untolerated taint {{{taint.key}: {taint.value or ''}, {taint.effect}}} in flavor {name}"
-    for key, value in pod_set.node_selector.items():
-        if key in flavor.node_labels and flavor.node_labels[key] != value:
-            return f"flavor {name} doesn't match node affinity"
+        # upstream formats the corev1.Taint value with %s: Go's struct form, timeAdded unset
+        return f"untolerated taint {{{taint.key} {taint.value or ''} {taint.effect} <nil>}} in flavor {name}"
+    if not _matches_affinity(flavor.node_labels, pod_set):
+        return f"flavor {name} doesn't match node affinity"
     return None
+
+
+def _matches_affinity(labels: Mapping[str, str], pod_set: PodSetRequest) -> bool:
+    """Upstream ``flavorSelector``: nodeSelector and required node-affinity terms, each restricted to the
+    flavor's own label keys, against its labels. A term left with no requirement matches any flavor (terms are
+    ORed), and so lifts the affinity constraint."""
+    if any(key in labels and labels[key] != value for key, value in pod_set.node_selector.items()):
+        return False
+    terms = [tuple(r for r in term if r.key in labels) for term in pod_set.affinity]
+    if not terms or not all(terms):
+        return True
+    return any(all(_requirement_holds(labels, r) for r in term) for term in terms)
+
+
+def _requirement_holds(labels: Mapping[str, str], requirement: Requirement) -> bool:
+    """One ``matchExpressions`` entry on a label the flavor has."""
+    value, op = labels[requirement.key], requirement.operator
+    if op in ("In", "NotIn"):
+        return (value in requirement.values) == (op == "In")
+    if op in ("Gt", "Lt") and len(requirement.values) == 1:
+        try:
+            number, bound = int(value), int(requirement.values[0])
+        except ValueError:
+            return False
+        return number > bound if op == "Gt" else number < bound
+    return op == "Exists"
 
 
 # ---------------------------------------------------------------- one resource in one flavor
@@ -156,6 +183,9 @@ class _Context:
     node: QuotaNode
     oracle: Oracle
     fair_sharing: bool = False
+    pinned: Mapping[str, Mapping[str, str]] | None = None
+    """Per pod set, resource -> the flavor nominated earlier: a recomputation tries only those (upstream's
+    ``NominationMapping``, flavor stickiness)."""
 
     def may_preempt_while_borrowing(self) -> bool:
         """``canPreemptWhileBorrowing``: borrowWithinCohort, or any reclaim policy under fair sharing."""
@@ -239,7 +269,9 @@ def _choose(ctx: _Context, attempts: list[_Attempt]) -> _Attempt | None:
 
 
 def _pod_set_requests(spec: ClusterQueueSpec, pod_set: PodSetRequest) -> dict[str, int]:
-    totals = {r: pod_set.total(r) for r in pod_set.requests if pod_set.total(r) > 0}
+    """What the pod set needs; a zero request counts only for a resource the ClusterQueue covers (it gets a
+    flavor, as upstream), and is skipped otherwise (upstream #8079)."""
+    totals = {r: pod_set.total(r) for r in pod_set.requests if pod_set.total(r) > 0 or spec.group_of(r)}
     if spec.group_of(PODS) is not None:
         totals[PODS] = pod_set.count
     return totals
@@ -253,7 +285,13 @@ def _assign_group(
     accumulates them all, so a message names each flavor that did not fit)."""
     attempts: list[_Attempt] = []
     reasons: list[str] = []
+    resource = min(requests)  # the one the scan is for, as upstream's per-resource loop
+    pinned = ctx.pinned.get(pod_set.name, {}).get(resource) if ctx.pinned is not None else None
     for flavor in group.flavors:
+        if ctx.pinned is not None and flavor.name != pinned:
+            reasons.append(f"skipping flavor {flavor.name} as it is not found in the nomination mapping for "
+                           f"resource {resource}")  # fmt: skip
+            continue
         if (why := flavor_ineligibility(flavors.get(flavor.name), flavor.name, pod_set)) is not None:
             reasons.append(why)
             continue
@@ -268,35 +306,44 @@ def _assign_group(
 def _assign_pod_set(
     ctx: _Context, flavors: Mapping[str, FlavorSpec], pod_set: PodSetRequest, assumed: Usage
 ) -> PodSetAssignment:
+    """Upstream ``assignFlavors`` for one pod set: resources in name order, each with its resource group (the
+    first covering it, even in a spec that lists it twice). The first group that finds no flavor leaves the pod
+    set with no flavors and that group's reasons alone."""
     result = PodSetAssignment(pod_set.name, pod_set.count)
     requests = _pod_set_requests(ctx.spec, pod_set)
     for resource in sorted(requests):
-        if ctx.spec.group_of(resource) is None:
-            result.mode = FlavorMode.NO_FIT
-            result.reason = PendingReason.NO_MATCHING_FLAVOR
-            result.reasons.append(f"resource {resource} unavailable in ClusterQueue")
-    for group in ctx.spec.resource_groups:
-        wanted = {r: v for r, v in requests.items() if r in group.covered}
-        if wanted:
-            _apply_group(result, *_assign_group(ctx, flavors, group, pod_set, wanted, assumed), wanted)
+        if resource in result.flavors:
+            continue
+        group = ctx.spec.group_of(resource)
+        if group is None:
+            _fail(result, None, [f"resource {resource} unavailable in ClusterQueue"])
+            break
+        wanted = {r: v for r, v in requests.items() if ctx.spec.group_of(r) is group}
+        attempt, reasons = _assign_group(ctx, flavors, group, pod_set, wanted, assumed)
+        if attempt is None or attempt.mode == FlavorMode.NO_FIT:
+            _fail(result, attempt, reasons)
+            break
+        _apply_group(result, attempt, reasons, wanted)
     return result
 
 
+def _fail(result: PodSetAssignment, attempt: _Attempt | None, reasons: list[str]) -> None:
+    result.flavors.clear()
+    result.usage.clear()
+    result.preempt_frs.clear()
+    result.mode, result.borrow, result.reasons = FlavorMode.NO_FIT, 0, list(reasons)
+    result.reason = attempt.reason if attempt is not None else PendingReason.NO_MATCHING_FLAVOR
+
+
 def _apply_group(
-    result: PodSetAssignment, attempt: _Attempt | None, reasons: list[str], wanted: Mapping[str, int]
+    result: PodSetAssignment, attempt: _Attempt, reasons: list[str], wanted: Mapping[str, int]
 ) -> None:
-    if attempt is None:
-        result.mode = FlavorMode.NO_FIT
-        result.reason = PendingReason.NO_MATCHING_FLAVOR
-        result.reasons.extend(reasons)
-        return
     if attempt.mode < result.mode:
         result.reason = attempt.reason
     result.mode = min(result.mode, attempt.mode)
     result.borrow = max(result.borrow, attempt.borrow)
     result.preempt_frs |= attempt.preempt_frs
-    if attempt.mode < FlavorMode.FIT:
-        result.reasons.extend(reasons)
+    result.reasons.extend(reasons)  # a fitting group's tried flavors too, as upstream's group status
     for resource, amount in wanted.items():
         result.flavors[resource] = attempt.flavor
         result.usage[(attempt.flavor, resource)] = amount
@@ -304,10 +351,11 @@ def _apply_group(
 
 def assign_flavors(
     workload: WorkloadRequest, spec: ClusterQueueSpec, tree: QuotaTree, flavors: Mapping[str, FlavorSpec],
-    oracle: Oracle, *, fair_sharing: bool = False,
+    oracle: Oracle, *, fair_sharing: bool = False, pinned: Mapping[str, Mapping[str, str]] | None = None,
 ) -> Assignment:  # fmt: skip
-    """Flavor assignment for every PodSet of ``workload`` in ``spec``'s ClusterQueue, against ``tree``."""
-    ctx = _Context(spec, tree.cqs[spec.name], oracle, fair_sharing)
+    """Flavor assignment for every PodSet of ``workload`` in ``spec``'s ClusterQueue, against ``tree``;
+    ``pinned``: only the flavors an earlier assignment chose (a recomputation)."""
+    ctx = _Context(spec, tree.cqs[spec.name], oracle, fair_sharing, pinned)
     assumed: Usage = {}
     pod_sets = []
     for pod_set in workload.pod_sets:
@@ -315,6 +363,8 @@ def assign_flavors(
         for fr, amount in assigned.usage.items():
             assumed[fr] = assumed.get(fr, 0) + amount
         pod_sets.append(assigned)
+        if assigned.mode == FlavorMode.NO_FIT:
+            break  # upstream returns at the first pod set that does not fit
     return Assignment(pod_sets)
 
 

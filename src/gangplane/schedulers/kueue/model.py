@@ -22,6 +22,7 @@ from gangplane.api.scheduling.kueue import (
     QueueingStrategy,
     StopPolicy,
 )
+from gangplane.schedulers.core.objects import Requirement
 
 FlavorResource = tuple[str, str]
 """``(flavor, resource)``: the unit every quota and usage figure is kept per."""
@@ -154,6 +155,8 @@ class PodSetRequest:
     requests: Mapping[str, int]
     node_selector: Mapping[str, str] = field(default_factory=dict)
     tolerations: tuple[Toleration, ...] = ()
+    affinity: tuple[tuple[Requirement, ...], ...] = ()
+    """Required node-affinity terms (ORed; a term's requirements ANDed)."""
 
     def total(self, resource: str) -> int:
         return self.requests.get(resource, 0) * self.count
@@ -171,6 +174,8 @@ class WorkloadRequest:
     priority: int = 0
     created: float = 0.0
     uid: str = ""
+    job_uid: str = ""
+    """The ``kueue.x-k8s.io/job-uid`` label: the job the Workload was made for."""
     priority_class: str = ""
     namespace_labels: Mapping[str, str] = field(default_factory=dict)
 

@@ -8,7 +8,8 @@ Kueue adds a small random jitter to the backoff; gangplane does not, so runs are
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import heapq
+from dataclasses import dataclass, field
 from enum import StrEnum
 
 
@@ -47,3 +48,41 @@ def pods_ready_deadline(
     if recovering_since is not None and config.recovery_timeout is not None:
         return recovering_since + config.recovery_timeout
     return admitted_at + config.timeout
+
+
+@dataclass
+class ReadinessDeadlines:
+    """The admitted workloads whose pods are not all ready, with their deadlines, kept up to date per workload
+    as it changes, so a pass costs what changed and not every admitted workload: the earliest deadline and the
+    due ones come off a heap (entries of a changed deadline are dropped lazily)."""
+
+    deadlines: dict[str, float] = field(default_factory=dict)
+    _heap: list[tuple[float, str]] = field(default_factory=list)
+
+    def set(self, key: str, deadline: float | None) -> None:
+        """``key``'s deadline, or None once it is ready, gone, or no longer admitted."""
+        if deadline is None:
+            self.deadlines.pop(key, None)
+        elif self.deadlines.get(key) != deadline:
+            self.deadlines[key] = deadline
+            heapq.heappush(self._heap, (deadline, key))
+        if len(self._heap) > 2 * len(self.deadlines) + 64:  # mostly stale: rebuild, amortised O(1)
+            self._heap = [(d, k) for k, d in self.deadlines.items()]
+            heapq.heapify(self._heap)
+
+    def earliest(self) -> float | None:
+        heap = self._heap
+        while heap and self.deadlines.get(heap[0][1]) != heap[0][0]:
+            heapq.heappop(heap)
+        return heap[0][0] if heap else None
+
+    def due(self, now: float) -> list[str]:
+        """The workloads whose deadline has passed, by key, taken off."""
+        keys = []
+        while (earliest := self.earliest()) is not None and earliest <= now:
+            keys.append(heapq.heappop(self._heap)[1])
+            del self.deadlines[keys[-1]]
+        return sorted(keys)
+
+    def __len__(self) -> int:
+        return len(self.deadlines)

@@ -62,6 +62,31 @@ _REASONS = {
 }
 
 
+_HUMAN_REASONS: dict[str, str] = {
+    PreemptionReason.IN_CLUSTER_QUEUE: "prioritization in the ClusterQueue",
+    PreemptionReason.IN_COHORT_RECLAMATION: "reclamation within the cohort",
+    PreemptionReason.IN_COHORT_FAIR_SHARING: "Fair Sharing within the cohort",
+    PreemptionReason.IN_COHORT_RECLAIM_WHILE_BORROWING: "reclamation within the cohort while borrowing",
+}
+
+
+def queue_path(tree: QuotaTree, cq: str) -> str:
+    """``/root/.../cohort/cq`` (upstream ``buildCQPath``); "" for a ClusterQueue not in the tree."""
+    node = tree.cqs.get(cq)
+    if node is None:
+        return ""
+    return "/" + "/".join([*(a.name for a in reversed(list(node.path_to_root()))), cq])
+
+
+def preemption_message(uid: str, job_uid: str, reason: str, preemptor_path: str, preemptee_path: str) -> str:
+    """The victim's ``Evicted`` / ``Preempted`` message, as upstream's ``preemptionMessage``."""
+    return (
+        f"Preempted to accommodate a workload (UID: {uid or 'UNKNOWN'}, JobUID: {job_uid or 'UNKNOWN'}) due to "
+        f"{_HUMAN_REASONS.get(reason, 'UNKNOWN')}; preemptor path: {preemptor_path or 'UNKNOWN'}; "
+        f"preemptee path: {preemptee_path or 'UNKNOWN'}"
+    )
+
+
 def satisfies_policy(policy: PreemptionPolicy, preemptor: Preemptor, candidate: WorkloadState) -> bool:
     if policy == PreemptionPolicy.ANY:
         return True

@@ -39,7 +39,7 @@ def _shape(state: WorkloadState) -> tuple[object, ...]:
     request = state.request
     shapes = tuple(
         (p.name, p.count, tuple(sorted(p.requests.items())), tuple(sorted(p.node_selector.items())),
-         tuple(t.model_dump_json() for t in p.tolerations))
+         tuple(t.model_dump_json() for t in p.tolerations), p.affinity)
         for p in request.pod_sets
     )  # fmt: skip
     return request.priority, request.namespace, shapes
@@ -217,10 +217,12 @@ class QueueManager:
         self.backoff.pop(key, None)
         self._popped_generation.pop(key, None)
 
-    def schedule_requeue(self, cqs: Iterable[str], now: float) -> None:
-        """A quota-freeing event: requeue these queues' inadmissible workloads after the batching delay."""
+    def schedule_requeue(self, cqs: Iterable[str], now: float, *, popped_heads_too: bool = True) -> None:
+        """A quota-freeing event: requeue these queues' inadmissible workloads after the batching delay, and
+        (``popped_heads_too``) the heads popped before it, when they come back inadmissible."""
         for cq in cqs:
-            self.queue(cq).generation += 1
+            if popped_heads_too:
+                self.queue(cq).generation += 1
             self._requeue_due.setdefault(cq, now + REQUEUE_BATCH_SECONDS)
 
     def flush(self, now: float) -> list[WorkloadState]:

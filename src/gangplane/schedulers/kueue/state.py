@@ -25,6 +25,7 @@ from gangplane.schedulers.kueue.model import (
     WorkloadRequest,
 )
 from gangplane.schedulers.kueue.podsready import (
+    ReadinessDeadlines,
     RequeuingTimestamp,
     WaitForPodsReady,
     backoff_seconds,
@@ -34,6 +35,7 @@ from gangplane.schedulers.kueue.podsready import (
 from gangplane.schedulers.kueue.queues import QueueManager
 from gangplane.schedulers.kueue.quota import QuotaTree
 from gangplane.schedulers.kueue.workloads import (
+    History,
     Phase,
     WorkloadState,
     mark_admitted,
@@ -41,6 +43,7 @@ from gangplane.schedulers.kueue.workloads import (
     mark_finished,
     mark_pending,
     mark_pods_ready,
+    recall,
 )
 
 
@@ -74,9 +77,8 @@ class KueueState:
     admitted: dict[str, dict[str, WorkloadState]] = field(default_factory=dict)
     queues: QueueManager = field(default_factory=QueueManager)
     recovering_since: dict[str, float] = field(default_factory=dict)
-    pods_ready_due: float | None = None
-    """Earliest waitForPodsReady deadline, cached: ``pods_ready_stale`` says it must be recomputed."""
-    pods_ready_stale: bool = True
+    readiness: ReadinessDeadlines = field(default_factory=ReadinessDeadlines)
+    """waitForPodsReady deadlines of the admitted workloads not yet ready (empty when it is off)."""
 
     # ------------------------------------------------------------ configuration
 
@@ -130,8 +132,17 @@ class KueueState:
 
     # ------------------------------------------------------------ workload events
 
-    def add_workload(self, request: WorkloadRequest, now: float) -> WorkloadState:
+    def add_workload(
+        self, request: WorkloadRequest, now: float, history: History | None = None
+    ) -> WorkloadState:
+        """Queue a workload; ``history`` is what its status remembered (a restart): a backoff still running
+        waits it out, and a PodsReady timeout keeps its place in the queue (requeuing timestamp Eviction)."""
         state = WorkloadState(request, queue_time=request.created)
+        if history is not None:
+            recall(state, history)
+            eviction_time = self.config.wait_for_pods_ready.timestamp == RequeuingTimestamp.EVICTION
+            if eviction_time and history.timed_out_at is not None:
+                state.queue_time = history.timed_out_at
         self.workloads[request.key] = state
         if not request.cluster_queue:
             message = f"LocalQueue {request.local_queue} doesn't exist"
@@ -142,14 +153,16 @@ class KueueState:
         return state
 
     def restore_admitted(self, request: WorkloadRequest, assignment: Assignment, reserved_at: float,
-                         pods_ready: bool) -> WorkloadState:  # fmt: skip
+                         pods_ready: bool, history: History | None = None) -> WorkloadState:  # fmt: skip
         """Take back a workload admitted before a restart: its quota is held again, nothing is re-decided."""
         state = WorkloadState(request, queue_time=request.created)
+        if history is not None:
+            recall(state, history)
         mark_admitted(state, assignment, reserved_at)
         state.pods_ready = pods_ready
         self.workloads[request.key] = state
         self.admitted.setdefault(request.cluster_queue, {})[request.key] = state
-        self.pods_ready_stale = True
+        self.track_readiness(state)
         if request.cluster_queue in self.tree.cqs:
             self.tree.add_usage(request.cluster_queue, state.usage)
         return state
@@ -178,7 +191,6 @@ class KueueState:
         state = self.workloads.get(key)
         if state is None or state.phase != Phase.ADMITTED:
             return
-        self.pods_ready_stale = True
         if ready and not state.pods_ready:
             mark_pods_ready(state, now)
             self.recovering_since.pop(key, None)
@@ -186,23 +198,28 @@ class KueueState:
             state.pods_ready = False
             self.recovering_since[key] = now
             state.set_condition(C.PODS_READY, False, "WaitForRecovery", "At least one pod has failed", now)
+        self.track_readiness(state)
 
-    def _release(self, state: WorkloadState, now: float) -> None:
+    def _release(self, state: WorkloadState, now: float, *, in_cycle: bool = False) -> None:
         if state.cluster_queue in self.tree.cqs:  # the ClusterQueue may be gone
             self.tree.remove_usage(state.cluster_queue, state.usage)
         self.admitted.get(state.cluster_queue, {}).pop(state.key, None)
-        self.pods_ready_stale = True
-        self.queues.schedule_requeue(self.tree_members(state.cluster_queue), now)
+        self.readiness.set(state.key, None)
+        self.queues.schedule_requeue(
+            self.tree_members(state.cluster_queue), now, popped_heads_too=not in_cycle
+        )
 
     # ------------------------------------------------------------ eviction and waitForPodsReady
 
     def evict(
         self, key: str, reason: EvictionReason, message: str, now: float, *,
-        preemption: PreemptionReason | None = None, preempting_cq: str | None = None,
+        preemption: PreemptionReason | None = None, preempting_cq: str | None = None, in_cycle: bool = False,
     ) -> Eviction:  # fmt: skip
-        """Release ``key``'s quota and queue it again (after a backoff for ``PodsReadyTimeout``)."""
+        """Release ``key``'s quota and queue it again (after a backoff for ``PodsReadyTimeout``). ``in_cycle``:
+        a preemption by the running cycle, whose heads still park as upstream's would (there the victim's quota
+        is released later, when its pods are gone, and only that requeues the cohort)."""
         state = self.workloads[key]
-        self._release(state, now)
+        self._release(state, now, in_cycle=in_cycle)
         self.recovering_since.pop(key, None)
         mark_evicted(state, reason, message, now)
         if preemption is not None:
@@ -237,19 +254,17 @@ class KueueState:
         recovering = self.recovering_since.get(state.key)
         return pods_ready_deadline(self.config.wait_for_pods_ready, admitted_at, recovering)
 
+    def track_readiness(self, state: WorkloadState) -> None:
+        """Record ``state``'s waitForPodsReady deadline after it was admitted or its readiness changed."""
+        self.readiness.set(state.key, self.pods_ready_deadline(state))
+
     def check_pods_ready(self, now: float) -> list[Eviction]:
-        """Evict every admitted workload whose pods did not become ready in time."""
-        due = self.earliest_pods_ready_deadline()
-        if due is None or due > now:  # an idle pass does not scan every admitted workload
-            return []
-        evictions = []
-        for cq in sorted(self.admitted):
-            for key, state in sorted(self.admitted[cq].items()):
-                deadline = self.pods_ready_deadline(state)
-                if deadline is not None and deadline <= now:
-                    message = "Exceeded the PodsReady timeout"
-                    evictions.append(self.evict(key, EvictionReason.PODS_READY_TIMEOUT, message, now))
-        return evictions
+        """Evict every admitted workload whose pods did not become ready in time; only the due ones are read."""
+        message = "Exceeded the PodsReady timeout"
+        return [
+            self.evict(key, EvictionReason.PODS_READY_TIMEOUT, message, now)
+            for key in self.readiness.due(now)
+        ]
 
     def wake_backoffs(self, now: float) -> None:
         for state in self.queues.flush(now):
@@ -262,10 +277,4 @@ class KueueState:
         return min(times, default=None)
 
     def earliest_pods_ready_deadline(self) -> float | None:
-        if not self.config.wait_for_pods_ready.enabled:
-            return None
-        if self.pods_ready_stale:
-            deadlines = (self.pods_ready_deadline(s) for a in self.admitted.values() for s in a.values())
-            self.pods_ready_due = min((d for d in deadlines if d is not None), default=None)
-            self.pods_ready_stale = False
-        return self.pods_ready_due
+        return self.readiness.earliest()

@@ -15,12 +15,26 @@ from gangplane.clock import rfc3339
 from gangplane.schedulers.kueue.flavors import Assignment
 from gangplane.schedulers.kueue.model import Usage, WorkloadRequest
 
+NO_RESERVATION, NO_RESERVATION_MESSAGE = "NoReservation", "The workload has no reservation"
+
 
 class Phase(StrEnum):
     PENDING = "Pending"
     ADMITTED = "Admitted"
     FINISHED = "Finished"
     INACTIVE = "Inactive"
+
+
+@dataclass(frozen=True)
+class History:
+    """What a Workload's status remembers that the core needs back after a restart: its waitForPodsReady
+    requeues (``requeueState``), its evictions by reason and cause (``schedulingStats``) and when a PodsReady
+    timeout last evicted it."""
+
+    requeue_count: int = 0
+    requeue_at: float | None = None
+    evictions: tuple[tuple[str, str, int], ...] = ()
+    timed_out_at: float | None = None
 
 
 @dataclass
@@ -42,6 +56,8 @@ class WorkloadState:
     """Quota held while admitted (the assignment's total), empty otherwise."""
     shape: tuple[object, ...] | None = None
     """Equivalence key cache (``queues.equivalence_key``)."""
+    evictions: dict[tuple[str, str], int] = field(default_factory=dict)
+    """``status.schedulingStats.evictions``: (reason, underlying cause) -> count, in order of first eviction."""
 
     @property
     def key(self) -> str:
@@ -71,8 +87,11 @@ class WorkloadState:
 
 
 def mark_pending(state: WorkloadState, reason: str, message: str, now: float) -> None:
+    """``QuotaReserved=False`` with why, and ``Admitted=False`` beside it (upstream's SyncAdmittedCondition
+    under UnadmittedWorkloadsObservability, on by default)."""
     state.pending_reason, state.pending_message = reason, message
     state.set_condition(C.QUOTA_RESERVED, False, reason, message, now)
+    state.set_condition(C.ADMITTED, False, NO_RESERVATION, NO_RESERVATION_MESSAGE, now)
 
 
 def mark_admitted(state: WorkloadState, assignment: Assignment, now: float) -> None:
@@ -98,9 +117,12 @@ def mark_evicted(state: WorkloadState, reason: str, message: str, now: float) ->
     state.usage = {}
     state.reserved_at = None
     state.pods_ready = False
+    state.evictions[(reason, "")] = (
+        state.evictions.get((reason, ""), 0) + 1
+    )  # upstream workloadEvictionStateInc
     state.set_condition(C.EVICTED, True, reason, message, now)
     state.set_condition(C.QUOTA_RESERVED, False, "Pending", message, now)
-    state.set_condition(C.ADMITTED, False, "NoReservation", "The workload has no reservation", now)
+    state.set_condition(C.ADMITTED, False, NO_RESERVATION, NO_RESERVATION_MESSAGE, now)
     state.drop_condition(C.PODS_READY)
 
 
@@ -116,3 +138,9 @@ def mark_pods_ready(state: WorkloadState, now: float) -> None:
     state.set_condition(
         C.PODS_READY, True, reason, "All pods reached readiness and the workload is running", now
     )
+
+
+def recall(state: WorkloadState, history: History) -> None:
+    """Take back what the status remembered (``History``)."""
+    state.requeue_count, state.requeue_at = history.requeue_count, history.requeue_at
+    state.evictions = {(reason, cause): count for reason, cause, count in history.evictions}

@@ -186,7 +186,11 @@ def _kubectl_missing() -> str | None:
     return None if shutil.which("kubectl") else "kubectl is not installed"
 
 
-_NEEDS = {"slurm": _slurm_missing, "kubectl": _kubectl_missing}
+def _openmpi_missing() -> str | None:
+    return None if shutil.which("mpirun") else "OpenMPI is not installed (docs/mpi.md, Setup)"
+
+
+_NEEDS = {"slurm": _slurm_missing, "kubectl": _kubectl_missing, "openmpi": _openmpi_missing}
 
 
 def run_page(

@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import shutil
+import sys
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -65,6 +66,8 @@ from gangplane.agent.process import (
     start,
     stop,
 )
+from gangplane.agent.rsh_pods import adapt as adapt_for_mpi
+from gangplane.agent.rsh_pods import is_root
 from gangplane.agent.service_account import ApiEndpoint, service_account_volume, token_source
 from gangplane.agent.volumes import has_projections, pod_volumes
 from gangplane.client import Controller, Informer, Result
@@ -120,6 +123,7 @@ class NodeAgent:
         self._devices = DevicePool(node.gpu_devices)
         state = logs_dir.parent  # the control plane's state directory
         self._pods_root = state / "pods"
+        self._rsh_dir = state / "rsh"  # MPI pods' remote-shell sockets (rsh_pods.py)
         self._images = images or ImageEnvironments([], EnvironmentCache(cache_dir(state)))
         self._read = store_reader(store)
         self._ctx = LaunchContext(
@@ -278,6 +282,7 @@ class NodeAgent:
             return not image.failure
         container = image.container
         try:
+            container = adapt_for_mpi(pod, container, self._rsh_dir, sys.executable, is_root())
             launch = build_launch(pod, container, image.context(self._ctx), port_map, gpus, self._place(pod))
             launch = with_memory_cgroup(container, state.uid, launch)
             rotate_log(launch.log_path, keep_previous=restarted)

@@ -71,7 +71,9 @@ def _venv(image: str, *packages: str, pip_args: Sequence[str] = ()) -> ImageEnvi
 DEFAULT_IMAGES: tuple[ImageEnvironment, ...] = (
     ImageEnvironment(image="pytorch/pytorch"),
     ImageEnvironment(image="docker.io/pytorch/pytorch"),
-    _venv("ghcr.io/kubeflow/trainer/deepspeed-runtime", "deepspeed", pip_args=["--no-build-isolation"]),
+    # deepspeed's sdist builds in pip's isolation; mpi4py is how it finds its ranks under mpirun
+    # (deepspeed.comm's mpi_discovery), as in the upstream image
+    _venv("ghcr.io/kubeflow/trainer/deepspeed-runtime", "deepspeed", "mpi4py"),
     _venv("nvcr.io/nvidia/jax", "jax"),
     _venv("ghcr.io/kubeflow/trainer/xgboost-runtime", "xgboost-cpu"),
     _venv("ghcr.io/kubeflow/trainer/mlx-runtime", "mlx[cpu]"),

@@ -40,6 +40,7 @@ COMMANDS: dict[str, str] = {
     "controller": "controller",
     "simulate": "simulate",  # what-if simulation in virtual time
     "dashboard": "dashboard",  # the web dashboard at /ui
+    "rsh": "rsh",  # MPI pods' remote shell (docs/mpi.md)
 }
 MODULES: tuple[str, ...] = tuple(dict.fromkeys(COMMANDS.values()))
 

@@ -13,7 +13,7 @@ import pytest
 from agent.conftest import pod, wait_phase
 from gangplane.agent import AgentPool, ClusterConfig, NodeGroup, sandbox
 from gangplane.agent.images import ImageEnvironment
-from gangplane.store.catalog import EVENTS, PODS
+from gangplane.store.catalog import EVENTS, PERSISTENT_VOLUME_CLAIMS, PERSISTENT_VOLUMES, PODS
 from gangplane.store.memory import MemoryStore
 
 pytestmark = pytest.mark.slow
@@ -84,10 +84,29 @@ def test_dataset_initializer_image_fills_the_claim_in_either_isolation_mode(
         "env": [{"name": "STORAGE_URI", "value": f"file://{source}"}],
         "volumeMounts": [{"name": "initializer", "mountPath": "/workspace/dataset"}],
     }
+    shared = tmp_path / "claims" / f"pv-{isolation}"
+    _bound_claim(store, f"data-{isolation}", f"pv-{isolation}", shared)
     claim = {"name": "initializer", "persistentVolumeClaim": {"claimName": f"data-{isolation}"}}
     store.create(PODS, pod("init", init, restartPolicy="Never", volumes=[claim]))
     done = wait_phase(store, "init", "Succeeded", "Failed", timeout=60)
     assert done["status"]["phase"] == "Succeeded", done["status"]
-    assert (
-        tmp_path / "claims" / "default" / f"data-{isolation}" / "data" / "train.csv"
-    ).read_text() == "x,y\n"
+    assert (shared / "data" / "train.csv").read_text() == "x,y\n"
+
+
+def _bound_claim(store: MemoryStore, claim: str, volume: str, where: Path) -> None:
+    """A claim bound to a hostPath volume, as the PV controller leaves it (no controller runs here)."""
+    source = {"hostPath": {"path": str(where), "type": "DirectoryOrCreate"}}
+    spec = {"capacity": {"storage": "1Gi"}, "accessModes": ["ReadWriteOnce"], **source}
+    store.create(PERSISTENT_VOLUMES, {"metadata": {"name": volume}, "spec": spec})
+    created = store.create(
+        PERSISTENT_VOLUME_CLAIMS,
+        {
+            "metadata": {"name": claim, "namespace": "default"},
+            "spec": {
+                "accessModes": ["ReadWriteOnce"],
+                "resources": {"requests": {"storage": "1Gi"}},
+                "volumeName": volume,
+            },
+        },
+    )
+    store.update_status(PERSISTENT_VOLUME_CLAIMS, {**created, "status": {"phase": "Bound"}})

@@ -39,7 +39,7 @@ class ImageEnvironment(ApiModel):
     packages: list[str] = []  # pip requirement specifiers: a virtual environment built from them
     python: str | None = None  # interpreter the environment is made with (default: gangplane's)
     inherit: bool | None = None  # gangplane's packages importable in it (default: when ``python`` is unset)
-    pip_args: list[str] = []  # extra ``pip install`` arguments, e.g. ``--no-build-isolation``
+    pip_args: list[str] = []  # extra ``pip install`` arguments, e.g. ``--prefer-binary``
     command: list[str] = []  # a prefix put before the container's command instead of an environment
     entrypoint: list[str] = []  # the image's ENTRYPOINT, used when the container has no ``command``
 

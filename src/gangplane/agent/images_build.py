@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import importlib.metadata
 import os
 import secrets
 import shutil
@@ -55,11 +56,13 @@ def this_interpreter() -> BaseInterpreter:
 
 
 def _pip_installs_elsewhere() -> bool:
+    """Whether this interpreter's pip can install into another one (``pip --python``, pip 22.3+); pip is run,
+    never imported, so only its installed version is read."""
     try:
-        from pip import __version__
-    except ImportError:
+        version = importlib.metadata.version("pip")
+    except importlib.metadata.PackageNotFoundError:
         return False
-    major, minor = (int(part) for part in __version__.split(".")[:2])
+    major, minor = (int(part) for part in version.split(".")[:2])
     return (major, minor) >= (22, 3)
 
 

@@ -55,7 +55,7 @@ class ObjectStore(Collector):
     def _writing(self, dry_run: bool) -> Iterator[None]:
         """Hold the lock for one write; with ``dry_run`` every step (admission, defaulting, conflicts, GC)
         runs but ``_commit`` stores nothing (the API's ``dryRun=All``)."""
-        with self._lock:
+        with self._write_call():
             self._dry_run = dry_run
             try:
                 yield
@@ -227,7 +227,7 @@ class ObjectStore(Collector):
         propagation: Propagation = Propagation.BACKGROUND,
     ) -> ObjectList:
         selection = build_filter(options.namespace, options.label_selector, options.field_selector)
-        with self._lock:
+        with self._write_call():
             done = []
             for key, _ in self._select(rt, selection):
                 current = self._find(rt, *key)

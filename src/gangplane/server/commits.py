@@ -27,7 +27,7 @@ class GroupCommit:
         """Call the store write ``fn`` without waiting for its transaction (await ``durable`` after it)."""
         if self._store is None:
             return fn(*args, **kwargs)
-        with self._store.deferred():
+        with self._store.deferred(borrow=True):  # the handler only renders what the write returns
             return fn(*args, **kwargs)
 
     async def durable(self) -> None:

@@ -55,6 +55,7 @@ Ref = tuple[TypeKey, Key]
 EVERYTHING = ListOptions()
 MAX_BATCH = 128  # changes one call may buffer before it commits them itself (a cascade of thousands)
 _DEFERRED: ContextVar[bool] = ContextVar("gangplane_store_deferred", default=False)
+_BORROWED: ContextVar[bool] = ContextVar("gangplane_store_borrowed", default=False)
 
 
 class Journal(Protocol):
@@ -154,14 +155,20 @@ class Engine:
 
     # -- group commit -----------------------------------------------------------------------------------------
     @contextlib.contextmanager
-    def deferred(self) -> Iterator[None]:
+    def deferred(self, *, borrow: bool = False) -> Iterator[None]:
         """Writes in this block return before they are durable; the caller must ``sync`` before it
-        acknowledges them."""
-        token = _DEFERRED.set(True)
+        acknowledges them. With ``borrow`` they return the stored object itself, not a copy: the caller
+        only reads it (the API server renders it)."""
+        token, borrowed = _DEFERRED.set(True), _BORROWED.set(borrow)
         try:
             yield
         finally:
             _DEFERRED.reset(token)
+            _BORROWED.reset(borrowed)
+
+    def _result(self, stored: Object) -> Object:
+        """What a write returns: a copy, unless the caller borrows (``deferred``)."""
+        return stored if _BORROWED.get() else copy_object(stored)
 
     @contextlib.contextmanager
     def _write_call(self) -> Iterator[None]:
@@ -289,10 +296,15 @@ class Engine:
             if old is None or not _same_problems(rt, old, exc):
                 raise
 
-    def _admit(self, rt: ResourceType, op: Operation, new: Object, old: Object | None) -> Object:
+    def _admit(
+        self, rt: ResourceType, op: Operation, new: Object, old: Object | None, *, owned: bool = False
+    ) -> Object:
+        """The admission hook's verdict; it gets copies (``owned``: ``new`` is already this call's own)."""
         if self._admission is None:
             return new
-        return self._admission(rt, op, copy_object(new), None if old is None else copy_object(old))
+        return self._admission(
+            rt, op, new if owned else copy_object(new), None if old is None else copy_object(old)
+        )
 
     def _find(self, rt: ResourceType, namespace: str, name: str) -> Object | None:
         return self._objects.get(type_key(rt), {}).get((namespace, name))

@@ -72,8 +72,17 @@ def _requests() -> dict[str, dict[str, str]]:
 def node(name: str) -> tuple[bytes, bytes]:
     """scheduler_perf's node-default.yaml, registered as a kubelet does: the object, then its status."""
     capacity = {"pods": "110", "cpu": "4", "memory": "32Gi"}
-    doc = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}}}
-    ready = {"type": "Ready", "status": "True", "reason": "KubeletReady", "message": "kubelet is posting ready status"}
+    doc = {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
+    }
+    ready = {
+        "type": "Ready",
+        "status": "True",
+        "reason": "KubeletReady",
+        "message": "kubelet is posting ready status",
+    }
     status = {"status": {"capacity": capacity, "allocatable": capacity, "conditions": [ready]}}
     return json.dumps(doc).encode(), json.dumps(status).encode()
 
@@ -84,7 +93,7 @@ def _create_pods(state: Path, url: str, prefix: str, n: int) -> None:
         conn.send("POST", PODS, pod(f"{prefix}-{i}"))
 
 
-def _register_nodes(state: Path, url: str, prefix: str, n: int) -> None:
+def register_nodes(state: Path, url: str, prefix: str, n: int) -> None:
     conn = Connection(state, url)
     for i in range(n):
         name = f"{prefix}-{i}"
@@ -111,7 +120,7 @@ def in_parallel(target: object, state: Path, url: str, prefix: str, total: int) 
 def measure(state: Path, url: str, pods: int, nodes: int) -> dict[str, float]:
     _create_pods(state, url, "warm", 200)  # first requests pay for imports and caches
     pod_seconds = in_parallel(_create_pods, state, url, "p", pods)
-    node_seconds = in_parallel(_register_nodes, state, url, "node-", nodes)
+    node_seconds = in_parallel(register_nodes, state, url, "node-", nodes)
     return {"creates_per_s": pods // CLIENTS * CLIENTS / pod_seconds, "nodes_s": node_seconds}
 
 
@@ -125,8 +134,12 @@ def main(pods: int = 10_000, nodes: int = 5_000) -> None:
         finally:
             launch.stop(state)
     rate, seconds = result["creates_per_s"], result["nodes_s"]
-    print(f"{f'pod creates/s, {CLIENTS} HTTPS clients':40} {rate:10.0f}   target >= 3000   ratio {rate / 3000:.2f}")
-    print(f"{f'{nodes} nodes POST + PATCH status (s)':40} {seconds:10.2f}   target <= 5     ratio {5 / seconds:.2f}")
+    print(
+        f"{f'pod creates/s, {CLIENTS} HTTPS clients':40} {rate:10.0f}   target >= 3000   ratio {rate / 3000:.2f}"
+    )
+    print(
+        f"{f'{nodes} nodes POST + PATCH status (s)':40} {seconds:10.2f}   target <= 5     ratio {5 / seconds:.2f}"
+    )
 
 
 if __name__ == "__main__":

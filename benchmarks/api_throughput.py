@@ -50,8 +50,14 @@ class Connection:
         self._headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
 
     def send(self, method: str, path: str, body: bytes, content_type: str = "application/json") -> bytes:
-        self._conn.request(method, path, body, {**self._headers, "Content-Type": content_type})
-        response = self._conn.getresponse()
+        headers = {**self._headers, "Content-Type": content_type}
+        try:
+            self._conn.request(method, path, body, headers)
+            response = self._conn.getresponse()
+        except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError):
+            self._conn.close()  # the server closed a connection left idle (keep-alive timeout): reconnect once
+            self._conn.request(method, path, body, headers)
+            response = self._conn.getresponse()
         data = response.read()
         if response.status >= 300:
             raise RuntimeError(f"{method} {path}: {response.status} {data[:300]!r}")

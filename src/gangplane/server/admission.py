@@ -48,8 +48,8 @@ class TrainerAdmission:
             return admit_pod(new, self.reader)  # api/pod_defaults.py: kube-apiserver's pod defaults
         if op == Operation.DELETE or serde.model_for(rt.api_version, rt.kind) is None:
             return new
-        if _spec_unchanged(new, old):
-            return new  # status, label or finalizer writes (a node's heartbeat): the spec was admitted already
+        if _spec_unchanged(new, old):  # status, label or finalizer writes: the rest was admitted already
+            return new
         too_big = trainjob_limits.errors(rt.kind, new) if rt.group == t.GROUP else []
         if too_big:
             raise Invalid(rt.kind, str((new.get("metadata") or {}).get("name", "")), too_big)

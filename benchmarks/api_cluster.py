@@ -12,8 +12,11 @@ fresh state directory and drives it over HTTPS from this process:
   Reported: pods/s from the first create to the last pod started. Target: >= 200 pods/s.
 - ``memory``: the control plane's RSS idle, and after 1,000 TrainJobs (one node each, a command that exits
   at once) have all finished. Target: <= 1.5x idle.
+- ``down``: 800 running pods (``sh -c 'sleep 600; :'``, two processes each) on 4 agent nodes, then
+  ``gangplane down``: how long it takes and how many pod processes are left (found by the state directory's
+  marker in ``/proc``). Target: 0 left.
 
-Not a timed test: ``.venv/bin/python benchmarks/api_cluster.py idle|running|memory [count]``.
+Not a timed test: ``.venv/bin/python benchmarks/api_cluster.py idle|running|memory|down [count]``.
 """
 
 from __future__ import annotations
@@ -29,6 +32,8 @@ from pathlib import Path
 import psutil
 from api_throughput import CLIENTS, PODS, Connection, free_port, in_parallel, register_nodes
 
+from gangplane.agent import proctable
+from gangplane.agent.leftovers import CLUSTER_ENV, cluster_id
 from gangplane.cluster import launch
 
 AGENTS = """\
@@ -203,7 +208,41 @@ def _finished(trainjob: dict[str, object]) -> bool:
     return any(c.get("type") in ("Complete", "Failed") and c.get("status") == "True" for c in conditions)
 
 
+def _sleepers(state: Path, url: str, prefix: str, n: int) -> None:
+    conn = Connection(state, url)
+    for i in range(n):
+        spec = {"containers": [{"name": "c", "image": "busybox", "command": ["sh", "-c", "sleep 600; :"]}]}
+        conn.send("POST", PODS, json.dumps({"metadata": {"name": f"{prefix}-{i}"}, "spec": spec}).encode())
+
+
+def down(count: int = 800) -> None:
+    plane = ControlPlane(agents=4)
+    total = count // CLIENTS * CLIENTS
+
+    def processes() -> list[int]:
+        value = cluster_id(plane.state)
+        return proctable.carrying(CLUSTER_ENV, [value]).get(value, [])
+
+    try:
+        in_parallel(_sleepers, plane.state, plane.url, "sleeper", total)
+        deadline = time.monotonic() + 600
+        while len(processes()) < 2 * total and time.monotonic() < deadline:
+            time.sleep(1)
+        running = len(processes())
+        began = time.perf_counter()
+        launch.stop(plane.state)
+        took = time.perf_counter() - began
+        left = len(processes())
+        log = (plane.state / "server.log").read_text()
+    finally:
+        plane.close()
+    print(f"{'pod processes running before down':40} {running:10d}   ({total} pods)")
+    print(f"{'gangplane down took (s)':40} {took:10.1f}")
+    print(f"{'pod processes left after down':40} {left:10d}   target 0")
+    print(f"{'agents reported':40} {[line for line in log.splitlines() if 'stopped' in line][-1:]}")
+
+
 if __name__ == "__main__":
     which = sys.argv[1] if len(sys.argv) > 1 else "idle"
     args = [int(a) for a in sys.argv[2:]]
-    {"idle": idle, "running": running, "memory": memory}[which](*args)
+    {"idle": idle, "running": running, "memory": memory, "down": down}[which](*args)

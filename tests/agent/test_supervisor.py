@@ -10,6 +10,8 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
+
 from agent.conftest import wait_for
 from gangplane.agent import proctable
 from gangplane.agent.leftovers import CLUSTER_ENV, cluster_id, reap
@@ -98,3 +100,12 @@ def test_reap_kills_what_a_dead_control_plane_of_this_state_directory_left(tmp_p
     finally:
         theirs.kill()
         theirs.wait()
+
+
+def test_a_container_started_after_close_is_killed_not_left_running(tmp_path: Path) -> None:
+    supervisor = Supervisor(WallClock())
+    supervisor.close(5)
+    proc = start(_launch(tmp_path, "sleep 60", "late"), WallClock())
+    with pytest.raises(RuntimeError, match="closed"):
+        supervisor.watch(proc, lambda _: None)
+    assert proc.popen.returncode == -9 and not group_members(proc.pid)

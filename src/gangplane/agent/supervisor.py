@@ -86,7 +86,9 @@ class Supervisor:
     def watch(self, proc: ContainerProcess, on_exit: Callback) -> None:
         """Supervise ``proc``: ``on_exit`` runs once its process, its group and its marked processes are gone."""
         with self._lock:
-            if self._closed:
+            if self._closed:  # started while its agent stopped: it must not run unsupervised
+                proctable.signal_group(proc.pid, signal.SIGKILL)
+                proc.popen.wait()
                 raise RuntimeError("the supervisor is closed")
             self._incoming.append(_Watch(proc, on_exit))
             if self._thread is None:

@@ -32,8 +32,9 @@ def test_concurrent_writes_share_transactions_and_are_durable_when_answered(tmp_
     answered: list[bool] = []
 
     async def request(name: str) -> None:
+        epoch = commits.epoch()
         commits.write(store.create, CONFIGMAP, _configmap(name))
-        await commits.durable()
+        await commits.durable(epoch)
         answered.append(store.durable())
 
     async def main() -> None:
@@ -52,6 +53,6 @@ def test_a_write_returns_the_stored_object_to_render_without_a_copy(tmp_path: Pa
     store = SqliteStore(tmp_path / "store.db")
     commits = GroupCommit(store)
     created = commits.write(store.create, CONFIGMAP, _configmap("a"))
-    asyncio.run(commits.durable())
+    asyncio.run(commits.durable(0))
     assert created is store._find(CONFIGMAP, "default", "a")
     store.close()

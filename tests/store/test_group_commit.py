@@ -9,8 +9,10 @@ from typing import Any
 
 import pytest
 
+from gangplane.errors import ApiError
 from gangplane.store import SqliteStore
 from gangplane.store.core import ObjectStore
+from gangplane.store.engine import check_epoch
 from gangplane.store.memory import MemoryStore
 
 from .conftest import POD, pod
@@ -126,3 +128,19 @@ def _take(watch: Any, n: int) -> list[Any]:
         if len(events) == n:
             break
     return events
+
+
+def test_a_write_carried_by_another_s_failed_transaction_is_never_acknowledged() -> None:
+    journal = _FailingJournal()
+    store = ObjectStore(journal)
+    epoch = store.epoch
+    with store.deferred():
+        store.create(POD, pod("a"))
+    journal.fail = True
+    with pytest.raises(OSError, match="disk full"):
+        store.create(POD, pod("b"))  # its transaction held "a" too
+    store.sync()  # nothing left to commit: "a" looks durable, but it was lost
+    with pytest.raises(ApiError, match="not saved"):
+        check_epoch(store, epoch)
+    assert store.list(POD).items == []
+    store.close()

@@ -13,7 +13,7 @@ import asyncio
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from gangplane.store.engine import Engine
+from gangplane.store.engine import Engine, check_epoch
 
 T = TypeVar("T")
 
@@ -23,6 +23,10 @@ class GroupCommit:
         self._store = store if isinstance(store, Engine) else None  # other stores are durable on return
         self._pending: asyncio.Future[None] | None = None
 
+    def epoch(self) -> int:
+        """The store's count of failed transactions, taken before a write and passed to ``durable``."""
+        return self._store.epoch if self._store is not None else 0
+
     def write(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         """Call the store write ``fn`` without waiting for its transaction (await ``durable`` after it)."""
         if self._store is None:
@@ -30,16 +34,19 @@ class GroupCommit:
         with self._store.deferred(borrow=True):  # the handler only renders what the write returns
             return fn(*args, **kwargs)
 
-    async def durable(self) -> None:
-        """Return once every write made so far is committed; raises what the transaction raised."""
+    async def durable(self, epoch: int) -> None:
+        """Return once every write made so far is committed; raises what the transaction raised, or a 500
+        when a transaction failed since the write was made (it may have held it)."""
         store = self._store
-        if store is None or store.durable():
+        if store is None:
             return
-        if self._pending is None:
-            loop = asyncio.get_running_loop()
-            self._pending = loop.create_future()
-            loop.call_soon(self._commit, store, self._pending)
-        await asyncio.shield(self._pending)  # one request given up must not fail the others' wait
+        if not store.durable():
+            if self._pending is None:
+                loop = asyncio.get_running_loop()
+                self._pending = loop.create_future()
+                loop.call_soon(self._commit, store, self._pending)
+            await asyncio.shield(self._pending)  # one request given up must not fail the others' wait
+        check_epoch(store, epoch)
 
     def _commit(self, store: Engine, done: asyncio.Future[None]) -> None:
         self._pending = None

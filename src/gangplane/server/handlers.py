@@ -64,10 +64,11 @@ async def quick(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
 async def write(ctx: Context, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     """A single-object write on the event loop, returned once durable (``commits.py``: the writes of the
     requests handled meanwhile share its transaction)."""
+    epoch = ctx.commits.epoch()
     try:
         return ctx.commits.write(fn, *args, **kwargs)
     finally:
-        await ctx.commits.durable()  # also after a failure: a cascade may have committed some steps
+        await ctx.commits.durable(epoch)  # also after a failure: a cascade may have committed some steps
 
 
 def to_wire(served: Served, obj: Object) -> Object:

@@ -107,6 +107,12 @@ def decode_continue(token: str) -> Key | None:
         raise _bad_option("continue", token, "invalid continue token") from exc
 
 
+def check_epoch(engine: Engine, epoch: int) -> None:
+    """Refuse to acknowledge a write made before a transaction failed: it may have been in it (500)."""
+    if engine.epoch != epoch:
+        raise ApiError("the store could not commit this write (a transaction failed); it was not saved")
+
+
 class Engine:
     """State and reads; ``ObjectStore`` adds the write semantics on top."""
 
@@ -137,6 +143,7 @@ class Engine:
         self._flush_lock = threading.Lock()  # one transaction at a time; taken before ``_lock``, never after
         self._local = threading.local()  # how deeply this thread is inside write methods
         self._unpublished: list[Change] = []  # committed to the cache, not yet durable nor seen by watchers
+        self.epoch = 0  # counts failed transactions: a write that saw it change may have been lost
         self._load()
 
     def _load(self) -> None:
@@ -173,7 +180,7 @@ class Engine:
     @contextlib.contextmanager
     def _write_call(self) -> Iterator[None]:
         """One public write: holds the lock; on leaving the outermost one, syncs unless deferred."""
-        depth = getattr(self._local, "depth", 0)
+        depth, epoch = getattr(self._local, "depth", 0), self.epoch
         self._local.depth = depth + 1
         try:
             with self._lock:
@@ -182,6 +189,7 @@ class Engine:
             self._local.depth = depth
             if depth == 0 and not _DEFERRED.get():
                 self.sync()
+                check_epoch(self, epoch)
 
     def durable(self) -> bool:
         """Every write made so far is durable (and was offered to watchers)."""
@@ -223,6 +231,7 @@ class Engine:
         """A transaction failed: what it held is lost, so the cache goes back to what the journal has, and
         every watch ends (its client lists again)."""
         self._load()
+        self.epoch += 1
         for watcher in self._all_watchers():
             watcher.close()
 

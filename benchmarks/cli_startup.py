@@ -27,7 +27,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from gangplane.server import lifecycle
+from gangplane.cluster import launch
 
 RUNS = 7
 COMMANDS = {
@@ -81,14 +81,14 @@ def main(runs: int) -> None:
         state = Path(tmp)
         env = {**os.environ, "GANGPLANE_HOME": str(state)}
         env.pop("PYTHONDONTWRITEBYTECODE", None)  # as installed: compiled modules are cached
-        lifecycle.start_background(state, port=_free_port(), module="gangplane.server")
+        launch.start_background(state, port=_free_port(), module="gangplane.server")
         try:
             cm = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: bench}\n"
             subprocess.run([sys.executable, "-m", "gangplane", "apply", "-f", "-"], input=cm.encode(), env=env,
                            check=True, stdout=subprocess.DEVNULL)  # fmt: skip
             results = {name: timed(argv, env, runs) for name, argv in COMMANDS.items()}
         finally:
-            lifecycle.stop(state)
+            launch.stop(state)
     floor = min(cpu for _, cpu in next(iter(results.values())))
     print(f"{'command':40} {'min wall s':>10} {'median wall s':>13} {'min CPU s':>9} {'CPU x floor':>11}")
     for name, times in results.items():

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import httpx2
 
-from gangplane.server import lifecycle
+from gangplane.cluster import launch
 
 BASE = "/api/v1/namespaces/default/configmaps"
 CLIENTS = 4
@@ -98,14 +98,14 @@ def watch_latencies(state: Path, url: str, count: int = 300) -> list[float]:
 def main(n: int = 2000) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         state = Path(tmp)
-        started = lifecycle.start_background(state, port=_free_port(), module="gangplane.server")
+        started = launch.start_background(state, port=_free_port(), module="gangplane.server")
         assert started.url is not None
         try:
             one = creates_per_second(state, started.url, n // 2, 1)
             many = creates_per_second(state, started.url, n, CLIENTS)
             q = statistics.quantiles(watch_latencies(state, started.url), n=100)
         finally:
-            lifecycle.stop(state)
+            launch.stop(state)
     print(f"{'HTTP creates/s, 1 client':36} {one:10.0f}")
     print(f"{f'HTTP creates/s, {CLIENTS} clients':36} {many:10.0f}   target >= 500   ratio {many / 500:.2f}")
     print(f"{'watch latency p50 (ms)':36} {q[49] * 1000:10.2f}")

@@ -3,8 +3,11 @@ node agents running real processes) in this process."""
 
 from __future__ import annotations
 
+import socket
+import subprocess
+import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +20,24 @@ from gangplane.store.base import Object
 from gangplane.store.memory import MemoryStore
 
 REPO = Path(__file__).resolve().parents[2]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def cli(env: Mapping[str, str]) -> Callable[..., str]:
+    """``gangplane <args>`` in a subprocess with ``env``; asserts success and returns its stdout."""
+
+    def gp(*args: str) -> str:
+        done = subprocess.run([sys.executable, "-m", "gangplane", *args], env=dict(env), capture_output=True,
+                              text=True, timeout=120)  # fmt: skip
+        assert done.returncode == 0, done.stdout + done.stderr
+        return done.stdout
+
+    return gp
 
 
 def two_nodes(cpu: str = "4") -> ClusterConfig:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -14,6 +13,7 @@ from pathlib import Path
 
 import psutil
 import pytest
+from e2e_harness import cli, free_port
 
 from gangplane.server import lifecycle
 
@@ -57,12 +57,6 @@ spec:
 """
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def _marked() -> set[int]:
     found = set()
     for proc in psutil.process_iter(["cmdline", "status"]):
@@ -86,16 +80,12 @@ def _wait(check, timeout: float, what: str):  # type: ignore[no-untyped-def]
 
 
 def test_restart_after_sigkill_keeps_objects_and_leaves_no_stray_process(tmp_path: Path) -> None:
-    home, port = tmp_path / "home", _free_port()
+    home, port = tmp_path / "home", free_port()
     env = {**os.environ, "GANGPLANE_HOME": str(home)}
     (tmp_path / "cluster.yaml").write_text(CLUSTER)
     (tmp_path / "job.yaml").write_text(MANIFESTS)
 
-    def gp(*args: str) -> str:
-        done = subprocess.run([sys.executable, "-m", "gangplane", *args], env=env, capture_output=True, text=True,
-                              timeout=120)  # fmt: skip
-        assert done.returncode == 0, done.stdout + done.stderr
-        return done.stdout
+    gp = cli(env)
 
     gp("up", "--config", str(tmp_path / "cluster.yaml"), "--port", str(port))
     try:

@@ -7,7 +7,8 @@ pods whose ``spec.nodeName`` is its node through an informer, and reconciles eac
   GPUs, then its containers as ``pod_state.plan`` says; process exits come back as queue events;
 - one status write per change, computed by ``pod_status`` from the pod's ``PodRun``;
 - a pod with ``deletionTimestamp`` has its process groups stopped (SIGTERM, ``terminationGracePeriodSeconds``,
-  SIGKILL) on a stopper thread; once none is left its final status is written and the finalizer removed,
+  SIGKILL) by the ``Supervisor`` that watches every container on one thread (``supervisor.py``); once none
+  is left its final status is written and the finalizer removed,
   so the pod disappears only after its processes;
 - a finished pod releases its GPUs and ports and drops the finalizer; a pod that vanished (or was replaced
   under the same name) has its processes stopped in the background.
@@ -22,7 +23,7 @@ import logging
 import shutil
 import sys
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -64,11 +65,11 @@ from gangplane.agent.process import (
     base_environment,
     rotate_log,
     start,
-    stop,
 )
 from gangplane.agent.rsh_pods import adapt as adapt_for_mpi
 from gangplane.agent.rsh_pods import is_root
 from gangplane.agent.service_account import ApiEndpoint, service_account_volume, token_source
+from gangplane.agent.supervisor import Supervisor
 from gangplane.agent.volumes import has_projections, pod_volumes
 from gangplane.client import Controller, Informer, Result
 from gangplane.client.events import EventRecorder
@@ -117,8 +118,11 @@ class NodeAgent:
         stop_grace_seconds: float = 5.0,
         isolation: str | None = None,
         images: ImageEnvironments | None = None,
+        supervisor: Supervisor | None = None,
     ) -> None:
         self.store, self.clock, self.node, self.ports = store, clock, node, ports
+        self._own_supervisor = supervisor is None
+        self._supervisor = supervisor or Supervisor(clock)
         self.name = f"node-agent-{node.name}"
         self._devices = DevicePool(node.gpu_devices)
         state = logs_dir.parent  # the control plane's state directory
@@ -139,7 +143,7 @@ class NodeAgent:
         self._api = ApiEndpoint(state)  # pods' service-account tokens and KUBERNETES_SERVICE_* (once served)
         self._stop_grace = stop_grace_seconds
         self._pods: dict[Key, _Pod] = {}
-        self._reapers: list[threading.Thread] = []
+        self._reaping: list[threading.Event] = []  # set once an abandoned pod's processes are all gone
         self._lock = threading.Lock()
         self.informer = Informer(store, PODS, ListOptions(field_selector=f"spec.nodeName={node.name}"))
         self.controller = Controller(self, clock)
@@ -158,19 +162,28 @@ class NodeAgent:
         self.controller.start()
         self._prober.start()
 
-    def stop(self) -> None:
-        """Stop reconciling, then stop every process group of this node (grace ``stop_grace_seconds``)."""
+    def stop(self) -> int:
+        """Stop reconciling, then stop every process group of this node (grace ``stop_grace_seconds``);
+        returns how many container processes were stopped."""
         self._prober.stop()
         self.controller.stop()
         self.informer.stop()
         self._heartbeat.stop()
         with self._lock:
             pods, self._pods = list(self._pods.values()), {}
-        stoppers = [self._stop_async(p, name, self._stop_grace) for p in pods for name in list(p.procs)]
-        for thread in [*stoppers, *self._reapers]:
-            thread.join()
+        procs = [proc for pod in pods for proc in pod.procs.values()]
+        for pod in pods:
+            for name in list(pod.procs):
+                self._stop(pod, name, self._stop_grace)
+        for proc in procs:
+            proc.wait()
+        for reaped in self._reaping:
+            reaped.wait()
         for pod in pods:
             self._release(pod)
+        if self._own_supervisor:
+            self._supervisor.close()
+        return len(procs)
 
     def processes(self) -> dict[Key, list[int]]:
         """Live process-group leaders by pod key (for tests and ``status``)."""
@@ -245,7 +258,7 @@ class NodeAgent:
         plan = ps.plan(state.spec, state.run, now)
         for name in plan.stop:
             if name in state.procs and not state.procs[name].stopping:
-                self._stop_async(state, name, grace, pod)
+                self._stop(state, name, grace, pod)
         retry = any([self._start(key, pod, state, name) for name in plan.start])
         refresh = self._refresh_volumes(pod, state) if not plan.start else None
         self._report_backoff(pod, state, now)
@@ -286,7 +299,7 @@ class NodeAgent:
             launch = build_launch(pod, container, image.context(self._ctx), port_map, gpus, self._place(pod))
             launch = with_memory_cgroup(container, state.uid, launch)
             rotate_log(launch.log_path, keep_previous=restarted)
-            proc = start(launch, self.clock, lambda _: self.controller.enqueue(key))
+            proc = start(launch, self.clock)
         except ConfigError as err:
             state.run = ps.cannot_create(state.run, name, "CreateContainerConfigError", str(err))
             self._container_event(pod, name, "Warning", "Failed", f"Error: {err}")
@@ -296,6 +309,7 @@ class NodeAgent:
             self._container_event(pod, name, "Warning", "Failed", f"Error: {err}")
             return False
         state.procs[name] = proc
+        self._supervisor.watch(proc, lambda _: self.controller.enqueue(key))
         state.run = ps.started(state.run, name, proc.started_at, proc.pid)
         self._watch_probes(key, pod, state, container, launch, proc)
         self._container_event(pod, name, "Normal", "Created", f"Created container: {name}")
@@ -332,7 +346,7 @@ class NodeAgent:
             if verdicts.restart:
                 self._container_event(pod, name, "Normal", "Killing", restart_message(name, verdicts.restart))
                 self._prober.forget(state.uid, name)
-                self._stop_async(state, name, grace)
+                self._stop(state, name, grace)
 
     def _place(self, pod: Object) -> PodPlace:
         """The pod's sandbox directory, with its volumes (re)written: a ConfigMap or Secret change reaches
@@ -360,7 +374,7 @@ class NodeAgent:
         state.run = ps.terminate(state.run)
         for name, proc in state.procs.items():
             if not proc.stopping:
-                self._stop_async(state, name, grace_of(pod), pod)
+                self._stop(state, name, grace_of(pod), pod)
         if state.procs:
             return Result()  # each exit enqueues the key again
         self._write_status(pod, state)
@@ -376,30 +390,38 @@ class NodeAgent:
         with self._lock:
             self._pods.pop(key, None)
         grace = float((state.latest or {}).get("spec", {}).get("terminationGracePeriodSeconds") or 0)
-        stoppers = [self._stop_async(state, name, grace) for name in list(state.procs)]
+        reaped, left = threading.Event(), [len(state.procs)]
 
-        def reap() -> None:
-            for thread in stoppers:
-                thread.join()
+        def reap(_: ContainerProcess | None = None) -> None:
+            with self._lock:
+                left[0] -= 1
+                if left[0] > 0:
+                    return
             self._release(state)
             if state.latest is not None:
                 shutil.rmtree(sandbox.pod_dir(self._pods_root, state.latest), ignore_errors=True)
+            reaped.set()
 
-        reaper = threading.Thread(target=reap, name=f"reap-{key[1]}", daemon=True)
-        reaper.start()
-        self._reapers = [t for t in self._reapers if t.is_alive()] + [reaper]
+        self._reaping = [e for e in self._reaping if not e.is_set()] + [reaped]
+        if not state.procs:
+            left[0] = 1
+            reap()
+        for name in list(state.procs):
+            self._stop(state, name, grace, then=reap)
 
     # -- I/O helpers ----------------------------------------------------------------------------------------
-    def _stop_async(
-        self, state: _Pod, name: str, grace: float, pod: Object | None = None
-    ) -> threading.Thread:
+    def _stop(
+        self,
+        state: _Pod,
+        name: str,
+        grace: float,
+        pod: Object | None = None,
+        then: Callable[[ContainerProcess], None] | None = None,
+    ) -> None:
         proc = state.procs[name]
-        proc.stopping = True
         if pod is not None:
             self._container_event(pod, name, "Normal", "Killing", f"Stopping container {name}")
-        thread = threading.Thread(target=stop, args=(proc, grace), name=f"stop-{proc.pid}", daemon=True)
-        thread.start()
-        return thread
+        self._supervisor.stop(proc, grace, then)
 
     def _release(self, state: _Pod) -> None:
         if state.released:

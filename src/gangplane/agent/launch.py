@@ -3,9 +3,9 @@
 The container's variables are resolved (``env.py``), the JobSet's pod hosts and rendezvous ports made local
 (``names.py``), ``command``/``args`` expanded and rewritten the same way, and the result layered over the
 agent's base environment (less its admin variables) with the pod's ``HOSTNAME``, the container's process
-marker and, on nodes that own real GPUs, the container's ``CUDA_VISIBLE_DEVICES`` (empty for a container that
-asked for none, so it sees no GPU). The pod's sandbox is the default working directory and its volumes
-appear at their ``mountPath`` (``sandbox.py``).
+marker, the control plane's marker (``leftovers.CLUSTER_ENV``) and, on nodes that own real GPUs, the
+container's ``CUDA_VISIBLE_DEVICES`` (empty for a container that asked for none, so it sees no GPU). The
+pod's sandbox is the default working directory and its volumes appear at their ``mountPath`` (``sandbox.py``).
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from typing import Any
 
 from gangplane.agent import sandbox
 from gangplane.agent.env import ObjectReader, argv, container_env
+from gangplane.agent.leftovers import CLUSTER_ENV, cluster_id
 from gangplane.agent.names import PortMap, job_identity, rewrite_args, rewrite_env
 from gangplane.agent.nodes import GPU_RESOURCE
 from gangplane.agent.process import Launch, StartError
@@ -72,6 +73,8 @@ def build_launch(
     extra = {"HOSTNAME": str((pod.get("spec") or {}).get("hostname") or meta.get("name") or "")}
     if ctx.real_gpus:
         extra["CUDA_VISIBLE_DEVICES"] = ",".join(str(i) for i in gpus)
+    if ctx.state_root is not None:  # `up` and `down` find what this control plane left running by it
+        extra[CLUSTER_ENV] = cluster_id(ctx.state_root)
     name = str(container["name"])
     marker = sandbox.marker(str(meta.get("uid") or ""), name)
     working = str(container.get("workingDir") or "")

@@ -1,7 +1,8 @@
 """Every node of a ``ClusterConfig`` as one ``NodeAgent`` in this process, sharing one ``PortAllocator``.
 
 ``start`` registers all nodes before any agent runs pods; ``stop`` stops every agent, and with it every
-process group they started, so nothing is left behind when the embedded cluster shuts down.
+process group they started, so nothing is left behind when the embedded cluster shuts down. One
+``Supervisor`` (one thread) watches and stops the containers of every node.
 """
 
 from __future__ import annotations
@@ -15,8 +16,11 @@ from gangplane.agent.images_build import EnvironmentCache, cache_dir
 from gangplane.agent.images_prepare import ImageEnvironments
 from gangplane.agent.names import PortAllocator
 from gangplane.agent.nodes import ClusterConfig, node_specs
+from gangplane.agent.supervisor import Supervisor
 from gangplane.clock import Clock
 from gangplane.store.base import Store
+
+_STOPPERS = 32  # agents stopped at once: each only waits for its processes, which the supervisor stops
 
 
 class AgentPool:
@@ -36,6 +40,7 @@ class AgentPool:
     ) -> None:
         self.ports = ports or PortAllocator()
         self.images = ImageEnvironments(config.images, EnvironmentCache(cache_dir(logs_dir.parent)))
+        self.supervisor = Supervisor(clock)
         self.agents = [
             NodeAgent(
                 store,
@@ -49,10 +54,12 @@ class AgentPool:
                 stop_grace_seconds=stop_grace_seconds,
                 isolation=isolation,
                 images=self.images,
+                supervisor=self.supervisor,
             )
             for spec in node_specs(config)
         ]
         self._started: list[NodeAgent] = []
+        self.stopped = 0  # container processes the last ``stop`` stopped
 
     def start(self, timeout: float = 30.0) -> None:
         for agent in self.agents:
@@ -63,10 +70,10 @@ class AgentPool:
         """Stop every agent in parallel (each waits out its processes' grace period)."""
         started, self._started = self._started, []
         self.images.close()
-        if not started:
-            return
-        with ThreadPoolExecutor(max_workers=len(started)) as executor:
-            list(executor.map(lambda agent: agent.stop(), started))
+        if started:
+            with ThreadPoolExecutor(max_workers=min(len(started), _STOPPERS)) as executor:
+                self.stopped = sum(executor.map(lambda agent: agent.stop(), started))
+        self.supervisor.close()
 
     def agent(self, node: str) -> NodeAgent:
         return next(a for a in self.agents if a.node.name == node)

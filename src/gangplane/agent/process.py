@@ -1,4 +1,4 @@
-"""One container as a local process group: start, watch for exit, stop.
+"""One container as a local process group: how it starts (``supervisor.py`` watches and stops it).
 
 Images are not pulled or run: the container's argv runs in the agent's own environment, with the directory
 of the agent's Python (its virtual environment's ``bin``) first on ``PATH``, so ``python``, ``torchrun`` and
@@ -8,29 +8,22 @@ instance's log becomes the previous log (``kubectl logs --previous``).
 
 The process leads its own session and process group, standing in for the container's PID namespace: when
 the main process exits, whatever it left in the group is killed, as the kernel does when a PID namespace's
-init exits. ``stop`` sends SIGTERM to the whole group, waits out the grace period, then SIGKILLs the group.
+init exits. Stopping sends SIGTERM to the whole group, waits out the grace period, then SIGKILLs the group.
 """
 
 from __future__ import annotations
 
-import contextlib
-import dataclasses
 import os
-import signal
 import subprocess
 import sys
 import threading
-import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from gangplane.agent import cgroups
-from gangplane.agent.pod_state import Termination, termination
-from gangplane.agent.sandbox import marked_processes
+from gangplane.agent import cgroups, proctable
+from gangplane.agent.pod_state import Termination
 from gangplane.clock import Clock
-
-_GROUP_GONE_TIMEOUT = 5.0  # seconds to wait for SIGKILLed group members to vanish
 
 
 def venv_bin() -> Path:
@@ -84,7 +77,7 @@ class StartError(Exception):
 
 @dataclass(slots=True)
 class ContainerProcess:
-    """A running (or ended) container instance; ``ended`` is set once, by the waiter thread."""
+    """A running (or ended) container instance; ``ended`` is set once, by its supervisor (``supervisor.py``)."""
 
     popen: subprocess.Popen[bytes]
     started_at: float
@@ -105,9 +98,12 @@ class ContainerProcess:
     def wait(self, timeout: float | None = None) -> bool:
         return self._done.wait(timeout)
 
+    def mark_done(self) -> None:
+        self._done.set()
 
-def start(launch: Launch, clock: Clock, on_exit: Callable[[ContainerProcess], None]) -> ContainerProcess:
-    """Start the container; ``on_exit`` runs on a waiter thread after the process and its group are gone."""
+
+def start(launch: Launch, clock: Clock) -> ContainerProcess:
+    """Start the container as the leader of a new session; a ``Supervisor`` watches it from then on."""
     if not launch.argv:
         raise StartError("no command specified: images are not run, so a container needs command or args")
     if not launch.cwd.is_dir():
@@ -130,40 +126,7 @@ def start(launch: Launch, clock: Clock, on_exit: Callable[[ContainerProcess], No
                 cgroups.remove(launch.cgroup)
             raise StartError(f"failed to start {launch.argv[0]!r}: {err.strerror or err}") from err
     on_error = launch.log_path if launch.fallback_to_logs else None
-    proc = ContainerProcess(popen, clock.now(), launch.marker, launch.cgroup, on_error)
-    waiter = threading.Thread(
-        target=_watch, args=(proc, clock, on_exit), name=f"pid-{popen.pid}", daemon=True
-    )
-    waiter.start()
-    return proc
-
-
-def _watch(proc: ContainerProcess, clock: Clock, on_exit: Callable[[ContainerProcess], None]) -> None:
-    pid = proc.popen.pid
-    # Observe the exit without reaping, so the group id cannot be reused before the leftovers are killed.
-    with contextlib.suppress(ChildProcessError):
-        os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)
-    kill_group(pid, signal.SIGKILL)
-    code = proc.popen.wait()
-    finished = clock.now()
-    oom = proc.cgroup is not None and cgroups.oom_killed(proc.cgroup)
-    kill_marked(proc.marker, signal.SIGKILL)  # what escaped the group (setsid) ends with the container too
-    if proc.cgroup is not None:
-        cgroups.kill_all(proc.cgroup)
-    wait_group_gone(pid, _GROUP_GONE_TIMEOUT)
-    wait_marked_gone(proc.marker, _GROUP_GONE_TIMEOUT)
-    signum = -code if code < 0 else None
-    exit_code = 128 + signum if signum is not None else code
-    ended = termination(exit_code, finished, proc.started_at, signum)
-    if oom and exit_code == 128 + signal.SIGKILL:
-        ended = dataclasses.replace(ended, reason="OOMKilled")
-    if proc.cgroup is not None:
-        cgroups.remove(proc.cgroup)
-    if exit_code != 0 and proc.log_on_error is not None:
-        ended = dataclasses.replace(ended, message=log_tail(proc.log_on_error))
-    proc.ended = ended
-    proc._done.set()
-    on_exit(proc)
+    return ContainerProcess(popen, clock.now(), launch.marker, launch.cgroup, on_error)
 
 
 # kubelet's ``MaxContainerTerminationMessageLogLines`` / ``MaxContainerTerminationMessageLogLength``
@@ -182,66 +145,6 @@ def log_tail(path: Path) -> str:
     return lines[-TERMINATION_LOG_BYTES:].decode(errors="replace")
 
 
-def kill_group(pgid: int, signum: signal.Signals) -> bool:
-    """Signal every process of the group; False when the group no longer exists."""
-    try:
-        os.killpg(pgid, signum)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # only zombies left (or a reused id we do not own)
-        return False
-    return True
-
-
-def wait_group_gone(pgid: int, timeout: float) -> bool:
-    """Wait (real time) until no process of the group is left, zombies aside."""
-    deadline = time.monotonic() + timeout
-    while group_members(pgid):
-        if time.monotonic() >= deadline:
-            return False
-        time.sleep(0.02)
-    return True
-
-
-def kill_marked(marker: str, signum: signal.Signals) -> None:
-    """Signal every process carrying the container's marker (``sandbox.marked_processes``)."""
-    if not marker:
-        return
-    for pid in marked_processes(marker):
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.kill(pid, signum)
-
-
-def wait_marked_gone(marker: str, timeout: float) -> bool:
-    deadline = time.monotonic() + timeout
-    while marker and marked_processes(marker):
-        if time.monotonic() >= deadline:
-            return False
-        time.sleep(0.02)
-    return True
-
-
 def group_members(pgid: int) -> list[int]:
     """Live (non-zombie) processes of the process group ``pgid``."""
-    import psutil
-
-    members = []
-    for proc in psutil.process_iter(["pid", "status"]):
-        try:
-            if os.getpgid(proc.pid) == pgid and proc.info["status"] != psutil.STATUS_ZOMBIE:
-                members.append(proc.pid)
-        except (ProcessLookupError, PermissionError, psutil.Error):
-            continue
-    return members
-
-
-def stop(proc: ContainerProcess, grace: float) -> None:
-    """SIGTERM the group, wait up to ``grace`` seconds (real time) for the main process, then SIGKILL the
-    group; returns once the waiter has seen everything gone."""
-    proc.stopping = True
-    if proc.alive():
-        kill_group(proc.pid, signal.SIGTERM)
-        kill_marked(proc.marker, signal.SIGTERM)
-        if not proc.wait(grace):
-            kill_group(proc.pid, signal.SIGKILL)
-    proc.wait()
+    return sorted(pid for pid, group in proctable.live_groups().items() if group == pgid)

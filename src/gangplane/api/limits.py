@@ -46,7 +46,8 @@ def loads(raw: bytes | str) -> Any:
         value = json.loads(raw, parse_constant=_refuse_constant)
     except RecursionError:
         raise ValueError(f"the JSON nests deeper than {MAX_DEPTH} levels") from None
-    if depth(value) > MAX_DEPTH:
+    openers = raw.count(b"{") + raw.count(b"[") if isinstance(raw, bytes) else raw.count("{") + raw.count("[")
+    if openers > MAX_DEPTH and depth(value) > MAX_DEPTH:  # no deeper than it has containers: skip the walk
         raise ValueError(f"the JSON nests deeper than {MAX_DEPTH} levels")
     return value
 

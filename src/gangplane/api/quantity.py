@@ -6,6 +6,7 @@ the ones a real cluster shows. Parsing is lightkube's ``parse_quantity`` (a bare
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping
 from decimal import Decimal
 from typing import Annotated, Any
@@ -19,10 +20,17 @@ _DECIMAL = (("E", 10**18), ("P", 10**15), ("T", 10**12), ("G", 10**9), ("M", 10*
 
 def parse(text: str | int | float) -> Decimal:
     """The value of a quantity in base units; ``ValueError`` when it is not a quantity."""
-    value = _lightkube_parse(str(text))
+    value = _parse_text(str(text))
     if value is None:
         raise ValueError(f"quantities must match the regular expression of Kubernetes: {text!r}")
     return value
+
+
+@functools.lru_cache(maxsize=4096)
+def _parse_text(text: str) -> Decimal | None:
+    """Every pod create validates a dozen quantities, nearly always the same few strings; lightkube compiles
+    its regular expression on each call. (``Decimal`` is immutable, so cached values are safe to share.)"""
+    return _lightkube_parse(text)
 
 
 def is_binary(text: str | int) -> bool:

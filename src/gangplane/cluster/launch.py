@@ -15,6 +15,7 @@ from pathlib import Path
 
 import psutil
 
+from gangplane.agent.leftovers import reap
 from gangplane.server import statedir
 from gangplane.server.lifecycle import (
     DEFAULT_HOST,
@@ -37,6 +38,9 @@ from gangplane.server.statedir import (
 # The process ``gangplane up`` starts: the API server plus the embedded cluster (``gangplane.cluster``).
 # ``gangplane.server`` serves the API alone.
 CLUSTER_MODULE = "gangplane.cluster"
+# The server's agents stop every pod (SIGTERM, their grace period of 5 s, SIGKILL) before it exits; this
+# leaves room for that on a loaded machine before the server itself is killed.
+STOP_TIMEOUT = 30.0
 
 
 def _spawn(paths: Paths, host: str, port: int, module: str, extra: list[str]) -> tuple[int, list[str]]:
@@ -140,8 +144,9 @@ def _await_ready(
     return status(paths.root)
 
 
-def stop(state_dir: Path, timeout: float = 10.0) -> bool:
-    """SIGTERM the server, wait (SIGKILL after ``timeout``), remove the pid file; False if not running.
+def stop(state_dir: Path, timeout: float = STOP_TIMEOUT) -> bool:
+    """SIGTERM the server, wait (SIGKILL after ``timeout``), remove the pid file, then kill whatever pod
+    process of this state directory is still alive (``leftovers.reap``); False if the server was not running.
     Only the very process the pid file recorded is ever signalled, never a later one with the same pid."""
     paths = Paths(Path(state_dir).expanduser().resolve())
     record = running_record(paths)
@@ -155,6 +160,7 @@ def stop(state_dir: Path, timeout: float = 10.0) -> bool:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(record.pid, signal.SIGKILL)
     paths.pid.unlink(missing_ok=True)
+    reap(paths.root)  # only what a killed server could not stop itself
     return record is not None
 
 

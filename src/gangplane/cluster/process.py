@@ -5,7 +5,8 @@ With ``--slurm-conf`` the Slurm Bridge (``slurm-bridge-scheduler``) places pods 
 ``--config`` names other nodes the cluster's nodes are Slurm's own (cluster/slurm.py; docs/slurm.md).
 
 On SIGTERM/SIGINT uvicorn returns; the cluster then stops its controllers and schedulers and its agents stop
-every process group they started, so ``gangplane down`` leaves no pod process behind.
+every process group they started, so ``gangplane down`` leaves no pod process behind. At start, whatever pod
+process a crashed control plane of the same state directory left is killed (``agent/leftovers.py``).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import signal
 from pathlib import Path
 from types import FrameType
 
+from gangplane.agent.leftovers import reap
 from gangplane.agent.nodes import ClusterConfig, default_config, detect_host, load_config
 from gangplane.clock import WallClock
 from gangplane.cluster.local import LocalCluster
@@ -33,6 +35,8 @@ from gangplane.server.lifecycle import (
     open_store,
     prepare,
 )
+
+_log = logging.getLogger(__name__)
 
 
 def cluster_config(path: Path | None, slurm: SlurmCli | None = None) -> ClusterConfig:
@@ -60,6 +64,9 @@ def run(
 ) -> None:
     paths = prepare(state_dir)
     held = lock(paths)  # before the store opens: one server per state directory
+    reaped = reap(paths.root)  # a crashed control plane's pod processes must not run beside new ones
+    if reaped:
+        _log.warning("killed %d pod processes a previous control plane left", reaped)
     store = open_store(paths)
     cluster = LocalCluster(store, WallClock(), config, paths.logs, slurm=slurm, event_ttl=event_ttl)
     _exit_cleanly_on_sigterm()
@@ -76,6 +83,9 @@ def run(
         server.run()
     finally:
         cluster.stop()
+        _log.info(
+            "stopped %d container processes on %d nodes", cluster.agents.stopped, len(cluster.agents.agents)
+        )
         store.close()
         os.close(held)
 
@@ -119,6 +129,7 @@ def main(argv: list[str] | None = None) -> None:
     )
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    _log.setLevel(logging.INFO)  # what start-up and shut-down did goes to the server log
     if args.slurm_conf is not None and not args.slurm_conf.is_file():
         parser.error(f"--slurm-conf {args.slurm_conf}: no such file")  # sinfo would hang, not fail
     slurm = slurm_cli(args.slurm_conf)

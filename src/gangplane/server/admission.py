@@ -24,7 +24,11 @@ from gangplane.store.base import Object, Operation, ResourceType, Store, warn
 
 
 def _spec_unchanged(new: Object, old: Object | None) -> bool:
-    return old is not None and new.get("spec") == old.get("spec")
+    """Only metadata or status differ (the object's spec, a ConfigMap's data, ... are as admitted)."""
+    if old is None:
+        return False
+    keys = (new.keys() | old.keys()) - {"metadata", "status"}
+    return all(new.get(k) == old.get(k) for k in keys)
 
 
 class TrainerAdmission:
@@ -44,8 +48,8 @@ class TrainerAdmission:
             return admit_pod(new, self.reader)  # api/pod_defaults.py: kube-apiserver's pod defaults
         if op == Operation.DELETE or serde.model_for(rt.api_version, rt.kind) is None:
             return new
-        if rt.group == t.GROUP and rt.kind == t.TRAINJOB_KIND and _spec_unchanged(new, old):
-            return new  # status, label or finalizer writes: the spec was admitted already
+        if _spec_unchanged(new, old):  # status, label or finalizer writes: the rest was admitted already
+            return new
         too_big = trainjob_limits.errors(rt.kind, new) if rt.group == t.GROUP else []
         if too_big:
             raise Invalid(rt.kind, str((new.get("metadata") or {}).get("name", "")), too_big)

@@ -25,6 +25,7 @@ from gangplane.errors import ApiError, NotFound
 from gangplane.server import discovery, handlers, openapi
 from gangplane.server.auth import BearerAuth, ServiceAccountTokens
 from gangplane.server.authz import authorization_routes, registry_scope
+from gangplane.server.commits import GroupCommit
 from gangplane.server.handlers import Context, error_response, json_response
 from gangplane.server.metrics_api import MetricsApi, metrics_routes
 from gangplane.server.query import MethodNotAllowed, Target, parse_target
@@ -217,15 +218,19 @@ def create_app(
         clock or WallClock(),
         logs_dir,
         anyio.CapacityLimiter(WATCH_THREADS),
+        GroupCommit(store),
     )
+    api = Api(ctx)
     app = Starlette(
-        # extra routes (e.g. Kueue's visibility API) go first: the generic /apis/{rest} route would shadow them
+        # extra routes (e.g. Kueue's visibility API) precede the generic /apis/{rest} route, which would shadow
+        # them; the core group's /api/{rest} shadows none of them, and carries most requests, so it is tried first
         routes=[
+            Route("/api/{rest:path}", api.core, methods=METHODS),
             *extra_routes,
             *authorization_routes(ctx.registry),
             *metrics_routes(MetricsApi(store, ctx.clock)),
             *ui_routes(ctx),
-            *routes(Api(ctx)),
+            *routes(api),
             *([metrics_route(metrics)] if metrics is not None else []),
         ],
         exception_handlers={ApiError: _api_error, Exception: _internal_error, 404: _route_not_found},

@@ -22,6 +22,7 @@ from starlette.responses import JSONResponse, Response
 from gangplane.clock import Clock
 from gangplane.errors import ApiError, NotFound
 from gangplane.server import bodies, logs, query
+from gangplane.server.commits import GroupCommit
 from gangplane.server.query import BadRequest, Target
 from gangplane.server.resources import Registry, Served
 from gangplane.server.streams import DisconnectAwareStream, watch_lines
@@ -46,6 +47,7 @@ class Context:
     clock: Clock
     logs_dir: Path
     watch_limiter: anyio.CapacityLimiter
+    commits: GroupCommit
 
 
 async def call(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
@@ -57,6 +59,16 @@ async def quick(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     """Run a single-object store call on the event loop: it holds the store lock for well under a
     millisecond, less than a worker-thread hop costs, and single-object calls dominate API traffic."""
     return fn(*args, **kwargs)
+
+
+async def write(ctx: Context, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """A single-object write on the event loop, returned once durable (``commits.py``: the writes of the
+    requests handled meanwhile share its transaction)."""
+    epoch = ctx.commits.epoch()
+    try:
+        return ctx.commits.write(fn, *args, **kwargs)
+    finally:
+        await ctx.commits.durable(epoch)  # also after a failure: a cascade may have committed some steps
 
 
 def to_wire(served: Served, obj: Object) -> Object:
@@ -241,16 +253,16 @@ async def create(ctx: Context, target: Target, request: Request) -> Response:
     dry_run = query.dry_run(_params(request))
     obj = from_wire(target.served, target, await bodies.read(request))
     with collecting_warnings() as warnings:
-        created = await quick(_create_in_namespace, ctx, target, obj, dry_run)
+        created = await write(ctx, _create_in_namespace, ctx, target, obj, dry_run)
     return _render_one(ctx, request, target.served, created, 201, warnings)
 
 
 async def update(ctx: Context, target: Target, request: Request) -> Response:
     dry_run = query.dry_run(_params(request))
     obj = from_wire(target.served, target, await bodies.read(request))
-    write = ctx.store.update_status if target.subresource == "status" else ctx.store.update
+    save = ctx.store.update_status if target.subresource == "status" else ctx.store.update
     with collecting_warnings() as warnings:
-        updated = await quick(write, target.served.storage, obj, dry_run=dry_run)
+        updated = await write(ctx, save, target.served.storage, obj, dry_run=dry_run)
     return _render_one(ctx, request, target.served, updated, warnings=warnings)
 
 
@@ -276,7 +288,8 @@ async def patch(ctx: Context, target: Target, request: Request) -> Response:
 async def _patch_now(
     ctx: Context, target: Target, body: Any, kind: str, params: dict[str, str], dry_run: bool
 ) -> Object:
-    return await quick(
+    return await write(
+        ctx,
         ctx.store.patch,
         target.served.storage,
         _namespace_of(target),

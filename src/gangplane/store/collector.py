@@ -148,7 +148,7 @@ class Collector(Engine):
     def sweep(self) -> int:
         """The startup pass; returns how many objects it changed or deleted. One object that cannot be
         changed is logged and left, never stopping the rest."""
-        with self._lock:
+        with self._write_call():
             candidates = [
                 (self._types[tk], obj) for tk, bucket in self._objects.items() for obj in bucket.values()
             ]

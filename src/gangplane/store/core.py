@@ -55,7 +55,7 @@ class ObjectStore(Collector):
     def _writing(self, dry_run: bool) -> Iterator[None]:
         """Hold the lock for one write; with ``dry_run`` every step (admission, defaulting, conflicts, GC)
         runs but ``_commit`` stores nothing (the API's ``dryRun=All``)."""
-        with self._lock:
+        with self._write_call():
             self._dry_run = dry_run
             try:
                 yield
@@ -66,7 +66,7 @@ class ObjectStore(Collector):
     def create(self, rt: ResourceType, obj: Object, *, dry_run: bool = False) -> Object:
         with self._writing(dry_run):
             stored = self._create(rt, obj)
-        return copy_object(stored)
+        return self._result(stored)
 
     def _create(self, rt: ResourceType, obj: Object) -> Object:
         validation.check_types(rt, obj)
@@ -78,7 +78,7 @@ class ObjectStore(Collector):
         new = prepare_create(
             rt, {**obj, "metadata": {**m, "name": name}}, uid=self._new_uid(), now=self._now()
         )
-        new = self._admit(rt, Operation.CREATE, new, None)
+        new = self._admit(rt, Operation.CREATE, new, None, owned=True)  # prepare_create copied the input
         if self._find(rt, *key_of(new)) is not None:
             raise AlreadyExists(f'{group_resource(rt)} "{name}" already exists', kind=rt.kind, name=name)
         stored = self._commit(rt, EventType.ADDED, new, None)
@@ -110,7 +110,7 @@ class ObjectStore(Collector):
             old = self._require(rt, namespace, name)
             check_precondition(rt, old, meta(obj).get("resourceVersion"))
             stored = self._save(rt, merge_for_update(rt, old, obj), old)
-        return copy_object(stored)
+        return self._result(stored)
 
     def update_status(self, rt: ResourceType, obj: Object, *, dry_run: bool = False) -> Object:
         namespace, name = key_of(obj)
@@ -119,7 +119,7 @@ class ObjectStore(Collector):
             old = self._require(rt, namespace, name)
             check_precondition(rt, old, meta(obj).get("resourceVersion"))
             stored = self._save(rt, replace_status(old, obj.get("status")), old)
-        return copy_object(stored)
+        return self._result(stored)
 
     def _require_status(self, rt: ResourceType, name: str) -> None:
         if not rt.has_status:
@@ -151,7 +151,7 @@ class ObjectStore(Collector):
                 if patch_type in (STRATEGIC_MERGE_PATCH, "strategic"):
                     directives.check(decode(patch, patch_type))
                 stored = self._patch(rt, namespace, name, fn, req)
-        return copy_object(stored)
+        return self._result(stored)
 
     def _patch(
         self, rt: ResourceType, namespace: str, name: str, fn: Callable[[Any], Any], req: ApplyRequest
@@ -211,7 +211,7 @@ class ObjectStore(Collector):
             self._check_preconditions(rt, old, preconditions or {})
             self._admit(rt, Operation.DELETE, old, old)
             stored = self._delete(rt, old, propagation)
-        return copy_object(stored)
+        return self._result(stored)
 
     def _check_preconditions(self, rt: ResourceType, old: Object, pre: Mapping[str, str]) -> None:
         if pre.get("uid") and pre["uid"] != meta(old).get("uid"):
@@ -227,7 +227,7 @@ class ObjectStore(Collector):
         propagation: Propagation = Propagation.BACKGROUND,
     ) -> ObjectList:
         selection = build_filter(options.namespace, options.label_selector, options.field_selector)
-        with self._lock:
+        with self._write_call():
             done = []
             for key, _ in self._select(rt, selection):
                 current = self._find(rt, *key)

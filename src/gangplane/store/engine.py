@@ -2,21 +2,32 @@
 change history and watch fan-out, written through a ``Journal`` that makes changes durable.
 
 Every write goes through ``Engine._commit`` under one lock: validation first (``validation.py``: nothing the
-store could not load back, or that kube-apiserver would refuse, is ever journaled), then the journal (so an
-event is never seen for a change that could still be lost), then the cache, the history and the watchers. A
-commit does O(object size + owner references + watchers of that type) work, never O(objects). Stored dicts
-are never mutated after commit, so events and history share them; callers only ever receive copies.
+store could not load back, or that kube-apiserver would refuse, is ever journaled), then the journal's
+buffer and the cache. A commit does O(object size + owner references + watchers of that type) work, never
+O(objects). Stored dicts are never mutated after commit, so events and history share them; callers only
+ever receive copies.
+
+Group commit: the journal makes its buffered changes durable in ``sync`` - one transaction for every change
+buffered since the last one, written outside the engine lock, so writers that arrive meanwhile are batched
+into the next. Only then are the changes appended to the history and offered to watchers: no event is ever
+seen for a change that could still be lost. Every write method syncs before it returns (an acknowledged
+write is durable), except inside ``deferred()``, where the caller syncs (the API server awaits it, so the
+requests of one event-loop pass share one transaction). Reads see the cache, which may hold a change for
+the instant until its transaction commits; anything written after such a read is committed after it.
+A failed transaction is rolled back and the cache reloaded from the journal; watchers are closed.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import contextlib
 import json
 import random
 import threading
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextvars import ContextVar
 from typing import Protocol
 
 from gangplane.clock import Clock, WallClock, rfc3339
@@ -42,11 +53,15 @@ from gangplane.store.watchers import Watcher, bookmark
 
 Ref = tuple[TypeKey, Key]
 EVERYTHING = ListOptions()
+MAX_BATCH = 128  # changes one call may buffer before it commits them itself (a cascade of thousands)
+_DEFERRED: ContextVar[bool] = ContextVar("gangplane_store_deferred", default=False)
+_BORROWED: ContextVar[bool] = ContextVar("gangplane_store_borrowed", default=False)
 
 
 class Journal(Protocol):
     """Durability for the engine. ``put`` (given the object and its validated JSON ``body``) and ``remove``
-    must be durable when they return; ``load`` returns the last committed version and every stored object
+    buffer a change, in version order; ``flush`` makes everything buffered durable in one transaction (or
+    raises, having kept none of it); ``load`` returns the last committed version and every stored object
     with its type, leaving out (quarantining) rows it cannot serve."""
 
     def load(self) -> tuple[int, list[tuple[ResourceType, Object]]]: ...
@@ -54,6 +69,8 @@ class Journal(Protocol):
     def put(self, rt: ResourceType, obj: Object, rv: int, body: str) -> None: ...
 
     def remove(self, rt: ResourceType, key: Key, rv: int) -> None: ...
+
+    def flush(self) -> None: ...
 
     def close(self) -> None: ...
 
@@ -90,6 +107,12 @@ def decode_continue(token: str) -> Key | None:
         raise _bad_option("continue", token, "invalid continue token") from exc
 
 
+def check_epoch(engine: Engine, epoch: int) -> None:
+    """Refuse to acknowledge a write made before a transaction failed: it may have been in it (500)."""
+    if engine.epoch != epoch:
+        raise ApiError("the store could not commit this write (a transaction failed); it was not saved")
+
+
 class Engine:
     """State and reads; ``ObjectStore`` adds the write semantics on top."""
 
@@ -116,11 +139,101 @@ class Engine:
         self._uids: dict[str, Ref] = {}
         self._dependents: dict[str, set[Ref]] = {}
         self._watchers: dict[TypeKey, list[Watcher]] = {}
-        self._rv, stored = journal.load()
+        self._history_limits = (history_size, history_bytes)
+        self._flush_lock = threading.Lock()  # one transaction at a time; taken before ``_lock``, never after
+        self._local = threading.local()  # how deeply this thread is inside write methods
+        self._unpublished: list[Change] = []  # committed to the cache, not yet durable nor seen by watchers
+        self.epoch = 0  # counts failed transactions: a write that saw it change may have been lost
+        self._load()
+
+    def _load(self) -> None:
+        self._rv, stored = self._journal.load()
+        for tk in self._objects:
+            self._objects[tk] = {}
+        self._uids.clear()
+        self._dependents.clear()
         for rt, obj in stored:
             self._types.setdefault(type_key(rt), rt)
             self._index(type_key(rt), obj)
-        self._history = History(history_size, floor=self._rv, max_bytes=history_bytes)
+        self._durable_rv = self._rv
+        self._unpublished = []
+        size, max_bytes = self._history_limits
+        self._history = History(size, floor=self._rv, max_bytes=max_bytes)
+
+    # -- group commit -----------------------------------------------------------------------------------------
+    @contextlib.contextmanager
+    def deferred(self, *, borrow: bool = False) -> Iterator[None]:
+        """Writes in this block return before they are durable; the caller must ``sync`` before it
+        acknowledges them. With ``borrow`` they return the stored object itself, not a copy: the caller
+        only reads it (the API server renders it)."""
+        token, borrowed = _DEFERRED.set(True), _BORROWED.set(borrow)
+        try:
+            yield
+        finally:
+            _DEFERRED.reset(token)
+            _BORROWED.reset(borrowed)
+
+    def _result(self, stored: Object) -> Object:
+        """What a write returns: a copy, unless the caller borrows (``deferred``)."""
+        return stored if _BORROWED.get() else copy_object(stored)
+
+    @contextlib.contextmanager
+    def _write_call(self) -> Iterator[None]:
+        """One public write: holds the lock; on leaving the outermost one, syncs unless deferred."""
+        depth, epoch = getattr(self._local, "depth", 0), self.epoch
+        self._local.depth = depth + 1
+        try:
+            with self._lock:
+                yield
+        finally:
+            self._local.depth = depth
+            if depth == 0 and not _DEFERRED.get():
+                self.sync()
+                check_epoch(self, epoch)
+
+    def durable(self) -> bool:
+        """Every write made so far is durable (and was offered to watchers)."""
+        return self._durable_rv >= self._rv
+
+    def sync(self) -> None:
+        """Make every write made so far durable, then visible to watchers: one journal transaction for all
+        of them (and for those other threads buffer while it is written)."""
+        target = self._rv
+        with self._flush_lock:
+            if self._durable_rv < target:  # else another thread's transaction carried it
+                self._flush(self._lock)
+
+    def _flush(self, hold: contextlib.AbstractContextManager[object]) -> None:
+        """One transaction; the caller holds ``_flush_lock``, and ``hold`` takes the engine lock (a null
+        context when the caller holds it already; else the journal is written outside it, so writers keep
+        buffering meanwhile)."""
+        with hold:
+            changes, self._unpublished = self._unpublished, []
+            upto = self._rv
+        try:
+            self._journal.flush()
+        except BaseException:
+            with hold:
+                self._recover()
+            raise
+        with hold:
+            self._durable_rv = max(self._durable_rv, upto)
+            self._publish(changes)
+
+    def _publish(self, changes: list[Change]) -> None:
+        for change in changes:
+            self._history.append(change)
+            for watcher in self._watchers.get(change.type_key, ()):
+                if change.rv > watcher.since:
+                    watcher.offer(change)
+
+    def _recover(self) -> None:
+        """A transaction failed: what it held is lost, so the cache goes back to what the journal has, and
+        every watch ends (its client lists again)."""
+        self._load()
+        self.epoch += 1
+        for watcher in self._all_watchers():
+            watcher.close()
 
     def _now(self) -> str:
         return rfc3339(self._clock.now())
@@ -175,10 +288,12 @@ class Engine:
             self._index(tk, obj)
         # a MODIFIED or DELETED change also keeps the previous version alive: count it as the same size
         size = len(body) if body else validation.size_of(obj)
-        change = Change(rv, tk, kind, obj, old, size * (1 if old is None else 2))
-        self._history.append(change)
-        for watcher in self._watchers.get(tk, ()):
-            watcher.offer(change)
+        self._unpublished.append(Change(rv, tk, kind, obj, old, size * (1 if old is None else 2)))
+        if len(self._unpublished) >= MAX_BATCH and self._flush_lock.acquire(blocking=False):
+            try:  # a long cascade: commit and publish as it goes, not all at its end
+                self._flush(contextlib.nullcontext())
+            finally:
+                self._flush_lock.release()
         return obj
 
     def _validate(self, rt: ResourceType, new: Object, old: Object | None) -> None:
@@ -190,10 +305,15 @@ class Engine:
             if old is None or not _same_problems(rt, old, exc):
                 raise
 
-    def _admit(self, rt: ResourceType, op: Operation, new: Object, old: Object | None) -> Object:
+    def _admit(
+        self, rt: ResourceType, op: Operation, new: Object, old: Object | None, *, owned: bool = False
+    ) -> Object:
+        """The admission hook's verdict; it gets copies (``owned``: ``new`` is already this call's own)."""
         if self._admission is None:
             return new
-        return self._admission(rt, op, copy_object(new), None if old is None else copy_object(old))
+        return self._admission(
+            rt, op, new if owned else copy_object(new), None if old is None else copy_object(old)
+        )
 
     def _find(self, rt: ResourceType, namespace: str, name: str) -> Object | None:
         return self._objects.get(type_key(rt), {}).get((namespace, name))
@@ -263,12 +383,16 @@ class Engine:
         return Watch(watcher.events(), watcher.close)
 
     def _prime(self, rt: ResourceType, watcher: Watcher, resource_version: str, bookmarks: bool) -> None:
+        """The watch's start; changes not yet durable come later, when published, unless already included
+        (``watcher.since``)."""
         if resource_version in ("", "0"):
+            watcher.since = self._rv
             for _, obj in self._select(rt, watcher.selection):
                 watcher.push(WatchEvent(EventType.ADDED, obj, stored_version(obj)))
             if bookmarks:
-                watcher.push(bookmark(rt, self._rv, initial_end=True))
+                watcher.push(bookmark(rt, watcher.since, initial_end=True))
             return
+        watcher.since = min(int(resource_version), self._rv)  # a future version: every change from now on
         tk = type_key(rt)
         for change in self._history.since(int(resource_version)):
             if change.type_key == tk:
@@ -276,7 +400,9 @@ class Engine:
 
     def _drained_rv(self, watcher: Watcher) -> int | None:
         with self._lock:
-            return self._rv if watcher.queue.empty() else None
+            if not watcher.queue.empty():
+                return None
+            return max(self._durable_rv, watcher.since)
 
     def _unwatch(self, watcher: Watcher) -> None:
         with self._lock:
@@ -288,8 +414,11 @@ class Engine:
         return [w for ws in self._watchers.values() for w in ws]
 
     def close(self) -> None:
-        """End every watch and release the journal; the store must not be used afterwards."""
-        with self._lock:
+        """Make what is buffered durable, end every watch and release the journal; the store must not be
+        used afterwards."""
+        with contextlib.suppress(Exception):  # a failed last transaction was rolled back and logged
+            self.sync()
+        with self._flush_lock, self._lock:
             for watcher in self._all_watchers():
                 watcher.close()
             self._journal.close()

@@ -23,6 +23,9 @@ class _NoJournal:
     def remove(self, rt: ResourceType, key: Key, rv: int) -> None:
         pass
 
+    def flush(self) -> None:
+        pass
+
     def close(self) -> None:
         pass
 

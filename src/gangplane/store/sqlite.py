@@ -4,7 +4,9 @@ Durability choice: WAL journal with ``synchronous=NORMAL`` by default. A write r
 transaction has committed to the WAL file, i.e. after the bytes were handed to the operating system, so an
 acknowledged write survives the process being killed (SIGKILL, OOM, crash). It does not survive an OS crash or
 power loss between commit and the next checkpoint; pass ``synchronous="FULL"`` to fsync every commit for that
-(several times slower). Writes are never batched: one change, one transaction.
+(several times slower). Group commit: ``put`` and ``remove`` only buffer; ``flush`` (the engine's ``sync``)
+writes every buffered change in one transaction, so the writes that arrive while one transaction is being
+written share the next (one change per transaction when writers come one at a time).
 
 The version counter is ``max(objects.rv, meta.rv)``: creates and updates store it on the row, deletes record
 it in ``meta`` in the same transaction as the row's removal, so versions continue monotonic after a reopen.
@@ -18,6 +20,7 @@ import logging
 import os
 import random
 import sqlite3
+import threading
 from pathlib import Path
 
 from gangplane.api import limits
@@ -85,6 +88,8 @@ class SqliteJournal:
         for statement in _SCHEMA:
             self._db.execute(statement)
         self._types: dict[TypeKey, ResourceType] = {}
+        self._buffer: list[tuple[str, tuple[object, ...]]] = []  # statements of the next transaction
+        self._buffer_lock = threading.Lock()
 
     def load(self) -> tuple[int, list[tuple[ResourceType, Object]]]:
         (rows_rv,) = self._db.execute("SELECT COALESCE(MAX(rv), 0) FROM objects").fetchone()
@@ -119,26 +124,42 @@ class SqliteJournal:
             self._db.execute(_DELETE, row[:4])
         self._db.execute("COMMIT")
 
+    def _buffered(self, *statements: tuple[str, tuple[object, ...]]) -> None:
+        with self._buffer_lock:
+            self._buffer.extend(statements)
+
     def _register(self, rt: ResourceType) -> None:
         if self._types.get(type_key(rt)) != rt:
             row = (rt.group, rt.plural, rt.version, rt.kind, int(rt.namespaced), int(rt.has_status))
-            self._db.execute(_PUT_TYPE, row)
+            self._buffered((_PUT_TYPE, row))
             self._types[type_key(rt)] = rt
 
     def put(self, rt: ResourceType, obj: Object, rv: int, body: str) -> None:
         self._register(rt)
         namespace, name = key_of(obj)
-        self._db.execute(_PUT, (rt.group, rt.plural, namespace, name, rv, body))
+        self._buffered((_PUT, (rt.group, rt.plural, namespace, name, rv, body)))
 
     def remove(self, rt: ResourceType, key: Key, rv: int) -> None:
+        self._buffered((_DELETE, (rt.group, rt.plural, *key)), (_SET_RV, (rv,)))
+
+    def flush(self) -> None:
+        """Everything buffered, in one transaction; on failure none of it is kept (and the type rows it
+        held are registered again by the next writes)."""
+        with self._buffer_lock:
+            statements, self._buffer = self._buffer, []
+        if not statements:
+            return
         self._db.execute("BEGIN")
         try:
-            self._db.execute(_DELETE, (rt.group, rt.plural, *key))
-            self._db.execute(_SET_RV, (rv,))
+            for sql, params in statements:
+                self._db.execute(sql, params)
+            self._db.execute("COMMIT")
         except BaseException:
-            self._db.execute("ROLLBACK")
+            with contextlib.suppress(sqlite3.Error):
+                self._db.execute("ROLLBACK")
+            self._types.clear()
+            log.exception("store: a transaction of %d statements failed and was rolled back", len(statements))
             raise
-        self._db.execute("COMMIT")
 
     def close(self) -> None:
         self._db.close()

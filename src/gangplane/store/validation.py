@@ -39,20 +39,24 @@ def prepared(rt: ResourceType, obj: Object) -> Object:
 
 def check_types(rt: ResourceType, obj: Object) -> None:
     """400 for what upstream's typed decoder refuses; runs before admission and patch logic read the object."""
+    _check_types(rt, obj, builtin_kinds.errors(rt.group, rt.kind, obj))
+
+
+def _check_types(rt: ResourceType, obj: Object, kind_errors: list[FieldError]) -> None:
     bad_types = objectmeta.type_errors(obj.get("metadata"))
-    bad_types += [e for e in builtin_kinds.errors(rt.group, rt.kind, obj) if builtin_kinds.is_type_problem(e)]
+    bad_types += [e for e in kind_errors if builtin_kinds.is_type_problem(e)]
     if bad_types:
         raise _undecodable(rt, obj, bad_types)
 
 
 def check(rt: ResourceType, obj: Object) -> None:
-    """Raise what kube-apiserver would answer for ``obj``: 400 for types, 422 for values."""
-    check_types(rt, obj)
+    """Raise what kube-apiserver would answer for ``obj``: 400 for types, 422 for values. The kind's rules
+    run once for both."""
+    kind_errors = builtin_kinds.errors(rt.group, rt.kind, obj)
+    _check_types(rt, obj, kind_errors)
     rule = builtin_kinds.name_rule(rt.group, rt.kind)
     problems = objectmeta.meta_errors(obj["metadata"], rule, namespaced=rt.namespaced)
-    problems += [
-        e for e in builtin_kinds.errors(rt.group, rt.kind, obj) if not builtin_kinds.is_type_problem(e)
-    ]
+    problems += [e for e in kind_errors if not builtin_kinds.is_type_problem(e)]
     if problems:
         raise Invalid(rt.kind, _name(obj), problems)
 

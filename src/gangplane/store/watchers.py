@@ -1,6 +1,6 @@
 """Watch fan-out: one unbounded queue per watch, so a slow reader never blocks a writer.
 
-The engine calls ``Watcher.offer`` under its write lock with each committed change; ``offer`` only filters
+The engine calls ``Watcher.offer`` under its write lock with each durable change; ``offer`` only filters
 and enqueues (no copying, no I/O). The reader's thread copies each object as it is yielded, so callers may
 mutate what they receive. A watch ends on ``close()`` (from any thread), on its timeout, or when the store
 closes.
@@ -62,6 +62,7 @@ class Watcher:
     ) -> None:
         self.rt = rt
         self.selection = selection
+        self.since = 0  # the version the watch started after: changes up to it are not offered again
         self.queue: queue.SimpleQueue[object] = queue.SimpleQueue()
         self._drained_rv = drained_rv
         self._on_close = on_close

@@ -1,0 +1,248 @@
+"""The whole control plane, measured through the API (issue #17, item 6): what ``gangplane up`` costs idle
+with a big cluster, how fast short-lived pods start, and how memory grows with finished TrainJobs.
+
+Each measurement starts its own control plane (``python -m gangplane.cluster``, as ``gangplane up`` does) in a
+fresh state directory and drives it over HTTPS from this process:
+
+- ``idle``: 5,000 ``Node`` objects with no agent behind them (as scheduler_perf and kubemark have) and
+  10,000 pods bound to them (``spec.nodeName`` set), then the control plane's CPU over 30 s in which nothing
+  changes. Target: <= 2 % of one core.
+- ``running``: 1,000 pods running ``sh -c 'sleep 0.2'`` created as fast as 8 clients can, on 4 agent nodes
+  with room for all; a watch records when each pod is first seen ``Running`` (or already ``Succeeded``).
+  Reported: pods/s from the first create to the last pod started. Target: >= 200 pods/s.
+- ``memory``: the control plane's RSS idle, and after 1,000 TrainJobs (one node each, a command that exits
+  at once) have all finished. Target: <= 1.5x idle.
+- ``down``: 800 running pods (``sh -c 'sleep 600; :'``, two processes each) on 4 agent nodes, then
+  ``gangplane down``: how long it takes and how many pod processes are left (found by the state directory's
+  marker in ``/proc``). Target: 0 left.
+
+Not a timed test: ``.venv/bin/python benchmarks/api_cluster.py idle|running|memory|down [count]``.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import psutil
+from api_throughput import CLIENTS, PODS, Connection, free_port, in_parallel, register_nodes
+
+from gangplane.agent import proctable
+from gangplane.agent.leftovers import CLUSTER_ENV, cluster_id
+from gangplane.cluster import launch
+
+AGENTS = """\
+nodeGroups:
+  - name: agent
+    count: {count}
+    namePrefix: agent-
+    capacity: {{cpu: "1000", memory: 1000Gi, pods: "1000"}}
+"""
+RUNTIME = {
+    "apiVersion": "trainer.kubeflow.org/v1alpha1",
+    "kind": "ClusterTrainingRuntime",
+    "metadata": {"name": "bench"},
+    "spec": {
+        "mlPolicy": {"numNodes": 1},
+        "template": {"spec": {"replicatedJobs": [{"name": "node", "template": {"metadata": {"labels": {
+            "trainer.kubeflow.org/trainjob-ancestor-step": "trainer"}}, "spec": {"template": {"spec": {
+                "containers": [{"name": "node", "image": "busybox"}]}}}}}]}},
+    },
+}  # fmt: skip
+
+
+class ControlPlane:
+    """``gangplane up`` over a temporary state directory with ``agents`` agent nodes."""
+
+    def __init__(self, agents: int) -> None:
+        self._tmp = tempfile.TemporaryDirectory()
+        self.state = Path(self._tmp.name)
+        config = self.state / "cluster.yaml"
+        config.write_text(AGENTS.format(count=agents))
+        started = launch.start_background(self.state, port=free_port(), extra_args=["--config", str(config)])
+        assert started.url is not None and started.pid is not None
+        self.url, self.process = started.url, psutil.Process(started.pid)
+
+    def connection(self) -> Connection:
+        return Connection(self.state, self.url)
+
+    def close(self) -> None:
+        launch.stop(self.state)
+        self._tmp.cleanup()
+
+
+def _bound_pods(state: Path, url: str, prefix: str, n: int) -> None:
+    conn = Connection(state, url)
+    for i in range(n):
+        container = {"name": "c", "image": "pause", "resources": {"requests": {"cpu": "10m"}}}
+        spec = {"nodeName": f"node-{i % 5000}", "containers": [container]}
+        conn.send("POST", PODS, json.dumps({"metadata": {"name": f"{prefix}-{i}"}, "spec": spec}).encode())
+
+
+def idle(nodes: int = 5000, pods: int = 10_000, seconds: float = 30.0) -> None:
+    plane = ControlPlane(agents=1)
+    try:
+        in_parallel(register_nodes, plane.state, plane.url, "node-", nodes)
+        in_parallel(_bound_pods, plane.state, plane.url, "bound", pods)
+        time.sleep(10)  # let controllers and the scheduler see everything once
+        before = plane.process.cpu_times()
+        time.sleep(seconds)
+        after = plane.process.cpu_times()
+        busy = (after.user + after.system - before.user - before.system) / seconds
+        rss = plane.process.memory_info().rss / 2**20
+    finally:
+        plane.close()
+    print(
+        f"{'idle CPU, % of a core':40} {busy * 100:10.1f}   target <= 2      ratio {2 / max(busy * 100, 1e-9):.2f}"
+    )
+    print(f"{'RSS with them (MiB)':40} {rss:10.0f}   ({nodes} nodes, {pods} bound pods, {seconds:.0f} s)")
+
+
+def _watch(conn: Connection, path: str) -> Iterator[dict[str, object]]:
+    """The events of a watch on ``path`` (http.client undoes the chunked encoding)."""
+    rv = json.loads(conn.send("GET", path, b""))["metadata"]["resourceVersion"]
+    conn._conn.request("GET", f"{path}?watch=1&resourceVersion={rv}", headers=conn._headers)
+    response = conn._conn.getresponse()
+    while line := response.readline():
+        yield json.loads(line)
+
+
+def _short_pods(state: Path, url: str, prefix: str, n: int) -> None:
+    conn = Connection(state, url)
+    for i in range(n):
+        container = {"name": "c", "image": "busybox", "command": ["sh", "-c", "sleep 0.2"]}
+        spec = {"containers": [container], "terminationGracePeriodSeconds": 1}
+        conn.send("POST", PODS, json.dumps({"metadata": {"name": f"{prefix}-{i}"}, "spec": spec}).encode())
+
+
+def running(count: int = 1000) -> None:
+    plane = ControlPlane(agents=4)
+    started: dict[str, float] = {}
+    try:
+        watcher = threading.Thread(
+            target=_record_starts, args=(plane.connection(), count, started), daemon=True
+        )
+        watcher.start()
+        time.sleep(1)
+        began = time.perf_counter()
+        in_parallel(_short_pods, plane.state, plane.url, "short", count // CLIENTS * CLIENTS)
+        watcher.join(600)
+    finally:
+        plane.close()
+    last = max(started.values())
+    rate = len(started) / (last - began)
+    print(f"{'create -> Running, pods/s':40} {rate:10.1f}   target >= 200    ratio {rate / 200:.2f}")
+    print(f"{'pods started / created':40} {len(started):10d} / {count // CLIENTS * CLIENTS}")
+
+
+def _record_starts(conn: Connection, count: int, started: dict[str, float]) -> None:
+    for event in _watch(conn, PODS):
+        obj = event["object"]
+        assert isinstance(obj, dict)
+        name, phase = obj["metadata"]["name"], (obj.get("status") or {}).get("phase")
+        if phase in ("Running", "Succeeded", "Failed") and name not in started:
+            started[name] = time.perf_counter()
+            if len(started) >= count // CLIENTS * CLIENTS:
+                return
+
+
+def _trainjobs(state: Path, url: str, prefix: str, n: int) -> None:
+    conn = Connection(state, url)
+    path = "/apis/trainer.kubeflow.org/v1alpha1/namespaces/default/trainjobs"
+    for i in range(n):
+        spec = {"runtimeRef": {"name": "bench"}, "trainer": {"command": ["true"]}}
+        doc = {
+            "apiVersion": "trainer.kubeflow.org/v1alpha1",
+            "kind": "TrainJob",
+            "metadata": {"name": f"{prefix}-{i}"},
+        }
+        conn.send("POST", path, json.dumps({**doc, "spec": spec}).encode())
+
+
+def memory(count: int = 1000) -> None:
+    plane = ControlPlane(agents=4)
+    try:
+        conn = plane.connection()
+        conn.send(
+            "POST",
+            "/apis/trainer.kubeflow.org/v1alpha1/clustertrainingruntimes",
+            json.dumps(RUNTIME).encode(),
+        )
+        time.sleep(5)
+        idle_rss = plane.process.memory_info().rss
+        total = count // CLIENTS * CLIENTS
+        began = time.perf_counter()
+        in_parallel(_trainjobs, plane.state, plane.url, "tj", total)
+        finished = _wait_finished(conn, total, timeout=1800)
+        took = time.perf_counter() - began
+        time.sleep(5)
+        after_rss = plane.process.memory_info().rss
+    finally:
+        plane.close()
+    ratio = after_rss / idle_rss
+    print(f"{'RSS idle (MiB)':40} {idle_rss / 2**20:10.0f}")
+    label = f"RSS after {finished} finished TrainJobs (MiB)"
+    print(f"{label:40} {after_rss / 2**20:10.0f}   ratio {ratio:.2f} (target <= 1.5)")
+    print(f"{'TrainJobs finished per second':40} {finished / took:10.1f}")
+
+
+def _wait_finished(conn: Connection, total: int, timeout: float) -> int:
+    path = "/apis/trainer.kubeflow.org/v1alpha1/namespaces/default/trainjobs"
+    deadline, done = time.monotonic() + timeout, 0
+    while time.monotonic() < deadline:
+        items = json.loads(conn.send("GET", path, b""))["items"]
+        done = sum(1 for tj in items if _finished(tj))
+        if done >= total:
+            break
+        time.sleep(2)
+    return done
+
+
+def _finished(trainjob: dict[str, object]) -> bool:
+    conditions = (trainjob.get("status") or {}).get("conditions") or []  # type: ignore[union-attr]
+    return any(c.get("type") in ("Complete", "Failed") and c.get("status") == "True" for c in conditions)
+
+
+def _sleepers(state: Path, url: str, prefix: str, n: int) -> None:
+    conn = Connection(state, url)
+    for i in range(n):
+        spec = {"containers": [{"name": "c", "image": "busybox", "command": ["sh", "-c", "sleep 600; :"]}]}
+        conn.send("POST", PODS, json.dumps({"metadata": {"name": f"{prefix}-{i}"}, "spec": spec}).encode())
+
+
+def down(count: int = 800) -> None:
+    plane = ControlPlane(agents=4)
+    total = count // CLIENTS * CLIENTS
+
+    def processes() -> list[int]:
+        value = cluster_id(plane.state)
+        return proctable.carrying(CLUSTER_ENV, [value]).get(value, [])
+
+    try:
+        in_parallel(_sleepers, plane.state, plane.url, "sleeper", total)
+        deadline = time.monotonic() + 600
+        while len(processes()) < 2 * total and time.monotonic() < deadline:
+            time.sleep(1)
+        running = len(processes())
+        began = time.perf_counter()
+        launch.stop(plane.state)
+        took = time.perf_counter() - began
+        left = len(processes())
+        log = (plane.state / "server.log").read_text()
+    finally:
+        plane.close()
+    print(f"{'pod processes running before down':40} {running:10d}   ({total} pods)")
+    print(f"{'gangplane down took (s)':40} {took:10.1f}")
+    print(f"{'pod processes left after down':40} {left:10d}   target 0")
+    print(f"{'agents reported':40} {[line for line in log.splitlines() if 'stopped' in line][-1:]}")
+
+
+if __name__ == "__main__":
+    which = sys.argv[1] if len(sys.argv) > 1 else "idle"
+    args = [int(a) for a in sys.argv[2:]]
+    {"idle": idle, "running": running, "memory": memory, "down": down}[which](*args)

@@ -1,0 +1,152 @@
+"""Through-the-API throughput, measured like the anchor: creates/s from 8 concurrent HTTPS clients, and the
+time to register 5,000 nodes with ``POST`` + ``PATCH status`` (issue #17, items 3 and 6).
+
+The server is the real API-server process (``python -m gangplane.server``: SQLite WAL, HTTPS, admission),
+started in the background as ``gangplane up`` starts it. Each client is its own OS process holding one
+keep-alive HTTPS connection (``http.client``, the cheapest client Python has, so the clients leave the
+server as much of the machine as they can); every request is acknowledged only after its commit.
+
+Targets (issue #17, on the 2-core machine): >= 3,000 pod creates/s from 8 clients; 5,000 nodes registered
+(POST + PATCH status each) in <= 5 s. kube-apiserver is not measured here; the anchor is SchedulingBasic's
+create rate (performance-anchors.md §1.1), which assumes the API server is not the bottleneck.
+
+Not a timed test: ``.venv/bin/python benchmarks/api_throughput.py [pods] [nodes]``.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import multiprocessing
+import socket
+import ssl
+import sys
+import tempfile
+import time
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from gangplane.cluster import launch
+
+CLIENTS = 8
+PODS = "/api/v1/namespaces/default/pods"
+NODES = "/api/v1/nodes"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class Connection:
+    """One keep-alive HTTPS connection with the control plane's token; raises on any non-2xx answer."""
+
+    def __init__(self, state: Path, url: str) -> None:
+        parts = urlsplit(url)
+        context = ssl.create_default_context(cafile=str(state / "tls.crt"))
+        self._conn = http.client.HTTPSConnection(parts.hostname or "", parts.port, context=context)
+        token = (state / "token").read_text().strip()
+        self._headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
+
+    def send(self, method: str, path: str, body: bytes, content_type: str = "application/json") -> bytes:
+        headers = {**self._headers, "Content-Type": content_type}
+        try:
+            self._conn.request(method, path, body, headers)
+            response = self._conn.getresponse()
+        except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError):
+            self._conn.close()  # the server closed a connection left idle (keep-alive timeout): reconnect once
+            self._conn.request(method, path, body, headers)
+            response = self._conn.getresponse()
+        data = response.read()
+        if response.status >= 300:
+            raise RuntimeError(f"{method} {path}: {response.status} {data[:300]!r}")
+        return data
+
+
+def pod(name: str) -> bytes:
+    """A SchedulingBasic pod (scheduler_perf's pod-default.yaml: one container, small requests)."""
+    container = {"name": "pause", "image": "registry.k8s.io/pause:3.10", "resources": _requests()}
+    doc = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name}, "spec": {"containers": [container]}}
+    return json.dumps(doc).encode()
+
+
+def _requests() -> dict[str, dict[str, str]]:
+    return {"requests": {"cpu": "100m", "memory": "500Mi"}, "limits": {"cpu": "100m", "memory": "500Mi"}}
+
+
+def node(name: str) -> tuple[bytes, bytes]:
+    """scheduler_perf's node-default.yaml, registered as a kubelet does: the object, then its status."""
+    capacity = {"pods": "110", "cpu": "4", "memory": "32Gi"}
+    doc = {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
+    }
+    ready = {
+        "type": "Ready",
+        "status": "True",
+        "reason": "KubeletReady",
+        "message": "kubelet is posting ready status",
+    }
+    status = {"status": {"capacity": capacity, "allocatable": capacity, "conditions": [ready]}}
+    return json.dumps(doc).encode(), json.dumps(status).encode()
+
+
+def _create_pods(state: Path, url: str, prefix: str, n: int) -> None:
+    conn = Connection(state, url)
+    for i in range(n):
+        conn.send("POST", PODS, pod(f"{prefix}-{i}"))
+
+
+def register_nodes(state: Path, url: str, prefix: str, n: int) -> None:
+    conn = Connection(state, url)
+    for i in range(n):
+        name = f"{prefix}-{i}"
+        doc, status = node(name)
+        conn.send("POST", NODES, doc)
+        conn.send("PATCH", f"{NODES}/{name}/status", status, "application/merge-patch+json")
+
+
+def in_parallel(target: object, state: Path, url: str, prefix: str, total: int) -> float:
+    """Seconds for ``CLIENTS`` processes to do ``total`` items between them (started before the clock)."""
+    each = total // CLIENTS
+    ctx = multiprocessing.get_context("fork")
+    procs = [ctx.Process(target=target, args=(state, url, f"{prefix}{k}", each)) for k in range(CLIENTS)]
+    started = time.perf_counter()
+    for proc in procs:
+        proc.start()
+    for proc in procs:
+        proc.join()
+        if proc.exitcode != 0:
+            raise RuntimeError(f"a client failed (exit {proc.exitcode})")
+    return time.perf_counter() - started
+
+
+def measure(state: Path, url: str, pods: int, nodes: int) -> dict[str, float]:
+    _create_pods(state, url, "warm", 200)  # first requests pay for imports and caches
+    pod_seconds = in_parallel(_create_pods, state, url, "p", pods)
+    node_seconds = in_parallel(register_nodes, state, url, "node-", nodes)
+    return {"creates_per_s": pods // CLIENTS * CLIENTS / pod_seconds, "nodes_s": node_seconds}
+
+
+def main(pods: int = 10_000, nodes: int = 5_000) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        state = Path(tmp)
+        started = launch.start_background(state, port=free_port(), module="gangplane.server")
+        assert started.url is not None
+        try:
+            result = measure(state, started.url, pods, nodes)
+        finally:
+            launch.stop(state)
+    rate, seconds = result["creates_per_s"], result["nodes_s"]
+    print(
+        f"{f'pod creates/s, {CLIENTS} HTTPS clients':40} {rate:10.0f}   target >= 3000   ratio {rate / 3000:.2f}"
+    )
+    print(
+        f"{f'{nodes} nodes POST + PATCH status (s)':40} {seconds:10.2f}   target <= 5     ratio {5 / seconds:.2f}"
+    )
+
+
+if __name__ == "__main__":
+    main(*(int(a) for a in sys.argv[1:3]))

@@ -176,9 +176,10 @@ class KueueReconciler:
                 gone.append(key)
         return found, gone
 
-    def _sync_workloads(self, now: float, batch: Batch) -> None:
+    def _sync_workloads(self, now: float, batch: Batch) -> list[Eviction]:
+        """Read the changed Workloads into the core; returns the jobs to stop (a deactivated Workload's)."""
         found, gone = self._changed_workloads(batch)
-        finalize = []
+        finalize, evictions = [], []
         for obj in found.values():
             workload = kw.Workload.model_validate(obj)
             namespace = workload.metadata.namespace or ""
@@ -189,6 +190,7 @@ class KueueReconciler:
                 self._owners[request.key] = ref.name
             if fate.fate != Fate.DELETING:
                 self._sync_one(workload, request, owner, now)
+                evictions += self._sync_active(workload, request.key, now)
             else:  # a Workload being deleted leaves the core below: its quota and position are freed now
                 gone.append(request.key)
                 if owner is not None and fate.remove_finalizer:
@@ -207,6 +209,22 @@ class KueueReconciler:
         self._write_statuses()  # an orphan says Finished before its finalizer goes, as upstream
         for workload in finalize:
             self._remove_finalizer(workload)
+        return evictions
+
+    def _sync_active(self, workload: kw.Workload, key: str, now: float) -> list[Eviction]:
+        """Follow ``spec.active`` (default true): deactivate or reactivate the workload in the core."""
+        state = self.core.workloads.get(key)
+        if state is None:
+            return []
+        active = workload.spec.active is not False
+        if active == (state.phase != Phase.INACTIVE) or state.phase == Phase.FINISHED:
+            return []
+        self._touched.add(key)
+        if active:
+            self.core.reactivate(key, now)
+            return []
+        eviction = self.core.deactivate(key, now)
+        return [eviction] if eviction is not None else []
 
     def _fate(self, workload: kw.Workload) -> tuple[Verdict, t.TrainJob | None]:
         """The Workload's fate and its owner TrainJob; the owner is read only when something needs it."""
@@ -216,10 +234,13 @@ class KueueReconciler:
         return verdict(workload, owner.metadata.uid if owner is not None else None), owner
 
     def _remove_finalizer(self, workload: kw.Workload) -> None:
-        body = {"metadata": {"finalizers": finalizers_without_ours(workload)}}
+        key = f"{workload.metadata.namespace or ''}/{workload.metadata.name or ''}"
+        self._patch_workload(key, {"metadata": {"finalizers": finalizers_without_ours(workload)}})
+
+    def _patch_workload(self, key: str, body: dict[str, Any]) -> None:
+        namespace, name = key.split("/", 1)
         with contextlib.suppress(NotFound):
-            self.store.patch(catalog.WORKLOADS, workload.metadata.namespace or "", workload.metadata.name or "",
-                             body, MERGE_PATCH)  # fmt: skip
+            self.store.patch(catalog.WORKLOADS, namespace, name, body, MERGE_PATCH)
 
     def _sync_one(self, workload: kw.Workload, request: Any, owner: t.TrainJob | None, now: float) -> None:
         state = self.core.workloads.get(request.key)
@@ -275,7 +296,7 @@ class KueueReconciler:
         now = self.clock.now()
         batch = self.changes.take()
         evictions = [*self._sync_config(now, batch.config)]
-        self._sync_workloads(now, batch)
+        evictions += self._sync_workloads(now, batch)
         evictions += self.core.check_pods_ready(now)
         self._evict(evictions)
         progressed = False
@@ -322,6 +343,9 @@ class KueueReconciler:
         admission is started: as upstream, where a preemptor is admitted only after its victims' eviction
         is written, no reader ever sees the preemptor admitted while a victim still looks admitted."""
         self._touched.update(e.key for e in evictions)
+        for eviction in evictions:
+            if eviction.set_inactive:  # persisted first: after a crash the Workload is still inactive
+                self._patch_workload(eviction.key, {"spec": {"active": False}})
         self._write_statuses()
         for eviction in evictions:
             self._stop(eviction.key)

@@ -186,6 +186,7 @@ def history(workload: kw.Workload) -> History:
         timed_out_at=parse_rfc3339(timeout.last_transition_time)
         if timeout and timeout.last_transition_time
         else None,
+        conditions=tuple(status.conditions or ()),
     )
 
 

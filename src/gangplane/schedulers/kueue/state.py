@@ -35,14 +35,20 @@ from gangplane.schedulers.kueue.podsready import (
 from gangplane.schedulers.kueue.queues import QueueManager
 from gangplane.schedulers.kueue.quota import QuotaTree
 from gangplane.schedulers.kueue.workloads import (
+    BACKOFF_FINISHED,
+    BACKOFF_FINISHED_MESSAGE,
+    REQUEUING_LIMIT_DETAIL,
+    REQUEUING_LIMIT_EXCEEDED,
     History,
     Phase,
     WorkloadState,
     mark_admitted,
+    mark_deactivated,
     mark_evicted,
     mark_finished,
     mark_pending,
     mark_pods_ready,
+    mark_reactivated,
     recall,
 )
 
@@ -64,6 +70,8 @@ class Eviction:
     message: str
     preemption_reason: PreemptionReason | None = None
     preempting_cluster_queue: str | None = None
+    set_inactive: bool = False
+    """Kueue deactivated it (requeuing limit): the shell persists ``spec.active: false`` before the status."""
 
 
 @dataclass
@@ -144,21 +152,24 @@ class KueueState:
             if eviction_time and history.timed_out_at is not None:
                 state.queue_time = history.timed_out_at
         self.workloads[request.key] = state
-        if not request.cluster_queue:
-            message = f"LocalQueue {request.local_queue} doesn't exist"
+        self._enqueue(state, now)
+        return state
+
+    def _enqueue(self, state: WorkloadState, now: float) -> None:
+        if not state.cluster_queue:
+            message = f"LocalQueue {state.request.local_queue} doesn't exist"
             mark_pending(state, PendingReason.PENDING, message, now)
-            return state
+            return
         mark_pending(state, PendingReason.PENDING, "", now)
         self.queues.push(state, now)
-        return state
 
     def restore_admitted(self, request: WorkloadRequest, assignment: Assignment, reserved_at: float,
                          pods_ready: bool, history: History | None = None) -> WorkloadState:  # fmt: skip
         """Take back a workload admitted before a restart: its quota is held again, nothing is re-decided."""
         state = WorkloadState(request, queue_time=request.created)
+        mark_admitted(state, assignment, reserved_at)
         if history is not None:
             recall(state, history)
-        mark_admitted(state, assignment, reserved_at)
         state.pods_ready = pods_ready
         self.workloads[request.key] = state
         self.admitted.setdefault(request.cluster_queue, {})[request.key] = state
@@ -228,19 +239,12 @@ class KueueState:
             self._back_off(state, now)
         else:
             state.set_condition(C.REQUEUED, True, reason, message, now)
-        if state.phase != Phase.INACTIVE:
-            self.queues.push(state, now)
+        self.queues.push(state, now)
         return Eviction(key, reason, message, preemption, preempting_cq)
 
     def _back_off(self, state: WorkloadState, now: float) -> None:
         config = self.config.wait_for_pods_ready
         state.requeue_count += 1
-        if exceeds_backoff_limit(config, state.requeue_count):
-            state.phase = Phase.INACTIVE
-            state.set_condition(
-                C.REQUEUED, False, "RequeuingLimitExceeded", "The workload is deactivated", now
-            )
-            return
         state.requeue_at = now + backoff_seconds(config, state.requeue_count)
         if config.timestamp == RequeuingTimestamp.EVICTION:
             state.queue_time = now
@@ -259,17 +263,51 @@ class KueueState:
         self.readiness.set(state.key, self.pods_ready_deadline(state))
 
     def check_pods_ready(self, now: float) -> list[Eviction]:
-        """Evict every admitted workload whose pods did not become ready in time; only the due ones are read."""
+        """Evict every admitted workload whose pods did not become ready in time; only the due ones are read.
+        One whose next requeue would pass ``backoff_limit_count`` is deactivated instead (upstream's
+        triggerDeactivation: ``count + 1 > limit``), without a PodsReadyTimeout eviction."""
         message = "Exceeded the PodsReady timeout"
-        return [
-            self.evict(key, EvictionReason.PODS_READY_TIMEOUT, message, now)
-            for key in self.readiness.due(now)
-        ]
+        evictions = []
+        for key in self.readiness.due(now):
+            if exceeds_backoff_limit(self.config.wait_for_pods_ready, self.workloads[key].requeue_count + 1):
+                found = self.deactivate(key, now, REQUEUING_LIMIT_EXCEEDED, REQUEUING_LIMIT_DETAIL)
+            else:
+                found = self.evict(key, EvictionReason.PODS_READY_TIMEOUT, message, now)
+            if found is not None:
+                evictions.append(found)
+        return evictions
+
+    # ------------------------------------------------------------ spec.active
+
+    def deactivate(self, key: str, now: float, cause: str = "", detail: str = "") -> Eviction | None:
+        """``spec.active: false``: release the quota, leave the queues until reactivated. ``cause`` is the
+        underlying cause when Kueue itself deactivates. Returns the job to stop when it held quota."""
+        state = self.workloads.get(key)
+        if state is None or state.phase in (Phase.FINISHED, Phase.INACTIVE):
+            return None
+        admitted = state.phase == Phase.ADMITTED
+        self.queues.forget(key, state.cluster_queue)
+        self.recovering_since.pop(key, None)
+        if admitted:
+            self._release(state, now)
+        mark_deactivated(state, cause, detail, now)
+        if not admitted:
+            return None
+        message = state.conditions[C.EVICTED].message
+        return Eviction(key, EvictionReason.DEACTIVATED, message, set_inactive=bool(cause))
+
+    def reactivate(self, key: str, now: float) -> None:
+        """``spec.active`` true again: queued afresh (its requeue count was cleared on deactivation)."""
+        state = self.workloads.get(key)
+        if state is None or state.phase != Phase.INACTIVE:
+            return
+        mark_reactivated(state, now)
+        self._enqueue(state, now)
 
     def wake_backoffs(self, now: float) -> None:
         for state in self.queues.flush(now):
             state.requeue_at = None
-            state.set_condition(C.REQUEUED, True, "BackoffFinished", "The backoff finished", now)
+            state.set_condition(C.REQUEUED, True, BACKOFF_FINISHED, BACKOFF_FINISHED_MESSAGE, now)
 
     def next_wakeup(self) -> float | None:
         """The earliest time something happens without an outside event (requeue, backoff, timeout)."""

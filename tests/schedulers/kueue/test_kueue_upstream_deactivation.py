@@ -13,12 +13,14 @@ checks, AFS penalties and the fake client's merge-patch quirks do not apply (the
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 
 import pytest
 from kueue_builders import cq, state, wl
 
 from gangplane.api.meta import Condition
+from gangplane.api.scheduling.kueue import StopPolicy
 from gangplane.clock import rfc3339
 from gangplane.schedulers.kueue.cycle import run_cycle
 from gangplane.schedulers.kueue.flavors import Assignment, PodSetAssignment
@@ -140,6 +142,50 @@ def test_reconcile_eviction_deactivation(case: Deactivation) -> None:
     if eviction is not None:
         assert (eviction.reason, eviction.message) == ("Deactivated", case.want_evicted[2])
         assert eviction.set_inactive == bool(case.cause)  # Kueue's own deactivation persists spec.active
+
+
+NOT_PORTED = {
+    "unadmitted workload with rejected checks gets deactivated": "admission checks are not modelled",
+    "admitted workload with rejected checks gets deactivated": "admission checks are not modelled",
+    "admitted workload with rejected checks gets deactivated, with message": "admission checks are not modelled",
+    "workload with deactivation target condition should be deactivated and admission checks reset": (
+        "admission checks are not modelled, and the core never writes DeactivationTarget"
+    ),
+    "workload with retry checks should be evicted and checks should be pending": "admission checks are not modelled",
+    "workload with retry checks and unhealthy nodes should be evicted and checks should be pending": (
+        "admission checks are not modelled"
+    ),
+    "workload with retry checks should be evicted and checks should be pending, with message": (
+        "admission checks are not modelled"
+    ),
+    "should set the Evicted condition with LocalQueueStopped reason when the StopPolicy is HoldAndDrain": (
+        "LocalQueue stopPolicy is not read (docs/kueue.md)"
+    ),
+}
+PORTED_ELSEWHERE_HERE = (
+    "trigger deactivation of workload when reaching backoffLimitCount",
+    "should set the Evicted condition with ClusterQueueStopped reason when the StopPolicy is HoldAndDrain",
+)
+
+
+def test_reconcile_eviction_is_ported_or_said_why_not() -> None:
+    assert len(DEACTIVATIONS) + len(PORTED_ELSEWHERE_HERE) + len(NOT_PORTED) == 18
+
+
+def test_cluster_queue_stopped_hold_and_drain() -> None:
+    """TestReconcileEviction "should set the Evicted condition with ClusterQueueStopped reason when the StopPolicy
+    is HoldAndDrain"."""
+    s = _core()
+    _admit(s, History())
+    q1 = s.cluster_queues["q1"]
+    evictions = s.configure(
+        [dataclasses.replace(q1, stop_policy=StopPolicy.HOLD_AND_DRAIN)], [], s.flavors.values(), NOW
+    )
+    assert [(e.reason, e.message) for e in evictions] == [
+        ("ClusterQueueStopped", "The ClusterQueue is stopped")
+    ]
+    assert _seen(s, "Evicted") == {"Evicted": ("True", "ClusterQueueStopped", "The ClusterQueue is stopped")}
+    assert s.workloads["ns/wl"].evictions == {("ClusterQueueStopped", ""): 1}
 
 
 def test_trigger_deactivation_of_workload_when_reaching_backoff_limit_count() -> None:

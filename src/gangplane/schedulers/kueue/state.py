@@ -111,7 +111,7 @@ class KueueState:
         for name, spec in self.cluster_queues.items():
             if spec.stop_policy == StopPolicy.HOLD_AND_DRAIN:
                 for key in sorted(self.admitted.get(name, {})):
-                    message = f"The ClusterQueue {name} is stopped"
+                    message = "The ClusterQueue is stopped"  # as upstream, without its name
                     evictions.append(self.evict(key, EvictionReason.CLUSTER_QUEUE_STOPPED, message, now))
         return evictions
 

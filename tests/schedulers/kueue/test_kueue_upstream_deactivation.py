@@ -309,3 +309,62 @@ def test_set_quota_reservation(
     got = {t: (c.status, c.reason, c.message, c.last_transition_time) for t, c in found.items() if t in want}
     assert got == {t: (*w[:3], rfc3339(w[3])) for t, w in want.items()}
     assert list(got) == [t for t in found if t in want]  # upstream's order: existing types keep their place
+
+
+# TestReconcileRequeue (workload_controller_requeue_test.go): a PodsReady timeout's eviction and backoff. Config
+# of those cases: timeout 3 s (5 min with recovery 3 s), backoff base 10 s, limit 100, max as given, no jitter.
+@dataclass(frozen=True)
+class Requeue:
+    history: History
+    backoff_max: float = 3600
+    recovery: float | None = None
+    want_requeue: tuple[int, float] = (1, NOW + 10)
+    want_evictions: dict[tuple[str, str], int] = field(default_factory=dict)
+
+
+REQUEUES = {
+    "increment re-queue count": Requeue(
+        History(
+            requeue_count=3,
+            evictions=(("PodsReadyTimeout", "WaitForRecovery", 1), ("PodsReadyTimeout", "WaitForStart", 1)),
+        ),
+        want_requeue=(4, NOW + 80),  # 10 s * 2^(4-1)
+        want_evictions={("PodsReadyTimeout", "WaitForRecovery"): 1, ("PodsReadyTimeout", "WaitForStart"): 2},
+    ),
+    "wait time should be limited to backoffMaxSeconds": Requeue(
+        History(requeue_count=10),
+        backoff_max=7200,
+        want_requeue=(11, NOW + 7200),  # 10 s * 2^10 = 10240 s, capped
+        want_evictions={("PodsReadyTimeout", "WaitForStart"): 1},
+    ),
+    # Upstream's case expects requeueAt at the 7200 s maximum for this first requeue; its comment is the previous
+    # case's, and the backoff formula it shares with them gives 10 s, which is what is checked here.
+    "recovery time should be limited to recoveryTimeout": Requeue(
+        History(
+            conditions=(
+                cond("PodsReady", "False", "WaitForRecovery", "At least one pod has failed", NOW - 180),
+            ),
+            recovering_since=NOW - 180,
+        ),
+        backoff_max=7200,
+        recovery=3,
+        want_evictions={("PodsReadyTimeout", "WaitForRecovery"): 1},
+    ),
+}
+
+
+@pytest.mark.parametrize("case", REQUEUES.values(), ids=REQUEUES.keys())
+def test_reconcile_requeue_pods_ready_timeout(case: Requeue) -> None:
+    s = _core()
+    timeout = 300.0 if case.recovery is not None else 3.0
+    s.config = KueueConfig(WaitForPodsReady(timeout=timeout, recovery_timeout=case.recovery, backoff_limit_count=100,
+                                            backoff_base_seconds=10, backoff_max_seconds=case.backoff_max))  # fmt: skip
+    _admit(s, case.history)  # admitted 5 minutes ago
+    evictions = s.check_pods_ready(NOW)
+    message = "Exceeded the PodsReady timeout ns/wl"
+    assert [(e.reason, e.message) for e in evictions] == [("PodsReadyTimeout", message)]
+    assert _seen(s, "Evicted") == {"Evicted": ("True", "PodsReadyTimeout", message)}
+    found = s.workloads["ns/wl"]
+    assert (found.requeue_count, found.requeue_at) == case.want_requeue
+    assert found.evictions == case.want_evictions
+    assert list(found.evictions) == list(case.want_evictions)  # upstream's merge keeps each entry's place

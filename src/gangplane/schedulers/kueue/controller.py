@@ -298,6 +298,9 @@ class KueueReconciler:
         evictions = [*self._sync_config(now, batch.config)]
         evictions += self._sync_workloads(now, batch)
         evictions += self.core.check_pods_ready(now)
+        if self.metrics is not None:  # the cycles' own evictions are observed with the cycle
+            for eviction in evictions:
+                self.metrics.observe_eviction(self.core, eviction)
         self._evict(evictions)
         progressed = False
         for _ in range(MAX_CYCLES_PER_PASS):

@@ -39,6 +39,8 @@ from gangplane.schedulers.kueue.workloads import (
     BACKOFF_FINISHED_MESSAGE,
     REQUEUING_LIMIT_DETAIL,
     REQUEUING_LIMIT_EXCEEDED,
+    WAIT_FOR_RECOVERY,
+    WAIT_FOR_START,
     History,
     Phase,
     WorkloadState,
@@ -70,8 +72,14 @@ class Eviction:
     message: str
     preemption_reason: PreemptionReason | None = None
     preempting_cluster_queue: str | None = None
-    set_inactive: bool = False
-    """Kueue deactivated it (requeuing limit): the shell persists ``spec.active: false`` before the status."""
+    cause: str = ""
+    """Upstream's underlying cause: ``WaitForStart`` / ``WaitForRecovery`` for a PodsReady timeout,
+    ``RequeuingLimitExceeded`` when Kueue itself deactivated the workload."""
+
+    @property
+    def set_inactive(self) -> bool:
+        """Kueue deactivated it: the shell persists ``spec.active: false``, before the status."""
+        return self.reason == EvictionReason.DEACTIVATED and bool(self.cause)
 
 
 @dataclass
@@ -165,11 +173,14 @@ class KueueState:
 
     def restore_admitted(self, request: WorkloadRequest, assignment: Assignment, reserved_at: float,
                          pods_ready: bool, history: History | None = None) -> WorkloadState:  # fmt: skip
-        """Take back a workload admitted before a restart: its quota is held again, nothing is re-decided."""
+        """Take back a workload admitted before a restart: its quota is held again, nothing is re-decided; one
+        waiting for recovery keeps its recoveryTimeout deadline."""
         state = WorkloadState(request, queue_time=request.created)
         mark_admitted(state, assignment, reserved_at)
         if history is not None:
             recall(state, history)
+            if history.recovering_since is not None and not pods_ready:
+                self.recovering_since[request.key] = history.recovering_since
         state.pods_ready = pods_ready
         self.workloads[request.key] = state
         self.admitted.setdefault(request.cluster_queue, {})[request.key] = state
@@ -208,7 +219,7 @@ class KueueState:
         elif not ready and state.pods_ready:
             state.pods_ready = False
             self.recovering_since[key] = now
-            state.set_condition(C.PODS_READY, False, "WaitForRecovery", "At least one pod has failed", now)
+            state.set_condition(C.PODS_READY, False, WAIT_FOR_RECOVERY, "At least one pod has failed", now)
         self.track_readiness(state)
 
     def _release(self, state: WorkloadState, now: float, *, in_cycle: bool = False) -> None:
@@ -225,6 +236,7 @@ class KueueState:
     def evict(
         self, key: str, reason: EvictionReason, message: str, now: float, *,
         preemption: PreemptionReason | None = None, preempting_cq: str | None = None, in_cycle: bool = False,
+        cause: str = "",
     ) -> Eviction:  # fmt: skip
         """Release ``key``'s quota and queue it again (after a backoff for ``PodsReadyTimeout``). ``in_cycle``:
         a preemption by the running cycle, whose heads still park as upstream's would (there the victim's quota
@@ -232,23 +244,24 @@ class KueueState:
         state = self.workloads[key]
         self._release(state, now, in_cycle=in_cycle)
         self.recovering_since.pop(key, None)
-        mark_evicted(state, reason, message, now)
+        mark_evicted(state, reason, message, now, cause)
         if preemption is not None:
             state.set_condition(C.PREEMPTED, True, preemption, message, now)
         if reason == EvictionReason.PODS_READY_TIMEOUT:
-            self._back_off(state, now)
+            self._back_off(state, message, now)
         else:
             state.set_condition(C.REQUEUED, True, reason, message, now)
         self.queues.push(state, now)
-        return Eviction(key, reason, message, preemption, preempting_cq)
+        return Eviction(key, reason, message, preemption, preempting_cq, cause)
 
-    def _back_off(self, state: WorkloadState, now: float) -> None:
+    def _back_off(self, state: WorkloadState, message: str, now: float) -> None:
+        """``Requeued=False`` with the eviction's reason and message until the backoff ends (upstream's job
+        reconciler copies them from ``Evicted``)."""
         config = self.config.wait_for_pods_ready
         state.requeue_count += 1
         state.requeue_at = now + backoff_seconds(config, state.requeue_count)
         if config.timestamp == RequeuingTimestamp.EVICTION:
             state.queue_time = now
-        message = "Waiting for the backoff before requeueing"
         state.set_condition(C.REQUEUED, False, EvictionReason.PODS_READY_TIMEOUT, message, now)
 
     def pods_ready_deadline(self, state: WorkloadState) -> float | None:
@@ -265,14 +278,17 @@ class KueueState:
     def check_pods_ready(self, now: float) -> list[Eviction]:
         """Evict every admitted workload whose pods did not become ready in time; only the due ones are read.
         One whose next requeue would pass ``backoff_limit_count`` is deactivated instead (upstream's
-        triggerDeactivation: ``count + 1 > limit``), without a PodsReadyTimeout eviction."""
-        message = "Exceeded the PodsReady timeout"
-        evictions = []
+        triggerDeactivation: ``count + 1 > limit``), without a PodsReadyTimeout eviction. The underlying cause
+        is ``WaitForRecovery`` after a pod failed, else ``WaitForStart`` (``admittedNotReadyWorkload``)."""
+        config, evictions = self.config.wait_for_pods_ready, []
         for key in self.readiness.due(now):
-            if exceeds_backoff_limit(self.config.wait_for_pods_ready, self.workloads[key].requeue_count + 1):
+            if exceeds_backoff_limit(config, self.workloads[key].requeue_count + 1):
                 found = self.deactivate(key, now, REQUEUING_LIMIT_EXCEEDED, REQUEUING_LIMIT_DETAIL)
             else:
-                found = self.evict(key, EvictionReason.PODS_READY_TIMEOUT, message, now)
+                recovering = key in self.recovering_since and config.recovery_timeout is not None
+                cause = WAIT_FOR_RECOVERY if recovering else WAIT_FOR_START
+                message = f"Exceeded the PodsReady timeout {key}"
+                found = self.evict(key, EvictionReason.PODS_READY_TIMEOUT, message, now, cause=cause)
             if found is not None:
                 evictions.append(found)
         return evictions
@@ -294,7 +310,7 @@ class KueueState:
         if not admitted:
             return None
         message = state.conditions[C.EVICTED].message
-        return Eviction(key, EvictionReason.DEACTIVATED, message, set_inactive=bool(cause))
+        return Eviction(key, EvictionReason.DEACTIVATED, message, cause=cause)
 
     def reactivate(self, key: str, now: float) -> None:
         """``spec.active`` true again: queued afresh (its requeue count was cleared on deactivation)."""

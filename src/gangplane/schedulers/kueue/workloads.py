@@ -23,6 +23,10 @@ REACTIVATED, REACTIVATED_MESSAGE = "Reactivated", "The workload was reactivated"
 BACKOFF_FINISHED, BACKOFF_FINISHED_MESSAGE = "BackoffFinished", "The workload backoff was finished"
 REQUEUING_LIMIT_EXCEEDED = "RequeuingLimitExceeded"
 REQUEUING_LIMIT_DETAIL = "exceeding the maximum number of re-queuing retries"
+WAIT_FOR_START, WAIT_FOR_RECOVERY = (
+    "WaitForStart",
+    "WaitForRecovery",
+)  # a PodsReady timeout's underlying cause
 
 
 class Phase(StrEnum):
@@ -42,6 +46,8 @@ class History:
     requeue_at: float | None = None
     evictions: tuple[tuple[str, str, int], ...] = ()
     timed_out_at: float | None = None
+    recovering_since: float | None = None
+    """When a pod of the admitted workload failed (``PodsReady=False WaitForRecovery``)."""
     conditions: tuple[Condition, ...] = ()
     """The stored conditions: the core only updates the types it sets, as upstream, so older history
     (an Evicted, Requeued or Preempted condition) survives a restart."""
@@ -115,7 +121,7 @@ def mark_admitted(state: WorkloadState, assignment: Assignment, now: float) -> N
     message = f"Quota reserved in ClusterQueue {state.cluster_queue}"
     state.set_condition(C.QUOTA_RESERVED, True, "QuotaReserved", message, now)
     state.set_condition(C.ADMITTED, True, "Admitted", "The workload is admitted", now)
-    state.set_condition(C.PODS_READY, False, "WaitForStart", "Not all pods are ready or succeeded", now)
+    state.set_condition(C.PODS_READY, False, WAIT_FOR_START, "Not all pods are ready or succeeded", now)
     for type_ in (C.EVICTED, C.PREEMPTED):  # kueue SetQuotaReservation: resetActiveCondition
         old = state.conditions.get(type_)
         if old is not None and old.status == "True":
@@ -134,11 +140,11 @@ def _count_eviction(state: WorkloadState, reason: str, cause: str) -> None:
     state.evictions[(reason, cause)] = state.evictions.get((reason, cause), 0) + 1
 
 
-def mark_evicted(state: WorkloadState, reason: str, message: str, now: float) -> None:
+def mark_evicted(state: WorkloadState, reason: str, message: str, now: float, cause: str = "") -> None:
     """Release the reservation; the job is stopped by the shell and the workload requeued."""
     state.phase = Phase.PENDING
     _unreserve(state)
-    _count_eviction(state, reason, "")
+    _count_eviction(state, reason, cause)
     state.set_condition(C.EVICTED, True, reason, message, now)
     state.set_condition(C.QUOTA_RESERVED, False, "Pending", message, now)
     state.set_condition(C.ADMITTED, False, NO_RESERVATION, NO_RESERVATION_MESSAGE, now)
@@ -152,7 +158,7 @@ def mark_finished(state: WorkloadState, reason: str, message: str, now: float) -
 
 def mark_pods_ready(state: WorkloadState, now: float) -> None:
     recovered = state.conditions.get(C.PODS_READY)
-    reason = "Recovered" if recovered is not None and recovered.reason == "WaitForRecovery" else "Started"
+    reason = "Recovered" if recovered is not None and recovered.reason == WAIT_FOR_RECOVERY else "Started"
     state.pods_ready = True
     state.set_condition(
         C.PODS_READY, True, reason, "All pods reached readiness and the workload is running", now

@@ -102,7 +102,7 @@ def test_a_pending_workload_deactivated_is_never_admitted() -> None:
 
 def test_the_requeuing_limit_sets_spec_active_false_and_it_survives_a_restart() -> None:
     config = KueueConfig(WaitForPodsReady(timeout=10, backoff_limit_count=0))
-    store, clock, kueue, _ = setup(config=config)
+    store, clock, kueue, registry = setup(config=config)
     _submit(store, kueue, clock, "job")
     assert not _suspended(store, "job")
     clock.advance(10)  # its pods never become ready (no JobSet on this store)
@@ -114,6 +114,8 @@ def test_the_requeuing_limit_sets_spec_active_false_and_it_survives_a_restart() 
     stats = workload["status"]["schedulingStats"]["evictions"]
     assert stats == [{"reason": "Deactivated", "underlyingCause": "RequeuingLimitExceeded", "count": 1}]
     assert workload["status"].get("requeueState") is None
+    labels = {"cluster_queue": "cq", "reason": "Deactivated", "underlying_cause": "RequeuingLimitExceeded"}
+    assert registry.get_sample_value("kueue_evicted_workloads_total", labels) == 1
 
     restarted = build_kueue_controller(store, clock, None, config)
     _pass(restarted, clock, "job")

@@ -25,7 +25,7 @@ from gangplane.api import trainer as t
 from gangplane.api.scheduling import kueue_workload as kw
 from gangplane.client.controller import Controller, Manager, Result, controller_owner, own_key
 from gangplane.client.informer import Key
-from gangplane.clock import Clock, parse_rfc3339
+from gangplane.clock import Clock
 from gangplane.errors import NotFound
 from gangplane.runtime.plugins.kueue import is_managed, workload_name
 from gangplane.schedulers.kueue import jobs
@@ -34,8 +34,10 @@ from gangplane.schedulers.kueue.convert import (
     assignment_from_admission,
     cluster_queue_spec,
     cohort_spec,
+    condition_true,
     flavor_spec,
     history,
+    reserved_at,
     workload_request,
     workload_status,
 )
@@ -62,12 +64,6 @@ from gangplane.store.base import Object, Store
 CYCLE_KEY: Key = ("", "kueue-admission-cycle")
 MAX_CYCLES_PER_PASS = 200
 _CONFIG_TYPES = (catalog.CLUSTER_QUEUES, catalog.COHORTS, catalog.RESOURCE_FLAVORS)
-
-
-def _condition_true(obj: kw.Workload, type_: str) -> bool:
-    return any(
-        c.type == type_ and c.status == "True" for c in (obj.status.conditions if obj.status else None) or []
-    )
 
 
 class KueueReconciler:
@@ -212,18 +208,10 @@ class KueueReconciler:
         return evictions
 
     def _sync_active(self, workload: kw.Workload, key: str, now: float) -> list[Eviction]:
-        """Follow ``spec.active`` (default true): deactivate or reactivate the workload in the core."""
-        state = self.core.workloads.get(key)
-        if state is None:
-            return []
-        active = workload.spec.active is not False
-        if active == (state.phase != Phase.INACTIVE) or state.phase == Phase.FINISHED:
-            return []
-        self._touched.add(key)
-        if active:
-            self.core.reactivate(key, now)
-            return []
-        eviction = self.core.deactivate(key, now)
+        """Follow ``spec.active`` (default true)."""
+        changed, eviction = self.core.set_active(key, workload.spec.active is not False, now)
+        if changed:
+            self._touched.add(key)
         return [eviction] if eviction is not None else []
 
     def _fate(self, workload: kw.Workload) -> tuple[Verdict, t.TrainJob | None]:
@@ -251,9 +239,9 @@ class KueueReconciler:
             if is_finished(workload):
                 return
             admitted = workload.status.admission if workload.status else None
-            if admitted is not None and _condition_true(workload, kw.WorkloadConditionType.QUOTA_RESERVED):
-                reserved = self._reserved_at(workload, now)
-                ready = _condition_true(workload, kw.WorkloadConditionType.PODS_READY)
+            if admitted is not None and condition_true(workload, kw.WorkloadConditionType.QUOTA_RESERVED):
+                reserved = reserved_at(workload) or now
+                ready = condition_true(workload, kw.WorkloadConditionType.PODS_READY)
                 self.core.restore_admitted(request, assignment_from_admission(admitted), reserved, ready,
                                            history(workload))  # fmt: skip
             else:
@@ -261,13 +249,6 @@ class KueueReconciler:
             self._touched.add(request.key)
         if owner is not None:
             self._sync_job_state(owner, request.key, now)
-
-    @staticmethod
-    def _reserved_at(workload: kw.Workload, now: float) -> float:
-        for c in (workload.status.conditions if workload.status else None) or []:
-            if c.type == kw.WorkloadConditionType.QUOTA_RESERVED and c.last_transition_time:
-                return parse_rfc3339(c.last_transition_time)
-        return now
 
     def _owner(self, workload: kw.Workload) -> t.TrainJob | None:
         """The TrainJob named by the Workload's controller reference, if it exists (whatever its uid)."""

@@ -192,6 +192,20 @@ def history(workload: kw.Workload) -> History:
     )
 
 
+def condition_true(workload: kw.Workload, type_: str) -> bool:
+    return any(c.type == type_ and c.status == "True" for c in _conditions(workload))
+
+
+def reserved_at(workload: kw.Workload) -> float | None:
+    """When the stored Workload's quota was reserved (its ``QuotaReserved`` transition)."""
+    found = (c for c in _conditions(workload) if c.type == kw.WorkloadConditionType.QUOTA_RESERVED)
+    return _transition(next(found, None))
+
+
+def _conditions(workload: kw.Workload) -> list[Condition]:
+    return (workload.status.conditions if workload.status else None) or []
+
+
 def _transition(condition: Condition | None) -> float | None:
     return (
         parse_rfc3339(condition.last_transition_time)

@@ -295,6 +295,16 @@ class KueueState:
 
     # ------------------------------------------------------------ spec.active
 
+    def set_active(self, key: str, active: bool, now: float) -> tuple[bool, Eviction | None]:
+        """Follow a Workload's ``spec.active``: (whether that changed the workload, the job to stop)."""
+        state = self.workloads.get(key)
+        if state is None or state.phase == Phase.FINISHED or active == (state.phase != Phase.INACTIVE):
+            return False, None
+        if active:
+            self.reactivate(key, now)
+            return True, None
+        return True, self.deactivate(key, now)
+
     def deactivate(self, key: str, now: float, cause: str = "", detail: str = "") -> Eviction | None:
         """``spec.active: false``: release the quota, leave the queues until reactivated. ``cause`` is the
         underlying cause when Kueue itself deactivates. Returns the job to stop when it held quota."""

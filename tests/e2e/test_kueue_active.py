@@ -52,6 +52,12 @@ def test_deactivating_a_workload_suspends_its_job_and_reactivating_requeues_it(t
         wait(lambda: view.running("second"), 20, "second admitted on first's quota", view.state)
         assert not view.running("first") and _evicted(api, "first") == ("True", "Deactivated"), view.state()
         wait(lambda: view.queue() == (0, 1, "2", 0), 10, "inactive first not pending", view.state)
+        wait(
+            lambda: "is deactivated" in view.waiting("first"),
+            10,
+            "first's QueuedByKueue says why",
+            view.state,
+        )
 
         _set_active(api, home, "first", True)
         wait(lambda: "(0 workloads ahead)" in view.waiting("first"), 20, "first queued again", view.state)

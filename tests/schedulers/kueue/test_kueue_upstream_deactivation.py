@@ -241,8 +241,10 @@ REQUEUED = {
         ("False", "Deactivated", "The workload is deactivated"),
         ("True", "Reactivated", "The workload was reactivated"),
     ),
-    # the reactivated workload's backoff was cleared on deactivation, so upstream's next reconcile finishes it
-    "should set the WorkloadRequeued condition when the WaitForPodsReady backoff expires": (
+    # gangplane: deactivated during a backoff, which the deactivation cleared; upstream's next reconcile after the
+    # reactivation finishes it as in "should set the WorkloadRequeued condition when the WaitForPodsReady backoff
+    # expires" (ported below)
+    "gangplane: a backoff cut short by a deactivation is finished on reactivation": (
         ("False", "PodsReadyTimeout", "Exceeded the PodsReady timeout ns"),
         ("True", "BackoffFinished", "The workload backoff was finished"),
     ),
@@ -368,3 +370,78 @@ def test_reconcile_requeue_pods_ready_timeout(case: Requeue) -> None:
     assert (found.requeue_count, found.requeue_at) == case.want_requeue
     assert found.evictions == case.want_evictions
     assert list(found.evictions) == list(case.want_evictions)  # upstream's merge keeps each entry's place
+
+
+def _timed_out(s: KueueState) -> None:
+    s.config = KueueConfig(WaitForPodsReady(timeout=3, backoff_limit_count=100, backoff_base_seconds=60))
+    _admit(s, History())
+    s.check_pods_ready(NOW)  # requeueAt = NOW + 60
+
+
+TIMED_OUT = ("False", "PodsReadyTimeout", "Exceeded the PodsReady timeout ns/wl")
+
+
+def test_should_keep_the_workload_requeued_condition_until_the_wait_for_pods_ready_backoff_expires() -> None:
+    s = _core()
+    _timed_out(s)
+    s.wake_backoffs(NOW + 59)
+    assert _seen(s, "Requeued") == {"Requeued": TIMED_OUT}
+    assert s.next_wakeup() == NOW + 60  # upstream: RequeueAfter the rest of the backoff
+
+
+def test_should_set_the_workload_requeued_condition_when_the_wait_for_pods_ready_backoff_expires() -> None:
+    s = _core()
+    _timed_out(s)
+    s.wake_backoffs(NOW + 60)
+    assert _seen(s, "Requeued") == {
+        "Requeued": ("True", "BackoffFinished", "The workload backoff was finished")
+    }
+
+
+def test_should_not_set_the_workload_requeued_condition_when_backoff_expires_and_workload_finished() -> None:
+    s = _core()
+    _timed_out(s)
+    s.finish_workload("ns/wl", True, "done", NOW + 30)
+    s.wake_backoffs(NOW + 60)
+    assert _seen(s, "Requeued") == {"Requeued": TIMED_OUT}
+
+
+def test_should_set_the_workload_requeued_condition_to_true_on_cluster_queue_started() -> None:
+    s = _core()
+    _admit(s, History())
+    q1 = s.cluster_queues["q1"]
+    s.configure([dataclasses.replace(q1, stop_policy=StopPolicy.HOLD_AND_DRAIN)], [], s.flavors.values(), NOW)
+    assert _seen(s, "Requeued") == {
+        "Requeued": ("False", "ClusterQueueStopped", "The ClusterQueue is stopped")
+    }
+    assert s.mark_restarted(NOW) == []  # still stopped
+    s.configure([q1], [], s.flavors.values(), NOW + 1)
+    assert s.mark_restarted(NOW + 1) == ["ns/wl"]
+    restarted = ("True", "ClusterQueueRestarted", "The ClusterQueue was restarted after being stopped")
+    assert _seen(s, "Requeued") == {"Requeued": restarted}
+
+
+REQUEUE_NOT_PORTED = {
+    "recovery time with unhealthy nodes should still be limited to recoveryTimeout": "node health is not modelled",
+    "should keep the WorkloadRequeued condition until the AdmissionCheck backoff expires": "no admission checks",
+    "should set the WorkloadRequeued condition when the AdmissionCheck backoff expires": "no admission checks",
+    "scale-to-zero released workload should not be requeued while transitioning back to pending": (
+        "elastic workload slices are not modelled"
+    ),
+    "should set the WorkloadRequeued condition to true on LocalQueue started": "LocalQueue stopPolicy is not read",
+    "should update requeueState.requeueAt when admission check sets a delay": "no admission checks",
+    "should not update requeueState.requeueAt when admission check delay is smaller": "no admission checks",
+    "should always use the biggest admission check delay": "no admission checks",
+    "should use the biggest total time not the biggest RequeueAfterSeconds": "no admission checks",
+}
+
+
+def test_reconcile_requeue_is_ported_or_said_why_not() -> None:
+    ported = [*REQUEUES, "should set the WorkloadRequeued condition to true on re-activated"]
+    ported += [
+        "should keep the WorkloadRequeued condition until the WaitForPodsReady backoff expires",
+        "should set the WorkloadRequeued condition when the WaitForPodsReady backoff expires",
+        "shouldn't set the WorkloadRequeued condition when backoff expires and workload finished",
+        "should set the WorkloadRequeued condition to true on ClusterQueue started",
+    ]
+    assert len(ported) + len(REQUEUE_NOT_PORTED) == 17

@@ -139,12 +139,14 @@ class KueueReconciler:
         if version == self._config_version:
             return []
         self._config_version = version
-        return self.core.configure(
+        evictions = self.core.configure(
             [cluster_queue_spec(o) for o in objects[catalog.CLUSTER_QUEUES]],
             [cohort_spec(o) for o in objects[catalog.COHORTS]],
             [flavor_spec(o) for o in objects[catalog.RESOURCE_FLAVORS]],
             now,
         )
+        self._touched.update(self.core.mark_restarted(now))
+        return evictions
 
     def _read_queues_and_namespaces(self) -> None:
         self._local_queues = {

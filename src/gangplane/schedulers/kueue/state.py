@@ -37,6 +37,8 @@ from gangplane.schedulers.kueue.quota import QuotaTree
 from gangplane.schedulers.kueue.workloads import (
     BACKOFF_FINISHED,
     BACKOFF_FINISHED_MESSAGE,
+    CQ_RESTARTED,
+    CQ_RESTARTED_MESSAGE,
     REQUEUING_LIMIT_DETAIL,
     REQUEUING_LIMIT_EXCEEDED,
     WAIT_FOR_RECOVERY,
@@ -122,6 +124,20 @@ class KueueState:
                     message = "The ClusterQueue is stopped"  # as upstream, without its name
                     evictions.append(self.evict(key, EvictionReason.CLUSTER_QUEUE_STOPPED, message, now))
         return evictions
+
+    def mark_restarted(self, now: float) -> list[str]:
+        """After a reconfiguration: the workloads a stopped ClusterQueue evicted, now that it runs again, get
+        ``Requeued=True`` ``ClusterQueueRestarted`` (upstream's workload controller). Returns their keys."""
+        running = {name for name, spec in self.cluster_queues.items() if spec.stop_policy == StopPolicy.NONE}
+        found = []
+        for key, state in self.workloads.items():
+            requeued = state.conditions.get(C.REQUEUED)
+            if state.cluster_queue not in running or requeued is None or requeued.status != "False":
+                continue
+            if requeued.reason == EvictionReason.CLUSTER_QUEUE_STOPPED:
+                state.set_condition(C.REQUEUED, True, CQ_RESTARTED, CQ_RESTARTED_MESSAGE, now)
+                found.append(key)
+        return found
 
     def is_active(self, cq: str) -> bool:
         spec = self.cluster_queues.get(cq)
@@ -249,8 +265,9 @@ class KueueState:
             state.set_condition(C.PREEMPTED, True, preemption, message, now)
         if reason == EvictionReason.PODS_READY_TIMEOUT:
             self._back_off(state, message, now)
-        else:
-            state.set_condition(C.REQUEUED, True, reason, message, now)
+        else:  # upstream's job reconciler: Requeued is True only after a preemption or node failures
+            requeued = reason in (EvictionReason.PREEMPTED, EvictionReason.NODE_FAILURES)
+            state.set_condition(C.REQUEUED, requeued, reason, message, now)
         self.queues.push(state, now)
         return Eviction(key, reason, message, preemption, preempting_cq, cause)
 

@@ -21,6 +21,10 @@ NO_RESERVATION, NO_RESERVATION_MESSAGE = "NoReservation", "The workload has no r
 DEACTIVATED_MESSAGE = "The workload is deactivated"
 REACTIVATED, REACTIVATED_MESSAGE = "Reactivated", "The workload was reactivated"
 BACKOFF_FINISHED, BACKOFF_FINISHED_MESSAGE = "BackoffFinished", "The workload backoff was finished"
+CQ_RESTARTED, CQ_RESTARTED_MESSAGE = (
+    "ClusterQueueRestarted",
+    "The ClusterQueue was restarted after being stopped",
+)
 REQUEUING_LIMIT_EXCEEDED = "RequeuingLimitExceeded"
 REQUEUING_LIMIT_DETAIL = "exceeding the maximum number of re-queuing retries"
 WAIT_FOR_START, WAIT_FOR_RECOVERY = (

@@ -1,5 +1,5 @@
 """Through `gangplane up`: ``kubectl patch workload ... -p '{"spec":{"active":false}}'`` suspends the admitted
-TrainJob and frees its quota for the next one; ``true`` queues it again, first in line."""
+TrainJob and frees its quota for the next one, across `down` / `up`; ``true`` queues it again, first in line."""
 
 from __future__ import annotations
 
@@ -40,7 +40,7 @@ def _evicted(api: KubeStore, job: str) -> tuple[str, str]:
 
 
 def test_deactivating_a_workload_suspends_its_job_and_reactivating_requeues_it(tmp_path: Path) -> None:
-    with up(tmp_path) as (_, _command, home):
+    with up(tmp_path) as (gp, command, home):
         api = KubeStore.from_kubeconfig(home / "kubeconfig")
         view = View(api)
         api.create(catalog.TRAINJOBS, trainjob("first"))
@@ -52,12 +52,15 @@ def test_deactivating_a_workload_suspends_its_job_and_reactivating_requeues_it(t
         wait(lambda: view.running("second"), 20, "second admitted on first's quota", view.state)
         assert not view.running("first") and _evicted(api, "first") == ("True", "Deactivated"), view.state()
         wait(lambda: view.queue() == (0, 1, "2", 0), 10, "inactive first not pending", view.state)
-        wait(
-            lambda: "is deactivated" in view.waiting("first"),
-            10,
-            "first's QueuedByKueue says why",
-            view.state,
-        )
+        wait(lambda: "is deactivated" in view.waiting("first"), 10, "QueuedByKueue says why", view.state)
+        api.close()
+
+        gp("down")  # the deactivation is in the Workload's spec and status: it holds across a restart
+        gp(*command)
+        api = KubeStore.from_kubeconfig(home / "kubeconfig")
+        view = View(api)
+        wait(lambda: view.queue() == (0, 1, "2", 0), 20, "first still inactive after up", view.state)
+        assert view.running("second") and _evicted(api, "first") == ("True", "Deactivated"), view.state()
 
         _set_active(api, home, "first", True)
         wait(lambda: "(0 workloads ahead)" in view.waiting("first"), 20, "first queued again", view.state)

@@ -25,7 +25,7 @@ from gangplane.api import trainer as t
 from gangplane.api.scheduling import kueue_workload as kw
 from gangplane.client.controller import Controller, Manager, Result, controller_owner, own_key
 from gangplane.client.informer import Key
-from gangplane.clock import Clock, parse_rfc3339
+from gangplane.clock import Clock
 from gangplane.errors import NotFound
 from gangplane.runtime.plugins.kueue import is_managed, workload_name
 from gangplane.schedulers.kueue import jobs
@@ -34,8 +34,10 @@ from gangplane.schedulers.kueue.convert import (
     assignment_from_admission,
     cluster_queue_spec,
     cohort_spec,
+    condition_true,
     flavor_spec,
     history,
+    reserved_at,
     workload_request,
     workload_status,
 )
@@ -62,12 +64,6 @@ from gangplane.store.base import Object, Store
 CYCLE_KEY: Key = ("", "kueue-admission-cycle")
 MAX_CYCLES_PER_PASS = 200
 _CONFIG_TYPES = (catalog.CLUSTER_QUEUES, catalog.COHORTS, catalog.RESOURCE_FLAVORS)
-
-
-def _condition_true(obj: kw.Workload, type_: str) -> bool:
-    return any(
-        c.type == type_ and c.status == "True" for c in (obj.status.conditions if obj.status else None) or []
-    )
 
 
 class KueueReconciler:
@@ -143,12 +139,14 @@ class KueueReconciler:
         if version == self._config_version:
             return []
         self._config_version = version
-        return self.core.configure(
+        evictions = self.core.configure(
             [cluster_queue_spec(o) for o in objects[catalog.CLUSTER_QUEUES]],
             [cohort_spec(o) for o in objects[catalog.COHORTS]],
             [flavor_spec(o) for o in objects[catalog.RESOURCE_FLAVORS]],
             now,
         )
+        self._touched.update(self.core.mark_restarted(now))
+        return evictions
 
     def _read_queues_and_namespaces(self) -> None:
         self._local_queues = {
@@ -176,9 +174,10 @@ class KueueReconciler:
                 gone.append(key)
         return found, gone
 
-    def _sync_workloads(self, now: float, batch: Batch) -> None:
+    def _sync_workloads(self, now: float, batch: Batch) -> list[Eviction]:
+        """Read the changed Workloads into the core; returns the jobs to stop (a deactivated Workload's)."""
         found, gone = self._changed_workloads(batch)
-        finalize = []
+        finalize, evictions = [], []
         for obj in found.values():
             workload = kw.Workload.model_validate(obj)
             namespace = workload.metadata.namespace or ""
@@ -189,6 +188,7 @@ class KueueReconciler:
                 self._owners[request.key] = ref.name
             if fate.fate != Fate.DELETING:
                 self._sync_one(workload, request, owner, now)
+                evictions += self._sync_active(workload, request.key, now)
             else:  # a Workload being deleted leaves the core below: its quota and position are freed now
                 gone.append(request.key)
                 if owner is not None and fate.remove_finalizer:
@@ -207,6 +207,14 @@ class KueueReconciler:
         self._write_statuses()  # an orphan says Finished before its finalizer goes, as upstream
         for workload in finalize:
             self._remove_finalizer(workload)
+        return evictions
+
+    def _sync_active(self, workload: kw.Workload, key: str, now: float) -> list[Eviction]:
+        """Follow ``spec.active`` (default true)."""
+        changed, eviction = self.core.set_active(key, workload.spec.active is not False, now)
+        if changed:
+            self._touched.add(key)
+        return [eviction] if eviction is not None else []
 
     def _fate(self, workload: kw.Workload) -> tuple[Verdict, t.TrainJob | None]:
         """The Workload's fate and its owner TrainJob; the owner is read only when something needs it."""
@@ -216,10 +224,13 @@ class KueueReconciler:
         return verdict(workload, owner.metadata.uid if owner is not None else None), owner
 
     def _remove_finalizer(self, workload: kw.Workload) -> None:
-        body = {"metadata": {"finalizers": finalizers_without_ours(workload)}}
+        key = f"{workload.metadata.namespace or ''}/{workload.metadata.name or ''}"
+        self._patch_workload(key, {"metadata": {"finalizers": finalizers_without_ours(workload)}})
+
+    def _patch_workload(self, key: str, body: dict[str, Any]) -> None:
+        namespace, name = key.split("/", 1)
         with contextlib.suppress(NotFound):
-            self.store.patch(catalog.WORKLOADS, workload.metadata.namespace or "", workload.metadata.name or "",
-                             body, MERGE_PATCH)  # fmt: skip
+            self.store.patch(catalog.WORKLOADS, namespace, name, body, MERGE_PATCH)
 
     def _sync_one(self, workload: kw.Workload, request: Any, owner: t.TrainJob | None, now: float) -> None:
         state = self.core.workloads.get(request.key)
@@ -230,9 +241,9 @@ class KueueReconciler:
             if is_finished(workload):
                 return
             admitted = workload.status.admission if workload.status else None
-            if admitted is not None and _condition_true(workload, kw.WorkloadConditionType.QUOTA_RESERVED):
-                reserved = self._reserved_at(workload, now)
-                ready = _condition_true(workload, kw.WorkloadConditionType.PODS_READY)
+            if admitted is not None and condition_true(workload, kw.WorkloadConditionType.QUOTA_RESERVED):
+                reserved = reserved_at(workload) or now
+                ready = condition_true(workload, kw.WorkloadConditionType.PODS_READY)
                 self.core.restore_admitted(request, assignment_from_admission(admitted), reserved, ready,
                                            history(workload))  # fmt: skip
             else:
@@ -240,13 +251,6 @@ class KueueReconciler:
             self._touched.add(request.key)
         if owner is not None:
             self._sync_job_state(owner, request.key, now)
-
-    @staticmethod
-    def _reserved_at(workload: kw.Workload, now: float) -> float:
-        for c in (workload.status.conditions if workload.status else None) or []:
-            if c.type == kw.WorkloadConditionType.QUOTA_RESERVED and c.last_transition_time:
-                return parse_rfc3339(c.last_transition_time)
-        return now
 
     def _owner(self, workload: kw.Workload) -> t.TrainJob | None:
         """The TrainJob named by the Workload's controller reference, if it exists (whatever its uid)."""
@@ -275,8 +279,11 @@ class KueueReconciler:
         now = self.clock.now()
         batch = self.changes.take()
         evictions = [*self._sync_config(now, batch.config)]
-        self._sync_workloads(now, batch)
+        evictions += self._sync_workloads(now, batch)
         evictions += self.core.check_pods_ready(now)
+        if self.metrics is not None:  # the cycles' own evictions are observed with the cycle
+            for eviction in evictions:
+                self.metrics.observe_eviction(self.core, eviction)
         self._evict(evictions)
         progressed = False
         for _ in range(MAX_CYCLES_PER_PASS):
@@ -322,6 +329,9 @@ class KueueReconciler:
         admission is started: as upstream, where a preemptor is admitted only after its victims' eviction
         is written, no reader ever sees the preemptor admitted while a victim still looks admitted."""
         self._touched.update(e.key for e in evictions)
+        for eviction in evictions:
+            if eviction.set_inactive:  # persisted first: after a crash the Workload is still inactive
+                self._patch_workload(eviction.key, {"spec": {"active": False}})
         self._write_statuses()
         for eviction in evictions:
             self._stop(eviction.key)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from gangplane.api.meta import Condition
 from gangplane.api.quantity import ResourceList
 from gangplane.api.scheduling import kueue as kq
 from gangplane.api.scheduling import kueue_workload as kw
@@ -37,7 +38,7 @@ from gangplane.schedulers.kueue.model import (
     format_amount,
     to_amount,
 )
-from gangplane.schedulers.kueue.workloads import History, Phase, WorkloadState
+from gangplane.schedulers.kueue.workloads import WAIT_FOR_RECOVERY, History, Phase, WorkloadState
 
 
 def _groups(groups: list[kq.ResourceGroup] | None) -> tuple[ResourceGroup, ...]:
@@ -177,15 +178,39 @@ def history(workload: kw.Workload) -> History:
     evictions = ((status.scheduling_stats or {}).get("evictions")) or []
     timeout = next((c for c in status.conditions or [] if c.type == kw.WorkloadConditionType.EVICTED
                     and c.status == "True" and c.reason == kw.EvictionReason.PODS_READY_TIMEOUT), None)  # fmt: skip
+    recovery = next((c for c in status.conditions or [] if c.type == kw.WorkloadConditionType.PODS_READY
+                     and c.status == "False" and c.reason == WAIT_FOR_RECOVERY), None)  # fmt: skip
     return History(
         requeue_count=(requeue.count or 0) if requeue is not None else 0,
         requeue_at=parse_rfc3339(at) if at else None,
         evictions=tuple(
             (e.get("reason", ""), e.get("underlyingCause", ""), int(e.get("count", 0))) for e in evictions
         ),
-        timed_out_at=parse_rfc3339(timeout.last_transition_time)
-        if timeout and timeout.last_transition_time
-        else None,
+        timed_out_at=_transition(timeout),
+        recovering_since=_transition(recovery),
+        conditions=tuple(status.conditions or ()),
+    )
+
+
+def condition_true(workload: kw.Workload, type_: str) -> bool:
+    return any(c.type == type_ and c.status == "True" for c in _conditions(workload))
+
+
+def reserved_at(workload: kw.Workload) -> float | None:
+    """When the stored Workload's quota was reserved (its ``QuotaReserved`` transition)."""
+    found = (c for c in _conditions(workload) if c.type == kw.WorkloadConditionType.QUOTA_RESERVED)
+    return _transition(next(found, None))
+
+
+def _conditions(workload: kw.Workload) -> list[Condition]:
+    return (workload.status.conditions if workload.status else None) or []
+
+
+def _transition(condition: Condition | None) -> float | None:
+    return (
+        parse_rfc3339(condition.last_transition_time)
+        if condition and condition.last_transition_time
+        else None
     )
 
 

@@ -108,7 +108,7 @@ class KueueMetrics:
     def observe_eviction(self, state: KueueState, eviction: Eviction) -> None:
         workload = state.workloads.get(eviction.key)
         cq = workload.cluster_queue if workload is not None else ""
-        self.evicted.labels(cq, eviction.reason, eviction.preemption_reason or "").inc()
+        self.evicted.labels(cq, eviction.reason, eviction.preemption_reason or eviction.cause).inc()
 
     def observe_finished(self, cluster_queue: str) -> None:
         self.finished.labels(cluster_queue).inc()

@@ -35,14 +35,24 @@ from gangplane.schedulers.kueue.podsready import (
 from gangplane.schedulers.kueue.queues import QueueManager
 from gangplane.schedulers.kueue.quota import QuotaTree
 from gangplane.schedulers.kueue.workloads import (
+    BACKOFF_FINISHED,
+    BACKOFF_FINISHED_MESSAGE,
+    CQ_RESTARTED,
+    CQ_RESTARTED_MESSAGE,
+    REQUEUING_LIMIT_DETAIL,
+    REQUEUING_LIMIT_EXCEEDED,
+    WAIT_FOR_RECOVERY,
+    WAIT_FOR_START,
     History,
     Phase,
     WorkloadState,
     mark_admitted,
+    mark_deactivated,
     mark_evicted,
     mark_finished,
     mark_pending,
     mark_pods_ready,
+    mark_reactivated,
     recall,
 )
 
@@ -64,6 +74,14 @@ class Eviction:
     message: str
     preemption_reason: PreemptionReason | None = None
     preempting_cluster_queue: str | None = None
+    cause: str = ""
+    """Upstream's underlying cause: ``WaitForStart`` / ``WaitForRecovery`` for a PodsReady timeout,
+    ``RequeuingLimitExceeded`` when Kueue itself deactivated the workload."""
+
+    @property
+    def set_inactive(self) -> bool:
+        """Kueue deactivated it: the shell persists ``spec.active: false``, before the status."""
+        return self.reason == EvictionReason.DEACTIVATED and bool(self.cause)
 
 
 @dataclass
@@ -103,9 +121,23 @@ class KueueState:
         for name, spec in self.cluster_queues.items():
             if spec.stop_policy == StopPolicy.HOLD_AND_DRAIN:
                 for key in sorted(self.admitted.get(name, {})):
-                    message = f"The ClusterQueue {name} is stopped"
+                    message = "The ClusterQueue is stopped"  # as upstream, without its name
                     evictions.append(self.evict(key, EvictionReason.CLUSTER_QUEUE_STOPPED, message, now))
         return evictions
+
+    def mark_restarted(self, now: float) -> list[str]:
+        """After a reconfiguration: the workloads a stopped ClusterQueue evicted, now that it runs again, get
+        ``Requeued=True`` ``ClusterQueueRestarted`` (upstream's workload controller). Returns their keys."""
+        running = {name for name, spec in self.cluster_queues.items() if spec.stop_policy == StopPolicy.NONE}
+        found = []
+        for key, state in self.workloads.items():
+            requeued = state.conditions.get(C.REQUEUED)
+            if state.cluster_queue not in running or requeued is None or requeued.status != "False":
+                continue
+            if requeued.reason == EvictionReason.CLUSTER_QUEUE_STOPPED:
+                state.set_condition(C.REQUEUED, True, CQ_RESTARTED, CQ_RESTARTED_MESSAGE, now)
+                found.append(key)
+        return found
 
     def is_active(self, cq: str) -> bool:
         spec = self.cluster_queues.get(cq)
@@ -144,21 +176,27 @@ class KueueState:
             if eviction_time and history.timed_out_at is not None:
                 state.queue_time = history.timed_out_at
         self.workloads[request.key] = state
-        if not request.cluster_queue:
-            message = f"LocalQueue {request.local_queue} doesn't exist"
+        self._enqueue(state, now)
+        return state
+
+    def _enqueue(self, state: WorkloadState, now: float) -> None:
+        if not state.cluster_queue:
+            message = f"LocalQueue {state.request.local_queue} doesn't exist"
             mark_pending(state, PendingReason.PENDING, message, now)
-            return state
+            return
         mark_pending(state, PendingReason.PENDING, "", now)
         self.queues.push(state, now)
-        return state
 
     def restore_admitted(self, request: WorkloadRequest, assignment: Assignment, reserved_at: float,
                          pods_ready: bool, history: History | None = None) -> WorkloadState:  # fmt: skip
-        """Take back a workload admitted before a restart: its quota is held again, nothing is re-decided."""
+        """Take back a workload admitted before a restart: its quota is held again, nothing is re-decided; one
+        waiting for recovery keeps its recoveryTimeout deadline."""
         state = WorkloadState(request, queue_time=request.created)
+        mark_admitted(state, assignment, reserved_at)
         if history is not None:
             recall(state, history)
-        mark_admitted(state, assignment, reserved_at)
+            if history.recovering_since is not None and not pods_ready:
+                self.recovering_since[request.key] = history.recovering_since
         state.pods_ready = pods_ready
         self.workloads[request.key] = state
         self.admitted.setdefault(request.cluster_queue, {})[request.key] = state
@@ -197,7 +235,7 @@ class KueueState:
         elif not ready and state.pods_ready:
             state.pods_ready = False
             self.recovering_since[key] = now
-            state.set_condition(C.PODS_READY, False, "WaitForRecovery", "At least one pod has failed", now)
+            state.set_condition(C.PODS_READY, False, WAIT_FOR_RECOVERY, "At least one pod has failed", now)
         self.track_readiness(state)
 
     def _release(self, state: WorkloadState, now: float, *, in_cycle: bool = False) -> None:
@@ -214,6 +252,7 @@ class KueueState:
     def evict(
         self, key: str, reason: EvictionReason, message: str, now: float, *,
         preemption: PreemptionReason | None = None, preempting_cq: str | None = None, in_cycle: bool = False,
+        cause: str = "",
     ) -> Eviction:  # fmt: skip
         """Release ``key``'s quota and queue it again (after a backoff for ``PodsReadyTimeout``). ``in_cycle``:
         a preemption by the running cycle, whose heads still park as upstream's would (there the victim's quota
@@ -221,30 +260,25 @@ class KueueState:
         state = self.workloads[key]
         self._release(state, now, in_cycle=in_cycle)
         self.recovering_since.pop(key, None)
-        mark_evicted(state, reason, message, now)
+        mark_evicted(state, reason, message, now, cause)
         if preemption is not None:
             state.set_condition(C.PREEMPTED, True, preemption, message, now)
         if reason == EvictionReason.PODS_READY_TIMEOUT:
-            self._back_off(state, now)
-        else:
-            state.set_condition(C.REQUEUED, True, reason, message, now)
-        if state.phase != Phase.INACTIVE:
-            self.queues.push(state, now)
-        return Eviction(key, reason, message, preemption, preempting_cq)
+            self._back_off(state, message, now)
+        else:  # upstream's job reconciler: Requeued is True only after a preemption or node failures
+            requeued = reason in (EvictionReason.PREEMPTED, EvictionReason.NODE_FAILURES)
+            state.set_condition(C.REQUEUED, requeued, reason, message, now)
+        self.queues.push(state, now)
+        return Eviction(key, reason, message, preemption, preempting_cq, cause)
 
-    def _back_off(self, state: WorkloadState, now: float) -> None:
+    def _back_off(self, state: WorkloadState, message: str, now: float) -> None:
+        """``Requeued=False`` with the eviction's reason and message until the backoff ends (upstream's job
+        reconciler copies them from ``Evicted``)."""
         config = self.config.wait_for_pods_ready
         state.requeue_count += 1
-        if exceeds_backoff_limit(config, state.requeue_count):
-            state.phase = Phase.INACTIVE
-            state.set_condition(
-                C.REQUEUED, False, "RequeuingLimitExceeded", "The workload is deactivated", now
-            )
-            return
         state.requeue_at = now + backoff_seconds(config, state.requeue_count)
         if config.timestamp == RequeuingTimestamp.EVICTION:
             state.queue_time = now
-        message = "Waiting for the backoff before requeueing"
         state.set_condition(C.REQUEUED, False, EvictionReason.PODS_READY_TIMEOUT, message, now)
 
     def pods_ready_deadline(self, state: WorkloadState) -> float | None:
@@ -259,17 +293,64 @@ class KueueState:
         self.readiness.set(state.key, self.pods_ready_deadline(state))
 
     def check_pods_ready(self, now: float) -> list[Eviction]:
-        """Evict every admitted workload whose pods did not become ready in time; only the due ones are read."""
-        message = "Exceeded the PodsReady timeout"
-        return [
-            self.evict(key, EvictionReason.PODS_READY_TIMEOUT, message, now)
-            for key in self.readiness.due(now)
-        ]
+        """Evict every admitted workload whose pods did not become ready in time; only the due ones are read.
+        One whose next requeue would pass ``backoff_limit_count`` is deactivated instead (upstream's
+        triggerDeactivation: ``count + 1 > limit``), without a PodsReadyTimeout eviction. The underlying cause
+        is ``WaitForRecovery`` after a pod failed, else ``WaitForStart`` (``admittedNotReadyWorkload``)."""
+        config, evictions = self.config.wait_for_pods_ready, []
+        for key in self.readiness.due(now):
+            if exceeds_backoff_limit(config, self.workloads[key].requeue_count + 1):
+                found = self.deactivate(key, now, REQUEUING_LIMIT_EXCEEDED, REQUEUING_LIMIT_DETAIL)
+            else:
+                recovering = key in self.recovering_since and config.recovery_timeout is not None
+                cause = WAIT_FOR_RECOVERY if recovering else WAIT_FOR_START
+                message = f"Exceeded the PodsReady timeout {key}"
+                found = self.evict(key, EvictionReason.PODS_READY_TIMEOUT, message, now, cause=cause)
+            if found is not None:
+                evictions.append(found)
+        return evictions
+
+    # ------------------------------------------------------------ spec.active
+
+    def set_active(self, key: str, active: bool, now: float) -> tuple[bool, Eviction | None]:
+        """Follow a Workload's ``spec.active``: (whether that changed the workload, the job to stop)."""
+        state = self.workloads.get(key)
+        if state is None or state.phase == Phase.FINISHED or active == (state.phase != Phase.INACTIVE):
+            return False, None
+        if active:
+            self.reactivate(key, now)
+            return True, None
+        return True, self.deactivate(key, now)
+
+    def deactivate(self, key: str, now: float, cause: str = "", detail: str = "") -> Eviction | None:
+        """``spec.active: false``: release the quota, leave the queues until reactivated. ``cause`` is the
+        underlying cause when Kueue itself deactivates. Returns the job to stop when it held quota."""
+        state = self.workloads.get(key)
+        if state is None or state.phase in (Phase.FINISHED, Phase.INACTIVE):
+            return None
+        admitted = state.phase == Phase.ADMITTED
+        self.queues.forget(key, state.cluster_queue)
+        self.recovering_since.pop(key, None)
+        if admitted:
+            self._release(state, now)
+        mark_deactivated(state, cause, detail, now)
+        if not admitted:
+            return None
+        message = state.conditions[C.EVICTED].message
+        return Eviction(key, EvictionReason.DEACTIVATED, message, cause=cause)
+
+    def reactivate(self, key: str, now: float) -> None:
+        """``spec.active`` true again: queued afresh (its requeue count was cleared on deactivation)."""
+        state = self.workloads.get(key)
+        if state is None or state.phase != Phase.INACTIVE:
+            return
+        mark_reactivated(state, now)
+        self._enqueue(state, now)
 
     def wake_backoffs(self, now: float) -> None:
         for state in self.queues.flush(now):
             state.requeue_at = None
-            state.set_condition(C.REQUEUED, True, "BackoffFinished", "The backoff finished", now)
+            state.set_condition(C.REQUEUED, True, BACKOFF_FINISHED, BACKOFF_FINISHED_MESSAGE, now)
 
     def next_wakeup(self) -> float | None:
         """The earliest time something happens without an outside event (requeue, backoff, timeout)."""

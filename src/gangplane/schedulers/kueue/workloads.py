@@ -10,12 +10,27 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from gangplane.api.meta import Condition
+from gangplane.api.scheduling.kueue_workload import EvictionReason
 from gangplane.api.scheduling.kueue_workload import WorkloadConditionType as C
 from gangplane.clock import rfc3339
 from gangplane.schedulers.kueue.flavors import Assignment
 from gangplane.schedulers.kueue.model import Usage, WorkloadRequest
 
 NO_RESERVATION, NO_RESERVATION_MESSAGE = "NoReservation", "The workload has no reservation"
+# kueue workload_controller.go: the deactivation messages and the cause it records when Kueue deactivates
+DEACTIVATED_MESSAGE = "The workload is deactivated"
+REACTIVATED, REACTIVATED_MESSAGE = "Reactivated", "The workload was reactivated"
+BACKOFF_FINISHED, BACKOFF_FINISHED_MESSAGE = "BackoffFinished", "The workload backoff was finished"
+CQ_RESTARTED, CQ_RESTARTED_MESSAGE = (
+    "ClusterQueueRestarted",
+    "The ClusterQueue was restarted after being stopped",
+)
+REQUEUING_LIMIT_EXCEEDED = "RequeuingLimitExceeded"
+REQUEUING_LIMIT_DETAIL = "exceeding the maximum number of re-queuing retries"
+WAIT_FOR_START, WAIT_FOR_RECOVERY = (
+    "WaitForStart",
+    "WaitForRecovery",
+)  # a PodsReady timeout's underlying cause
 
 
 class Phase(StrEnum):
@@ -35,6 +50,11 @@ class History:
     requeue_at: float | None = None
     evictions: tuple[tuple[str, str, int], ...] = ()
     timed_out_at: float | None = None
+    recovering_since: float | None = None
+    """When a pod of the admitted workload failed (``PodsReady=False WaitForRecovery``)."""
+    conditions: tuple[Condition, ...] = ()
+    """The stored conditions: the core only updates the types it sets, as upstream, so older history
+    (an Evicted, Requeued or Preempted condition) survives a restart."""
 
 
 @dataclass
@@ -105,21 +125,30 @@ def mark_admitted(state: WorkloadState, assignment: Assignment, now: float) -> N
     message = f"Quota reserved in ClusterQueue {state.cluster_queue}"
     state.set_condition(C.QUOTA_RESERVED, True, "QuotaReserved", message, now)
     state.set_condition(C.ADMITTED, True, "Admitted", "The workload is admitted", now)
-    state.set_condition(C.PODS_READY, False, "WaitForStart", "Not all pods are ready or succeeded", now)
-    state.drop_condition(C.EVICTED)
-    state.drop_condition(C.PREEMPTED)
+    state.set_condition(C.PODS_READY, False, WAIT_FOR_START, "Not all pods are ready or succeeded", now)
+    for type_ in (C.EVICTED, C.PREEMPTED):  # kueue SetQuotaReservation: resetActiveCondition
+        old = state.conditions.get(type_)
+        if old is not None and old.status == "True":
+            state.set_condition(type_, False, "QuotaReserved", f"Previously: {old.message}", now)
 
 
-def mark_evicted(state: WorkloadState, reason: str, message: str, now: float) -> None:
-    """Release the reservation; the job is stopped by the shell and the workload requeued."""
-    state.phase = Phase.PENDING
+def _unreserve(state: WorkloadState) -> None:
     state.assignment = None
     state.usage = {}
     state.reserved_at = None
     state.pods_ready = False
-    state.evictions[(reason, "")] = (
-        state.evictions.get((reason, ""), 0) + 1
-    )  # upstream workloadEvictionStateInc
+
+
+def _count_eviction(state: WorkloadState, reason: str, cause: str) -> None:
+    """Upstream's workloadEvictionStateInc: ``schedulingStats.evictions`` per (reason, underlying cause)."""
+    state.evictions[(reason, cause)] = state.evictions.get((reason, cause), 0) + 1
+
+
+def mark_evicted(state: WorkloadState, reason: str, message: str, now: float, cause: str = "") -> None:
+    """Release the reservation; the job is stopped by the shell and the workload requeued."""
+    state.phase = Phase.PENDING
+    _unreserve(state)
+    _count_eviction(state, reason, cause)
     state.set_condition(C.EVICTED, True, reason, message, now)
     state.set_condition(C.QUOTA_RESERVED, False, "Pending", message, now)
     state.set_condition(C.ADMITTED, False, NO_RESERVATION, NO_RESERVATION_MESSAGE, now)
@@ -133,7 +162,7 @@ def mark_finished(state: WorkloadState, reason: str, message: str, now: float) -
 
 def mark_pods_ready(state: WorkloadState, now: float) -> None:
     recovered = state.conditions.get(C.PODS_READY)
-    reason = "Recovered" if recovered is not None and recovered.reason == "WaitForRecovery" else "Started"
+    reason = "Recovered" if recovered is not None and recovered.reason == WAIT_FOR_RECOVERY else "Started"
     state.pods_ready = True
     state.set_condition(
         C.PODS_READY, True, reason, "All pods reached readiness and the workload is running", now
@@ -141,6 +170,52 @@ def mark_pods_ready(state: WorkloadState, now: float) -> None:
 
 
 def recall(state: WorkloadState, history: History) -> None:
-    """Take back what the status remembered (``History``)."""
+    """Take back what the status remembered (``History``); a stored condition wins over one the core has
+    just set (a restored admitted workload keeps its PodsReady), the core's new types come after."""
     state.requeue_count, state.requeue_at = history.requeue_count, history.requeue_at
     state.evictions = {(reason, cause): count for reason, cause, count in history.evictions}
+    stored = {c.type: c for c in history.conditions}
+    state.conditions = stored | {t: c for t, c in state.conditions.items() if t not in stored}
+
+
+def deactivation(cause: str, detail: str) -> tuple[str, str]:
+    """The Evicted reason and message of a deactivation: kueue ``evict.Evict`` appends the underlying cause
+    to the reason (``ReasonWithCause``: ``DeactivatedDueTo<cause>``), the controller the detail to the message."""
+    if not cause:
+        return EvictionReason.DEACTIVATED, DEACTIVATED_MESSAGE
+    return f"{EvictionReason.DEACTIVATED}DueTo{cause}", f"{DEACTIVATED_MESSAGE} due to {detail}"
+
+
+def mark_deactivated(state: WorkloadState, cause: str, detail: str, now: float) -> None:
+    """``spec.active: false`` (kueue workload_controller.go, then the job reconciler's eviction step): Evicted
+    unless already evicted (the earlier reason is kept), the reservation released with ``Requeued=False``,
+    the requeue state cleared, and ``QuotaReserved=False Deactivated`` while it stays inactive."""
+    evicted = state.conditions.get(C.EVICTED)
+    if evicted is None or evicted.status != "True":
+        reason, message = deactivation(cause, detail)
+        _count_eviction(state, EvictionReason.DEACTIVATED, cause)
+        state.set_condition(C.EVICTED, True, reason, message, now)
+    else:
+        reason, message = evicted.reason, evicted.message
+    if state.phase == Phase.ADMITTED:
+        _unreserve(state)
+        state.set_condition(C.REQUEUED, False, reason, message, now)
+        state.drop_condition(C.PODS_READY)
+    state.phase = Phase.INACTIVE
+    state.requeue_count, state.requeue_at = 0, None
+    state.set_condition(C.QUOTA_RESERVED, False, EvictionReason.DEACTIVATED, DEACTIVATED_MESSAGE, now)
+    state.set_condition(C.ADMITTED, False, NO_RESERVATION, NO_RESERVATION_MESSAGE, now)
+
+
+def mark_reactivated(state: WorkloadState, now: float) -> None:
+    """``spec.active`` true again: pending, and ``Requeued`` turned True when a deactivation (or a backoff the
+    deactivation cleared) left it False. Upstream matches the reason ``Deactivated`` exactly; gangplane also
+    takes ``DeactivatedDueTo...`` (docs/kueue.md)."""
+    state.phase = Phase.PENDING
+    requeued = state.conditions.get(C.REQUEUED)
+    if requeued is None or requeued.status != "False":
+        return
+    if requeued.reason.startswith(EvictionReason.DEACTIVATED):
+        state.set_condition(C.REQUEUED, True, REACTIVATED, REACTIVATED_MESSAGE, now)
+    elif requeued.reason == EvictionReason.PODS_READY_TIMEOUT:
+        state.set_condition(C.REQUEUED, True, BACKOFF_FINISHED, BACKOFF_FINISHED_MESSAGE, now)

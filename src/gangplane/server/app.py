@@ -25,6 +25,7 @@ from gangplane.errors import ApiError, NotFound
 from gangplane.server import discovery, handlers, openapi
 from gangplane.server.auth import BearerAuth
 from gangplane.server.authz import authorization_routes
+from gangplane.server.binding import binding_routes
 from gangplane.server.handlers import Context, error_response, json_response
 from gangplane.server.metrics_api import MetricsApi, metrics_routes
 from gangplane.server.query import MethodNotAllowed, Target, parse_target
@@ -223,6 +224,7 @@ def create_app(
         routes=[
             *extra_routes,
             *authorization_routes(),
+            *binding_routes(ctx),
             *metrics_routes(MetricsApi(store, ctx.clock)),
             *ui_routes(ctx),
             *routes(Api(ctx)),

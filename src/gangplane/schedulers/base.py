@@ -46,6 +46,16 @@ class Status(StrEnum):
     SKIP = "Skip"  # not this scheduler's business this cycle
 
 
+class Queueing(StrEnum):
+    """How the loop's scheduling queue feeds a scheduler (``schedulers/queue.py``), read from an optional
+    ``queueing`` attribute. ``PER_UNIT``: ``view.pending`` holds the active units only — each gang or lone
+    pod that is new, changed, or requeued by an event that may help it. ``SESSION`` (the default): every
+    pending pod of the scheduler, whenever any of them is active or an object it watches changed."""
+
+    PER_UNIT = "PerUnit"
+    SESSION = "Session"
+
+
 @dataclass(frozen=True, slots=True)
 class Eviction:
     """Delete pod ``pod_key`` (preemption victim); ``reason`` is a CamelCase word, ``message`` for humans."""
@@ -135,6 +145,7 @@ __all__ = [
     "CycleResult",
     "Eviction",
     "PendingReason",
+    "Queueing",
     "Scheduler",
     "Status",
     "StatusWrite",

@@ -19,7 +19,15 @@ from gangplane.api.scheduling import coscheduling as cs
 from gangplane.api.scheduling.slurm import SCHEDULER_NAME as SLURM_BRIDGE
 from gangplane.clock import rfc3339
 from gangplane.schedulers import coscheduling as cos
-from gangplane.schedulers.base import ClusterView, CycleResult, Eviction, PendingReason, Status, StatusWrite
+from gangplane.schedulers.base import (
+    ClusterView,
+    CycleResult,
+    Eviction,
+    PendingReason,
+    Queueing,
+    Status,
+    StatusWrite,
+)
 from gangplane.schedulers.core.fit import explain
 from gangplane.schedulers.core.gang import place_gang
 from gangplane.schedulers.core.objects import BROKEN_INPUT, DEFAULT_SCHEDULER, NEVER, PodInfo
@@ -44,6 +52,8 @@ class _Unit:
 
 class DefaultScheduler:
     """``default-scheduler`` semantics for plain pods plus the Coscheduling plugin for PodGroup members."""
+
+    queueing = Queueing.PER_UNIT  # kube-scheduler's queue: one cycle sees the active pods and gangs only
 
     def __init__(
         self,
@@ -73,7 +83,8 @@ class DefaultScheduler:
     def cycle(self, view: ClusterView) -> CycleResult:
         result = CycleResult()
         groups = cos.group_specs(view.objects_of(COSCHEDULING_PODGROUPS), self.args)
-        members = cos.members_by_group(view.objects_of(PODS))
+        # every pod is read only when some PodGroup exists: plain pods never need it
+        members = cos.members_by_group(view.objects_of(PODS)) if groups else {}
         for unit in self._queue(view, groups, result):
             if unit.group is None:
                 self._schedule_pod(view, unit.pods[0], result)

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import socket
 import tempfile
 import threading
 import time
@@ -30,6 +29,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import http_bench  # benchmarks/ is the script's directory, so on sys.path
 import httpx2
 import psutil
 
@@ -42,20 +42,10 @@ NS = "/api/v1/namespaces/default"
 PODGROUPS = "/apis/scheduling.x-k8s.io/v1alpha1/namespaces/default/podgroups"
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def _client(state: Path, url: str) -> httpx2.Client:
-    token = (state / "token").read_text().strip()
-    return httpx2.Client(
-        base_url=url,
-        verify=str(state / "tls.crt"),
-        headers={"Authorization": f"Bearer {token}"},
-        timeout=120,
-    )
+    client = http_bench._client(state, url)  # the same authenticated HTTPS client, with a long timeout
+    client.timeout = httpx2.Timeout(120)
+    return client
 
 
 def _parallel(work: Callable[[int], None], clients: int) -> None:
@@ -172,7 +162,9 @@ def main() -> None:
         state = Path(tmp)
         config = state / "no-agents.yaml"
         config.write_text("nodeGroups: []\n")
-        started = launch.start_background(state, port=_free_port(), extra_args=["--config", str(config)])
+        started = launch.start_background(
+            state, port=http_bench._free_port(), extra_args=["--config", str(config)]
+        )
         assert started.url is not None and started.pid is not None
         try:
             registration = register_nodes(state, started.url, args.nodes, args.clients)

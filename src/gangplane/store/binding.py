@@ -15,11 +15,14 @@ from collections.abc import Mapping
 from typing import Any
 
 from gangplane.errors import BadRequest, CauseType, Conflict, FieldError, Invalid
+from gangplane.store.base import ResourceType
 from gangplane.store.catalog import PODS
 from gangplane.store.core import ObjectStore
 from gangplane.store.objects import copy_object
 
 BINDING_KIND = "Binding"
+BINDINGS = ResourceType("", "v1", BINDING_KIND, "bindings", has_status=False)
+"""Create-only: never stored, only posted (discovery and OpenAPI describe it so kubectl can post one)."""
 POD_SCHEDULED = "PodScheduled"
 
 
@@ -106,4 +109,4 @@ def success_status() -> dict[str, Any]:
     return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}
 
 
-__all__ = ["BINDING_KIND", "bind_pod", "check_binding", "pod_binding", "success_status"]
+__all__ = ["BINDINGS", "BINDING_KIND", "bind_pod", "check_binding", "pod_binding", "success_status"]

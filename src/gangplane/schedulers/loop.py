@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Iterator, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from functools import partial
 from typing import Any
 
@@ -112,6 +113,8 @@ class SchedulerLoop:
         self._changed = threading.Event()
         self._stopped = threading.Event()
         self._thread: threading.Thread | None = None
+        self._writes: ThreadPoolExecutor | None = None  # one thread: a pass's writes land in order
+        self._written: list[Future[None]] = []
         self.passes = 0
         for rt, informer in self.informers.items():
             informer.add_handler(partial(self._on_event, rt))
@@ -138,6 +141,7 @@ class SchedulerLoop:
     def start(self, timeout: float = 30.0) -> None:
         self.start_informers(timeout)
         self.binder.start()
+        self._writes = ThreadPoolExecutor(max_workers=1, thread_name_prefix="scheduler-writes")
         self._thread = threading.Thread(target=self._run, name="scheduler-loop", daemon=True)
         self._thread.start()
 
@@ -147,6 +151,8 @@ class SchedulerLoop:
         if self._thread is not None:
             self._thread.join(timeout=5)
         self.binder.stop()
+        if self._writes is not None:
+            self._writes.shutdown(wait=True)
         for informer in self.informers.values():
             informer.stop()
 
@@ -171,9 +177,12 @@ class SchedulerLoop:
 
     # -- one pass -------------------------------------------------------------------------------------------
     def run_once(self) -> PassResult:
-        """One pass now, its bindings written before it returns."""
+        """One pass now, all its writes done before it returns."""
         result = self.schedule()
         self.binder.flush()
+        for written in self._written:
+            written.result()
+        self._written.clear()
         return result
 
     def schedule(self) -> PassResult:
@@ -200,8 +209,23 @@ class SchedulerLoop:
             if request is not None:
                 self.binder.submit(request)
         for _, result in planned.results:
-            self.writer.write(result)
+            self._write(result)
         return planned
+
+    def _write(self, result: CycleResult) -> None:
+        """Evictions, status writes and conditions: on the writer thread when started (the next pass does
+        not wait for them), else here."""
+        if self._writes is None:
+            self.writer.write(result)
+            return
+        self._written = [f for f in self._written if not f.done()]
+        self._written.append(self._writes.submit(self._guarded_write, result))
+
+    def _guarded_write(self, result: CycleResult) -> None:
+        try:
+            self.writer.write(result)
+        except Exception:  # a failed write is decided again by a later pass; the writer must go on
+            _log.exception("scheduler writes failed")
 
     def _assume(self, binding: Binding) -> BindRequest | None:
         try:

@@ -76,6 +76,8 @@ class SchedulingQueue:
         self._of: dict[str, tuple[str, str]] = {}  # pod key -> unit id
         self._backoff: list[tuple[float, int, tuple[str, str]]] = []  # heap: (expiry, tie, unit id)
         self._dirty: set[str] = set()
+        self._in: dict[State, dict[tuple[str, str], Unit]] = {state: {} for state in State}  # units by state
+        self._moved: dict[str | None, int] = {}  # scheduler (None: all) -> seq of its last move
         self.seq = 0  # bumped by every event that activates or moves something
 
     # -- membership ------------------------------------------------------------------------------------
@@ -83,7 +85,10 @@ class SchedulingQueue:
         """A pod became pending, or a pending pod's spec changed: (re)activate its unit."""
         self.remove(pod.key)
         uid = (pod.scheduler_name, _unit_key(pod))
-        unit = self.units.setdefault(uid, Unit(*uid))
+        unit = self.units.get(uid)
+        if unit is None:
+            unit = self.units[uid] = Unit(*uid)
+            self._in[unit.state][uid] = unit
         unit.pods[pod.key] = pod
         self._of[pod.key] = uid
         self._activate(unit)
@@ -103,6 +108,7 @@ class SchedulingQueue:
         unit.pods.pop(key, None)
         if not unit.pods:
             del self.units[uid]
+            del self._in[unit.state][uid]
 
     def __contains__(self, key: object) -> bool:
         return key in self._of
@@ -117,11 +123,10 @@ class SchedulingQueue:
     def move(self, scheduler: str | None = None) -> None:
         """A cluster event that may make any waiting unit (of ``scheduler``, or of all) schedulable."""
         self.seq += 1
-        for unit in self.units.values():
-            if unit.state is State.UNSCHEDULABLE and scheduler in (None, unit.scheduler):
+        self._moved[scheduler] = self.seq  # units in a pass now stay active after it (``done``)
+        for unit in list(self._in[State.UNSCHEDULABLE].values()):
+            if scheduler in (None, unit.scheduler):
                 self._activate(unit)
-            elif scheduler in (None, unit.scheduler):
-                unit.touched = self.seq
 
     def mark_dirty(self, scheduler: str) -> None:
         """Run ``scheduler``'s cycle in the next pass even with nothing active (its statuses may change)."""
@@ -132,16 +137,21 @@ class SchedulingQueue:
         self.seq += 1
         unit.touched = self.seq
         gated = all(p.gated for p in unit.pods.values())
-        unit.state = State.GATED if gated else State.ACTIVE
+        self._set(unit, State.GATED if gated else State.ACTIVE)
+
+    def _set(self, unit: Unit, state: State) -> None:
+        uid = (unit.scheduler, unit.key)
+        del self._in[unit.state][uid]
+        unit.state = state
+        self._in[state][uid] = unit
 
     # -- passes ----------------------------------------------------------------------------------------
     def pop(self, now: float) -> Batch:
         """The active units (after back-offs and leftovers that are due), grouped by scheduler."""
         self._flush(now)
         batch = Batch(self.seq)
-        for unit in self.units.values():
-            if unit.state is State.ACTIVE:
-                batch.units.setdefault(unit.scheduler, []).append(unit)
+        for unit in self._in[State.ACTIVE].values():
+            batch.units.setdefault(unit.scheduler, []).append(unit)
         for name in self.modes:
             if name not in batch.units and name not in self._dirty:
                 continue
@@ -163,8 +173,9 @@ class SchedulingQueue:
         for unit in batch.units.get(name, ()):
             if self.units.get((unit.scheduler, unit.key)) is not unit or unit.state is not State.ACTIVE:
                 continue  # gone, or moved elsewhere since the pass took it
-            if unit.touched > batch.seq:
-                continue  # an event touched it during the pass: stays active
+            moved = max(self._moved.get(None, 0), self._moved.get(name, 0))
+            if unit.touched > batch.seq or moved > batch.seq:
+                continue  # an event touched it, or moved waiting units, during the pass: stays active
             self._settle(unit, statuses.get((unit.scheduler, unit.key), set()), now)
 
     def backoff(self, key: str, now: float) -> None:
@@ -177,10 +188,12 @@ class SchedulingQueue:
         unit.attempts += 1
         if statuses & {Status.WAIT, Status.ERROR}:
             delay = min(INITIAL_BACKOFF * 2 ** (unit.attempts - 1), MAX_BACKOFF)
-            unit.state, unit.since = State.BACKOFF, now + delay
+            self._set(unit, State.BACKOFF)
+            unit.since = now + delay
             heapq.heappush(self._backoff, (unit.since, id(unit), (unit.scheduler, unit.key)))
         else:
-            unit.state, unit.since = State.UNSCHEDULABLE, now
+            self._set(unit, State.UNSCHEDULABLE)
+            unit.since = now
 
     def _flush(self, now: float) -> None:
         while self._backoff and self._backoff[0][0] <= now:
@@ -188,24 +201,22 @@ class SchedulingQueue:
             unit = self.units.get(uid)
             if unit is not None and unit.state is State.BACKOFF and unit.since == expiry:
                 self._activate(unit)
-        for unit in self.units.values():
-            if unit.state is State.UNSCHEDULABLE and now - unit.since >= MAX_IN_UNSCHEDULABLE:
+        for unit in list(self._in[State.UNSCHEDULABLE].values()):
+            if now - unit.since >= MAX_IN_UNSCHEDULABLE:
                 self._activate(unit)
 
     def next_due(self) -> float | None:
         """When the next timer fires (a back-off expiry or a leftover flush); ``None``: nothing to wait for."""
-        due = [u.since for u in self.units.values() if u.state is State.BACKOFF]
-        due += [u.since + MAX_IN_UNSCHEDULABLE for u in self.units.values() if u.state is State.UNSCHEDULABLE]
+        due = [u.since for u in self._in[State.BACKOFF].values()]
+        due += [u.since + MAX_IN_UNSCHEDULABLE for u in self._in[State.UNSCHEDULABLE].values()]
         return min(due, default=None)
 
     def has_work(self) -> bool:
-        return bool(self._dirty) or any(u.state is State.ACTIVE for u in self.units.values())
+        return bool(self._dirty) or bool(self._in[State.ACTIVE])
 
     def counts(self) -> dict[State, int]:
-        out = dict.fromkeys(State, 0)
-        for unit in self.units.values():
-            out[unit.state] += len(unit.pods)
-        return out
+        """Pending pods per state."""
+        return {state: sum(len(u.pods) for u in units.values()) for state, units in self._in.items()}
 
     def units_of(self, scheduler: str) -> Iterable[Unit]:
         return (u for u in self.units.values() if u.scheduler == scheduler)

@@ -17,9 +17,9 @@ from gangplane.schedulers.loop import SchedulerLoop
 from gangplane.schedulers.queue import MAX_BACKOFF, SchedulingQueue, State
 from gangplane.schedulers.registry import default_registry
 from gangplane.store.binding import bind_pod
-from gangplane.store.catalog import NODES, PODS
+from gangplane.store.catalog import COSCHEDULING_PODGROUPS, NODES, PODS
 from gangplane.store.memory import MemoryStore
-from schedulers.kube_builders import T0, node, pod
+from schedulers.kube_builders import T0, node, pod, pod_group
 
 INDEX = ResourceIndex()
 
@@ -223,3 +223,23 @@ def test_gated_pods_wait_outside_the_active_queue() -> None:
     assert not queue.pop(T0) and queue.counts()[State.GATED] == 1
     queue.add(_info("g"))  # the gate was removed: an update
     assert [p.name for p in queue.pop(T0).pending["default-scheduler"]] == ["g"]
+
+
+def test_a_finished_gang_moves_its_pod_group_to_finished(store: MemoryStore) -> None:
+    """A finished pod is no longer converted, yet its PodGroup's status still follows it."""
+    _create_node(store, node("n0", cpu="8"))
+    store.create(COSCHEDULING_PODGROUPS, pod_group("g", 2))
+    for i in range(2):
+        store.create(PODS, pod(f"g-{i}", group="g"))
+    loop = _loop(store, ManualClock(T0))
+    loop.start()
+    try:
+        eventually(lambda: all(_node_of(store, f"g-{i}") for i in range(2)))
+        for i in range(2):
+            done = store.get(PODS, "ml", f"g-{i}")
+            done["status"]["phase"] = "Succeeded"
+            store.update_status(PODS, done)
+        status = lambda: store.get(COSCHEDULING_PODGROUPS, "ml", "g").get("status") or {}  # noqa: E731
+        eventually(lambda: status().get("phase") == "Finished")
+    finally:
+        loop.stop()

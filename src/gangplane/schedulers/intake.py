@@ -106,10 +106,10 @@ class Intake:
             self.queue.move()  # capacity freed
         some = entry if entry is not None else before
         assert some is not None
-        name, info = _scheduler_name(some.obj), some.info
+        name = _scheduler_name(some.obj)
         if name not in self.schedulers:
             return
-        group = info.group if info is not None else None
+        group = self.schedulers[name].group_of(some.obj)  # also for a finished pod, which has no info
         if group is not None:
             self.queue.activate(name, group)
         if group is not None or self.queue.modes.get(name) is Queueing.SESSION:

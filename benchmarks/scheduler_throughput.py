@@ -9,8 +9,8 @@ store — informers, the incremental scheduler cache, the scheduling queue, one-
 transactions from the binding worker — with ``--loop-pods`` pods created in this same process (plain pods for
 default-scheduler; gangs of 8 with Coscheduling PodGroups for scheduler-plugins-scheduler), timed from the
 first create to the last binding seen on a watch, then the process's CPU over 5 idle seconds. Measured
-(2 shared cores, load average ~7, 2026-12-03): 2,845–3,976 pods/s plain, 2,170 gangs of 8; idle 0.0–1.5 %
-of a core (the previous loop: 2,475 pods/s, then 53 % idle). The through-the-API figure is
+(2 shared cores, load average 5–7, 2026-12-03): 1,855–3,976 pods/s plain, 824–2,170 gangs of 8 (by the
+load); idle 0.0–2 % of a core (the previous loop: 2,475 pods/s, then 53 % idle). The through-the-API figure is
 ``benchmarks/scheduling_basic.py``; docs/scheduler-loop.md says which number means what.
 
 Then the pure passes below (``plan_pass`` on wire dicts, no store, no loop: an upper bound of one cycle).

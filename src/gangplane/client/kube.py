@@ -207,6 +207,11 @@ class KubeStore:
     def update_status(self, rt: ResourceType, obj: Object, *, dry_run: bool = False) -> Object:
         return self._put(rt, obj, "status", dry_run)
 
+    def bind_pod(self, namespace: str, name: str, binding: Mapping[str, Any]) -> Any:
+        """POST a ``v1/Binding`` to ``pods/{name}/binding``: one write sets ``nodeName`` and ``PodScheduled``
+        (409 when the pod is bound already). Returns the server's ``Status``."""
+        return self._send_json("POST", kubeapi.object_path(PODS, namespace, name, "binding"), binding)
+
     def _put(self, rt: ResourceType, obj: Object, subresource: str, dry_run: bool) -> Object:
         path = kubeapi.object_path(rt, kubeapi.namespace_for(rt, obj), kubeapi.name_for(rt, obj), subresource)
         return kubeapi.with_type(

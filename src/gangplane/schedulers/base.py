@@ -7,11 +7,13 @@ clock (``view.now`` is the time) and never raises for an ordinary scheduling out
 (``Status``). The shell (``loop.py``, or the simulator) owns all I/O and applies the result.
 
 Order within one pass, fixed by the shell:
-1. build one snapshot of all nodes with every bound, non-terminal pod of *every* scheduler counted;
+1. one snapshot of all nodes with every bound, non-terminal pod of *every* scheduler counted (and every pod
+   whose binding is being written), kept up to date incrementally by the loop's cache;
 2. for each scheduler in registry order: take a checkpoint, call ``cycle``, roll the snapshot back to the
    checkpoint, then count the returned bindings and drop the evicted pods — so the next scheduler sees this
    one's decisions whatever the scheduler did to the snapshot while deciding;
-3. write every binding of the pass before the next pass starts (a gang is bound within one pass).
+3. assume every binding of the pass in the cache before the next pass starts (a gang is bound within one
+   pass); the writes follow on the binding worker.
 
 A scheduler may assume into ``view.snapshot`` while deciding (``place_gang`` does); it must not keep the
 snapshot, the view or any ``PodInfo`` beyond the call. It may keep its own small state between cycles
@@ -44,6 +46,16 @@ class Status(StrEnum):
     UNSCHEDULABLE_AND_UNRESOLVABLE = "UnschedulableAndUnresolvable"  # preemption cannot help
     ERROR = "Error"  # the input is broken (e.g. a PodGroup with an invalid spec)
     SKIP = "Skip"  # not this scheduler's business this cycle
+
+
+class Queueing(StrEnum):
+    """How the loop's scheduling queue feeds a scheduler (``schedulers/queue.py``), read from an optional
+    ``queueing`` attribute. ``PER_UNIT``: ``view.pending`` holds the active units only — each gang or lone
+    pod that is new, changed, or requeued by an event that may help it. ``SESSION`` (the default): every
+    pending pod of the scheduler, whenever any of them is active or an object it watches changed."""
+
+    PER_UNIT = "PerUnit"
+    SESSION = "Session"
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,9 +103,11 @@ class CycleResult:
 class ClusterView:
     """One scheduler's input for one cycle.
 
-    ``pending`` are this scheduler's unbound, non-terminal, not-deleting pods, oldest first (creation time, then
-    key), gated pods included (``PodInfo.gated``). ``objects`` holds, per type in the scheduler's ``watches``,
-    every object of that type as a wire dict (read-only by contract), in (namespace, name) order.
+    ``pending`` are this scheduler's unbound, non-terminal, not-deleting pods — all of them, or only the active
+    units for a ``Queueing.PER_UNIT`` scheduler — oldest first (creation time, then key), gated pods included
+    (``PodInfo.gated``; a per-unit scheduler gets them only once ungated). ``objects`` holds, per type in the
+    scheduler's ``watches``, every object of that type as a wire dict (read-only by contract), in (namespace,
+    name) order.
     """
 
     now: float
@@ -123,9 +137,10 @@ class Scheduler(Protocol):
         ...
 
     def cycle(self, view: ClusterView) -> CycleResult:
-        """Decide for the pending pods. Called when something this scheduler sees changed, and periodically
-        (about once a second) so time-based rules (back-off, timeouts) progress. Must be deterministic in
-        ``view`` and the scheduler's own state; must not do I/O or read the clock."""
+        """Decide for the pending pods. Called when some of its pods are active in the loop's queue (new,
+        changed, requeued by a cluster event, or out of back-off: a ``Wait`` reason is retried on a timer),
+        or an object it watches changed; never on a fixed period. Must be deterministic in ``view`` and the
+        scheduler's own state; must not do I/O or read the clock."""
         ...
 
 
@@ -135,6 +150,7 @@ __all__ = [
     "CycleResult",
     "Eviction",
     "PendingReason",
+    "Queueing",
     "Scheduler",
     "Status",
     "StatusWrite",

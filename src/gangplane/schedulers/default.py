@@ -19,7 +19,15 @@ from gangplane.api.scheduling import coscheduling as cs
 from gangplane.api.scheduling.slurm import SCHEDULER_NAME as SLURM_BRIDGE
 from gangplane.clock import rfc3339
 from gangplane.schedulers import coscheduling as cos
-from gangplane.schedulers.base import ClusterView, CycleResult, Eviction, PendingReason, Status, StatusWrite
+from gangplane.schedulers.base import (
+    ClusterView,
+    CycleResult,
+    Eviction,
+    PendingReason,
+    Queueing,
+    Status,
+    StatusWrite,
+)
 from gangplane.schedulers.core.fit import explain
 from gangplane.schedulers.core.gang import place_gang
 from gangplane.schedulers.core.objects import BROKEN_INPUT, DEFAULT_SCHEDULER, NEVER, PodInfo
@@ -44,6 +52,8 @@ class _Unit:
 
 class DefaultScheduler:
     """``default-scheduler`` semantics for plain pods plus the Coscheduling plugin for PodGroup members."""
+
+    queueing = Queueing.PER_UNIT  # kube-scheduler's queue: one cycle sees the active pods and gangs only
 
     def __init__(
         self,
@@ -73,12 +83,13 @@ class DefaultScheduler:
     def cycle(self, view: ClusterView) -> CycleResult:
         result = CycleResult()
         groups = cos.group_specs(view.objects_of(COSCHEDULING_PODGROUPS), self.args)
-        members = cos.members_by_group(view.objects_of(PODS))
-        for unit in self._queue(view, groups, result):
-            if unit.group is None:
-                self._schedule_pod(view, unit.pods[0], result)
+        # every pod is read only when some PodGroup exists: plain pods never need it
+        members = cos.members_by_group(view.objects_of(PODS)) if groups else {}
+        for run in _runs(self._queue(view, groups, result)):
+            if run[0].group is None:
+                self._schedule_pods(view, [unit.pods[0] for unit in run], result)
             else:
-                self._schedule_gang(view, unit, members.get(unit.key, []), result)
+                self._schedule_gang(view, run[0], members.get(run[0].key, []), result)
         result.status_writes.extend(self._pod_group_statuses(view, members))
         return result
 
@@ -107,6 +118,18 @@ class DefaultScheduler:
         return sorted(units, key=lambda u: (-u.priority, u.stamp, u.key))
 
     # -- plain pods -----------------------------------------------------------------------------------------
+    def _schedule_pods(self, view: ClusterView, pods: list[PodInfo], result: CycleResult) -> None:
+        """A run of alike plain pods (same priority, requests and constraints, adjacent in the queue) is
+        placed by one node search: each takes one of the best-scored nodes with room, as one-at-a-time
+        cycles would spread them; what does not fit then goes alone (preemption, the reason why)."""
+        if len(pods) > 1:
+            placement = place_gang(view.snapshot, pods, min_member=1, strategy=self.strategy, explain=False)
+            result.bindings.extend(placement.bindings)
+            placed = {b.pod_key for b in placement.bindings}
+            pods = [p for p in pods if p.key not in placed]
+        for pod in pods:
+            self._schedule_pod(view, pod, result)
+
     def _schedule_pod(self, view: ClusterView, pod: PodInfo, result: CycleResult) -> None:
         placement = place_gang(view.snapshot, [pod], min_member=1, strategy=self.strategy)
         if placement.ok:
@@ -205,6 +228,23 @@ class DefaultScheduler:
         if not names or names == {SLURM_BRIDGE}:
             return self._name == cs.SCHEDULER_NAME
         return self._name in names
+
+
+def _alike(pod: PodInfo) -> tuple[object, ...]:
+    return (pod.priority, pod.requests.tobytes(), pod.constraints, pod.preemption_policy)
+
+
+def _runs(units: list[_Unit]) -> list[list[_Unit]]:
+    """The queue in order, adjacent plain pods that are alike (``_alike``) as one run; a gang alone."""
+    runs: list[list[_Unit]] = []
+    for unit in units:
+        last = runs[-1][-1] if runs else None
+        plain = unit.group is None and last is not None and last.group is None
+        if plain and last is not None and _alike(last.pods[0]) == _alike(unit.pods[0]):
+            runs[-1].append(unit)
+        else:
+            runs.append([unit])
+    return runs
 
 
 def _keys(pods: Sequence[PodInfo]) -> tuple[str, ...]:

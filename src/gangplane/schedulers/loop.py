@@ -1,277 +1,136 @@
-"""The scheduler shell: informers in, one pass over every embedded scheduler, writes out.
+"""The scheduler shell: informers in, passes over the embedded schedulers, writes out.
 
-``plan_pass`` is the pure part: it turns node, pod and watched-object dicts into one shared snapshot and hands
-it to ``run_pass``, which builds a ``ClusterView`` per scheduler, runs the cycles in order and returns their
-results. The simulator calls ``run_pass`` with the snapshot it keeps incrementally: one pass, every shell.
-``SchedulerLoop`` is the imperative part: it keeps informers, runs a pass when something changed (and every
-``period`` seconds, so time-based rules progress), and writes every result of a pass before the next one:
-bindings (``spec.nodeName`` then ``PodScheduled=True``), evictions (pod deletes), status writes, and
-``PodScheduled=False`` "why pending" conditions. A write that loses a race (``Conflict``, ``NotFound``) is
-dropped: the next pass sees the new state and decides again.
+``SchedulerLoop`` is built as kube-scheduler is: informer events feed the scheduler cache (``cache.py``:
+parsed once per resourceVersion, snapshots brought up to date by generation) and the scheduling queue
+(``queue.py``: active / back-off / unschedulable, requeued by the hints of ``intake.py``); a pass (the pure
+``passes.run_pass``) runs only when something is active, over what is active; each binding is assumed in the
+cache and written by the binding worker (``binder.py``: one ``pods/binding`` write each) while the next pass
+runs; the rest of a result (evictions, status writes, "why pending" conditions) is written by ``writes.py``.
+``plan_pass`` and the condition helpers are re-exported here for the callers that know them by this module.
 """
 
 from __future__ import annotations
 
-import copy
 import logging
 import threading
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterator, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from functools import partial
 from typing import Any
 
 from gangplane.client.informer import Informer
-from gangplane.clock import Clock, rfc3339
-from gangplane.errors import ApiError, Conflict, NotFound
-from gangplane.schedulers.base import ClusterView, CycleResult, PendingReason, Scheduler, Status, StatusWrite
+from gangplane.clock import Clock
+from gangplane.schedulers.base import CycleResult, PendingReason, Queueing, Scheduler, Status
+from gangplane.schedulers.binder import BindFn, BindingWorker, BindRequest, binder_for
+from gangplane.schedulers.cache import SchedulerCache
 from gangplane.schedulers.core.gang import Binding
-from gangplane.schedulers.core.objects import (
-    BROKEN_INPUT,
-    DEFAULT_SCHEDULER,
-    GroupKey,
-    NodeInfo,
-    PodInfo,
-    effective_requests,
-    is_terminal,
-    no_group,
-    node_info,
-    pod_info,
-    pod_key,
-)
-from gangplane.schedulers.core.resources import ResourceIndex
+from gangplane.schedulers.core.objects import pod_key
 from gangplane.schedulers.core.snapshot import Snapshot
-from gangplane.store.base import Object, ResourceType, Store
-from gangplane.store.catalog import EVENTS, NODES, PODS
+from gangplane.schedulers.intake import Intake
+from gangplane.schedulers.passes import (
+    INVALID_POD,
+    SCHEDULER_ERROR,
+    PassResult,
+    build_snapshot,
+    group_key,
+    plan_pass,
+    run_pass,
+)
+from gangplane.schedulers.queue import SchedulingQueue
+from gangplane.schedulers.writes import (
+    POD_SCHEDULED,
+    ResultWriter,
+    scheduled_condition,
+    unschedulable_condition,
+    with_condition,
+)
+from gangplane.store.base import EventType, Object, ResourceType, Store
+from gangplane.store.catalog import NODES, PODS
 
 _log = logging.getLogger(__name__)
-POD_SCHEDULED = "PodScheduled"
-INVALID_POD = "InvalidPod"
-SCHEDULER_ERROR = "SchedulerError"
-
-Objects = Mapping[ResourceType, Sequence[Mapping[str, Any]]]
 
 
-# -- the pure pass --------------------------------------------------------------------------------------------
-@dataclass(slots=True)
-class PassResult:
-    """What one pass decided: per scheduler name, its cycle result, in run order."""
+class _ObjectLists:
+    """Informer contents in (namespace, name) order, re-sorted only after a change of that type."""
 
-    results: list[tuple[str, CycleResult]] = field(default_factory=list)
-    snapshot: Snapshot | None = None  # after the pass: bindings counted, victims dropped
+    def __init__(self, informers: Mapping[ResourceType, Informer]) -> None:
+        self._informers = informers
+        self._versions: dict[ResourceType, int] = dict.fromkeys(informers, 0)
+        self._sorted: dict[ResourceType, tuple[int, list[Object]]] = {}
 
-    def bindings(self) -> list[Binding]:
-        return [b for _, r in self.results for b in r.bindings]
+    def changed(self, rt: ResourceType) -> None:
+        self._versions[rt] += 1
 
-
-def _scheduler_name(pod: Mapping[str, Any]) -> str:
-    return (pod.get("spec") or {}).get("schedulerName") or DEFAULT_SCHEDULER
-
-
-def _is_pending(pod: Mapping[str, Any]) -> bool:
-    meta, spec = pod.get("metadata") or {}, pod.get("spec") or {}
-    return not spec.get("nodeName") and not is_terminal(pod) and not meta.get("deletionTimestamp")
-
-
-def _group_key(schedulers: Mapping[str, Scheduler], pod: Mapping[str, Any]) -> GroupKey:
-    scheduler = schedulers.get(_scheduler_name(pod))
-    return scheduler.group_of if scheduler is not None else no_group
+    def get(self, rt: ResourceType) -> list[Object]:
+        version = self._versions.get(rt, 0)
+        kept = self._sorted.get(rt)
+        if kept is None or kept[0] != version:
+            items = sorted(self._informers[rt].list(), key=pod_key) if rt in self._informers else []
+            kept = self._sorted[rt] = (version, items)
+        return kept[1]
 
 
-def build_snapshot(
-    nodes: Iterable[Mapping[str, Any]], pods: Iterable[Mapping[str, Any]], schedulers: Mapping[str, Scheduler]
-) -> tuple[Snapshot, dict[str, list[PodInfo]]]:
-    """One snapshot over all nodes with every bound, non-terminal pod counted, and the pending pods of each
-    known scheduler (oldest first). Pods of unknown schedulers are left out of ``pending`` entirely."""
-    snapshot, pending, _ = _snapshot_parts(nodes, pods, schedulers)
-    return snapshot, pending
-
-
-def _node_infos(nodes: Iterable[Mapping[str, Any]]) -> list[NodeInfo]:
-    """Every node that converts; a malformed one is left out of the pass (logged) rather than failing it."""
-    infos = []
-    for obj in nodes:
-        try:
-            infos.append(node_info(obj))
-        except BROKEN_INPUT as err:
-            _log.warning("node %s left out of scheduling: malformed (%s)", pod_key(obj), err)
-    return infos
-
-
-Converted = tuple[Mapping[str, Any], dict[str, int]]
-
-
-def _live_pods(
-    pods: Iterable[Mapping[str, Any]],
-) -> tuple[list[Converted], list[tuple[Mapping[str, Any], str]]]:
-    """Non-terminal pods with their effective requests, and the pods whose requests do not parse (why)."""
-    live: list[Converted] = []
-    broken: list[tuple[Mapping[str, Any], str]] = []
-    for pod in pods:
-        if is_terminal(pod):
-            continue
-        try:
-            live.append((pod, effective_requests(pod.get("spec") or {})))
-        except BROKEN_INPUT as err:
-            broken.append((pod, str(err)))
-    return live, broken
-
-
-def _note_broken(broken: dict[str, list[PendingReason]], obj: Mapping[str, Any], why: str) -> None:
-    """An ``Error`` reason for a pending pod of a known scheduler that cannot be converted."""
-    if _is_pending(obj) and _scheduler_name(obj) in broken:
-        message = f"pod spec cannot be scheduled: {why}"
-        broken[_scheduler_name(obj)].append(
-            PendingReason((pod_key(obj),), Status.ERROR, message, INVALID_POD)
-        )
-
-
-def _snapshot_parts(
-    nodes: Iterable[Mapping[str, Any]], pods: Iterable[Mapping[str, Any]], schedulers: Mapping[str, Scheduler]
-) -> tuple[Snapshot, dict[str, list[PodInfo]], dict[str, list[PendingReason]]]:
-    """``build_snapshot`` plus, per scheduler, an ``Error`` reason for each of its pods that cannot be
-    converted (a malformed spec): such a pod is left out, never the pass (isolation)."""
-    node_infos = _node_infos(nodes)
-    live, unreadable = _live_pods(pods)
-    index = ResourceIndex.covering(*(n.allocatable for n in node_infos), *(r for _, r in live))
-    bound: list[PodInfo] = []
-    pending: dict[str, list[PodInfo]] = {name: [] for name in schedulers}
-    broken: dict[str, list[PendingReason]] = {name: [] for name in schedulers}
-    for obj, why in unreadable:
-        _note_broken(broken, obj, why)
-    for obj, requests in live:
-        try:
-            info = pod_info(obj, index, group_of=_group_key(schedulers, obj), requests=requests)
-        except BROKEN_INPUT as err:
-            _note_broken(broken, obj, str(err))
-            continue
-        if info.node_name:
-            bound.append(info)
-        elif _is_pending(obj) and info.scheduler_name in pending:
-            pending[info.scheduler_name].append(info)
-    for infos in pending.values():
-        infos.sort(key=lambda p: (p.created, p.key))
-    return Snapshot(index, node_infos, bound), pending, broken
-
-
-def _apply(snapshot: Snapshot, result: CycleResult, pending: Mapping[str, PodInfo]) -> None:
-    """Count a cycle's bindings and drop its victims, so later schedulers in the pass see them."""
-    for eviction in result.evictions:
-        if snapshot.location(eviction.pod_key) is not None:
-            snapshot.forget(eviction.pod_key)
-    for binding in result.bindings:
-        pod = pending.get(binding.pod_key)
-        if pod is None or snapshot.location(pod.key) is not None:
-            raise ValueError(f"binding of {binding.pod_key}: not a pending pod of this scheduler")
-        snapshot.assume(pod, snapshot.node_position(binding.node))
-
-
-def plan_pass(
-    now: float,
-    nodes: Iterable[Mapping[str, Any]],
-    pods: Iterable[Mapping[str, Any]],
-    objects: Objects,
-    schedulers: Mapping[str, Scheduler],
-) -> PassResult:
-    """Run every scheduler once, in mapping order, over one shared snapshot (see ``base`` for the contract).
-
-    Isolation: a pod that cannot be converted gets an ``Error`` reason and is left out; a scheduler whose
-    cycle raises keeps its pods pending with an ``Error`` reason and the others schedule as usual."""
-    pod_list = list(pods)
-    snapshot, pending, broken = _snapshot_parts(nodes, pod_list, schedulers)
-    out = run_pass(now, snapshot, pending, {**objects, PODS: pod_list}, schedulers)
-    for name, result in out.results:
-        result.pending.extend(broken[name])
-    return out
-
-
-def run_pass(
-    now: float,
-    snapshot: Snapshot,
-    pending: Mapping[str, Sequence[PodInfo]],
-    objects: Objects,
-    schedulers: Mapping[str, Scheduler],
-) -> PassResult:
-    """The pass itself over a snapshot the caller built: ``plan_pass`` builds it from wire dicts, the
-    simulator keeps one incrementally. Each scheduler sees its ``pending`` pods and the ``objects`` it
-    watches; its cycle runs under a checkpoint, then its bindings are counted and its victims dropped."""
-    out = PassResult(snapshot=snapshot)
-    for name, scheduler in schedulers.items():
-        mine = tuple(pending.get(name, ()))
-        view = ClusterView(now, snapshot, mine, {rt: objects.get(rt, ()) for rt in scheduler.watches})
-        token = snapshot.checkpoint()
-        result = _guarded_cycle(name, scheduler, view)
-        snapshot.rollback(token)
-        _apply(snapshot, result, {p.key: p for p in mine})
-        out.results.append((name, result))
-    return out
-
-
-def _guarded_cycle(name: str, scheduler: Scheduler, view: ClusterView) -> CycleResult:
-    """``scheduler.cycle(view)``; a crash (a bug, or input it did not expect) becomes an ``Error`` reason on
-    each of its pending pods instead of failing the pass for every scheduler."""
-    try:
-        return scheduler.cycle(view)
-    except Exception as err:  # isolation: any failure of one scheduler stays with that scheduler
-        _log.exception("scheduler %s failed its cycle; its pods stay pending", name)
-        message = f"scheduler {name} failed this cycle: {type(err).__name__}: {err}"
-        keys = tuple(p.key for p in view.pending)
-        return CycleResult(
-            pending=[PendingReason(keys, Status.ERROR, message, SCHEDULER_ERROR)] if keys else []
-        )
-
-
-# -- conditions -----------------------------------------------------------------------------------------------
-def with_condition(pod: Object, condition: Mapping[str, Any], now: float) -> Object | None:
-    """A copy of ``pod`` with ``condition`` set (transition time kept when the status did not change), or
-    ``None`` when the pod already carries exactly that condition."""
-    status = pod.get("status") or {}
-    conditions: list[dict[str, Any]] = list(status.get("conditions") or [])
-    old = next((c for c in conditions if c.get("type") == condition["type"]), None)
-    if old is not None and all(old.get(k) == v for k, v in condition.items()):
-        return None
-    stamp = old.get("lastTransitionTime") if old and old.get("status") == condition["status"] else None
-    new = {**condition, "lastProbeTime": None, "lastTransitionTime": stamp or rfc3339(now)}
-    updated = copy.deepcopy(pod)
-    others = [c for c in conditions if c.get("type") != condition["type"]]
-    updated.setdefault("status", {})["conditions"] = [*others, new]
-    return updated
-
-
-def scheduled_condition() -> dict[str, Any]:
-    return {"type": POD_SCHEDULED, "status": "True"}
-
-
-def unschedulable_condition(reason: PendingReason) -> dict[str, Any]:
-    return {"type": POD_SCHEDULED, "status": "False", "reason": reason.reason, "message": reason.message}
-
-
-# -- the shell ------------------------------------------------------------------------------------------------
-def _split(key: str) -> tuple[str, str]:
-    namespace, _, name = key.partition("/")
-    return namespace, name
+def queueing_of(scheduler: Scheduler) -> Queueing:
+    """How a scheduler is queued: per gang or pod (``queueing = Queueing.PER_UNIT``, the default scheduler),
+    else one session over every pending pod of it (Volcano, KAI), as upstream runs them."""
+    mode = getattr(scheduler, "queueing", Queueing.SESSION)
+    return mode if isinstance(mode, Queueing) else Queueing.SESSION
 
 
 class SchedulerLoop:
-    """Runs ``schedulers`` (keyed by ``schedulerName``, in run order) against a store.
+    """Runs ``schedulers`` (keyed by ``schedulerName``, in run order) against a store, event-driven.
 
-    ``start`` starts the informers and a thread that runs a pass after every relevant change and at least
-    every ``period`` seconds; ``run_once`` runs one pass synchronously (tests, the simulator's shell).
+    Informer events feed the ``cache`` and the ``queue`` (``intake``); a pass takes the active units, brings
+    the kept snapshot up to date, runs the cycles, assumes each binding in the cache and hands it to the
+    binding worker, then writes the rest. ``start`` runs passes on a thread that sleeps until an event or
+    the next back-off expiry (no periodic pass); ``run_once`` runs one pass and waits for its bindings
+    (tests, tools). ``period`` bounds the sleep only while some back-off or leftover timer is pending.
     """
 
     def __init__(
-        self, store: Store, clock: Clock, schedulers: Mapping[str, Scheduler], *, period: float = 1.0
+        self,
+        store: Store,
+        clock: Clock,
+        schedulers: Mapping[str, Scheduler],
+        *,
+        period: float = 1.0,
+        binder: BindFn | None = None,
+        bind_workers: int = 4,
     ) -> None:
         self.store, self.clock, self.schedulers, self.period = store, clock, dict(schedulers), period
         types = [NODES, PODS, *(rt for s in self.schedulers.values() for rt in s.watches)]
         self.informers: dict[ResourceType, Informer] = {
             rt: Informer(store, rt) for rt in dict.fromkeys(types)
         }
+        self.cache = SchedulerCache(partial(group_key, self.schedulers))
+        self.queue = SchedulingQueue({n: queueing_of(s) for n, s in self.schedulers.items()})
+        self.intake = Intake(self.cache, self.queue, self.schedulers)
+        self.writer = ResultWriter(store, clock, self.informers)
+        self.binder = BindingWorker(binder or binder_for(store, clock), self._bound, workers=bind_workers)
+        self._lists = _ObjectLists(self.informers)
+        self._lock = threading.RLock()
+        self._snapshot: Snapshot | None = None
         self._changed = threading.Event()
         self._stopped = threading.Event()
         self._thread: threading.Thread | None = None
-        for informer in self.informers.values():
-            informer.add_handler(lambda *_: self._changed.set())
+        self._writes: ThreadPoolExecutor | None = None  # one thread: a pass's writes land in order
+        self._written: list[Future[None]] = []
+        self.passes = 0
+        for rt, informer in self.informers.items():
+            informer.add_handler(partial(self._on_event, rt))
 
+    def _on_event(self, rt: ResourceType, kind: EventType, obj: Object, old: Object | None) -> None:
+        with self._lock:
+            self._lists.changed(rt)
+            if rt == NODES:
+                self.intake.on_node(kind, obj, old)
+            elif rt == PODS:
+                self.intake.on_pod(kind, obj, old)
+            if rt != NODES:
+                self.intake.on_object(rt, kind, obj)
+        self._changed.set()
+
+    # -- lifecycle ------------------------------------------------------------------------------------------
     def start_informers(self, timeout: float = 30.0) -> None:
         for informer in self.informers.values():
             informer.start()
@@ -281,6 +140,8 @@ class SchedulerLoop:
 
     def start(self, timeout: float = 30.0) -> None:
         self.start_informers(timeout)
+        self.binder.start()
+        self._writes = ThreadPoolExecutor(max_workers=1, thread_name_prefix="scheduler-writes")
         self._thread = threading.Thread(target=self._run, name="scheduler-loop", daemon=True)
         self._thread.start()
 
@@ -289,134 +150,133 @@ class SchedulerLoop:
         self._changed.set()
         if self._thread is not None:
             self._thread.join(timeout=5)
+        self.binder.stop()
+        if self._writes is not None:
+            self._writes.shutdown(wait=True)
         for informer in self.informers.values():
             informer.stop()
 
     def _run(self) -> None:
         while not self._stopped.is_set():
-            self._changed.wait(self.period)
+            self._changed.wait(self._sleep())
             self._changed.clear()
             if self._stopped.is_set():
                 return
             try:
-                self.run_once()
-            except Exception:  # a failed pass must not stop scheduling; the next one starts from scratch
+                self.schedule()
+            except Exception:  # a failed pass must not stop scheduling; the queue keeps what is pending
                 _log.exception("scheduler pass failed")
 
+    def _sleep(self) -> float | None:
+        """Until the next timer (back-off expiry, leftover flush), at most ``period``; forever when idle."""
+        with self._lock:
+            if self.queue.has_work():
+                return 0.0
+            due = self.queue.next_due()
+        return None if due is None else min(max(due - self.clock.now(), 0.0), self.period)
+
+    # -- one pass -------------------------------------------------------------------------------------------
     def run_once(self) -> PassResult:
-        """Plan one pass from the informer caches and write all of it."""
-        objects = {rt: self._sorted(rt) for rt in self.informers}
-        planned = plan_pass(self.clock.now(), objects[NODES], objects[PODS], objects, self.schedulers)
+        """One pass now, all its writes done before it returns."""
+        result = self.schedule()
+        self.binder.flush()
+        for written in self._written:
+            written.result()
+        self._written.clear()
+        return result
+
+    def schedule(self) -> PassResult:
+        """Take the active units, run their schedulers over the kept snapshot, hand bindings to the binder
+        and write everything else. Costs what is pending and what changed, not what is bound."""
+        now = self.clock.now()
+        with self._lock:
+            batch = self.queue.pop(now)
+            broken = self.intake.take_broken()
+            if not batch and not broken:
+                return PassResult()
+            snapshot = self._snapshot = self.cache.update_snapshot(self._snapshot)
+        self.passes += 1
+        running = {n: s for n, s in self.schedulers.items() if n in batch.pending}
+        token = snapshot.checkpoint()
+        planned = run_pass(now, snapshot, batch.pending, _LazyObjects(self._lists), running)
+        snapshot.rollback(token)  # the cache, not the pass, decides what the kept snapshot counts
+        with self._lock:
+            requests = [self._assume(b) for _, r in planned.results for b in r.bindings]
+            for name, result in planned.results:
+                self.queue.done(batch, name, result, now)
+        planned.results.extend(_broken_results(broken))
+        for request in requests:
+            if request is not None:
+                self.binder.submit(request)
         for _, result in planned.results:
-            self.write(result)
+            self._write(result)
         return planned
 
-    def _sorted(self, rt: ResourceType) -> list[Object]:
-        return sorted(self.informers[rt].list(), key=lambda o: pod_key(o))
-
-    # -- writes ---------------------------------------------------------------------------------------------
-    def write(self, result: CycleResult) -> None:
-        """Apply one cycle result: evictions, bindings, status writes, then pending conditions."""
-        now = self.clock.now()
-        for eviction in result.evictions:
-            self._guard(partial(self.store.delete, PODS, *_split(eviction.pod_key)))
-        for binding in result.bindings:
-            self._guard(partial(self._bind, binding, now))
-        for write in result.status_writes:
-            self._guard(partial(self._write_status, write))
-        for reason in result.pending:
-            if reason.status == Status.SKIP:  # not this scheduler's business: leave the pod's condition alone
-                continue
-            for key in reason.pod_keys:
-                self._guard(partial(self._mark_pending, key, reason, now))
-
-    def _guard(self, action: Callable[[], object]) -> None:
-        try:
-            action()
-        except (Conflict, NotFound) as err:
-            _log.debug("scheduler write skipped, retried next pass: %s", err)
-
-    def _cached_pod(self, key: str) -> Object:
-        pod = self.informers[PODS].get(*_split(key))
-        if pod is None:
-            raise NotFound(f'pods "{key}" not found')
-        return pod
-
-    def _bind(self, binding: Binding, now: float) -> None:
-        pod = copy.deepcopy(self._cached_pod(binding.pod_key))
-        if (pod.get("spec") or {}).get("nodeName"):
+    def _write(self, result: CycleResult) -> None:
+        """Evictions, status writes and conditions: on the writer thread when started (the next pass does
+        not wait for them), else here."""
+        if self._writes is None:
+            self.writer.write(result)
             return
-        pod["spec"]["nodeName"] = binding.node
-        bound = self.store.update(PODS, pod)
-        self._mark_scheduled(bound, now)
+        self._written = [f for f in self._written if not f.done()]
+        self._written.append(self._writes.submit(self._guarded_write, result))
 
-    def _mark_scheduled(self, pod: Object, now: float, attempts: int = 5) -> None:
-        """PodScheduled=True on the bound pod. The node agent may write the pod (its finalizer) right after
-        the binding, so a conflict re-reads and retries rather than leaving a stale Unschedulable message."""
-        for _ in range(attempts):
-            updated = with_condition(pod, scheduled_condition(), now)
-            if updated is None:
-                return
-            try:
-                self.store.update_status(PODS, updated)
-                return
-            except Conflict:
-                pod = self.store.get(PODS, *_split(pod_key(pod)))
-
-    def _write_status(self, write: StatusWrite) -> None:
-        informer = self.informers.get(write.rt)
-        current = informer.get(write.namespace, write.name) if informer else None
-        obj = (
-            copy.deepcopy(current)
-            if current is not None
-            else self.store.get(write.rt, write.namespace, write.name)
-        )
-        obj["status"] = dict(write.status)
-        if write.rt.has_status:
-            self.store.update_status(write.rt, obj)
-        else:  # e.g. Volcano's PodGroup CRD has no status subresource: status is part of the object
-            self.store.update(write.rt, obj)
-
-    def _mark_pending(self, key: str, reason: PendingReason, now: float) -> None:
-        pod = self._cached_pod(key)
-        if (pod.get("spec") or {}).get("nodeName"):
-            return
-        updated = with_condition(pod, unschedulable_condition(reason), now)
-        if updated is not None:
-            self.store.update_status(PODS, updated)
-            if reason.status == Status.ERROR:  # broken input: say so once, where `kubectl describe` shows it
-                self._warn(pod, reason, now)
-
-    def _warn(self, pod: Object, reason: PendingReason, now: float) -> None:
-        """A Warning Event on ``pod`` (written when its condition changes, so not every pass)."""
-        meta = pod.get("metadata") or {}
-        stamp = rfc3339(now)
-        event = {
-            "apiVersion": "v1",
-            "kind": "Event",
-            "metadata": {
-                "name": f"{meta.get('name')}.{int(now * 1e9):x}",
-                "namespace": meta.get("namespace"),
-            },
-            "involvedObject": {
-                "apiVersion": "v1",
-                "kind": "Pod",
-                "name": meta.get("name"),
-                "namespace": meta.get("namespace"),
-                "uid": meta.get("uid"),
-            },
-            "type": "Warning",
-            "reason": reason.reason,
-            "message": reason.message[:950],
-            "source": {"component": _scheduler_name(pod)},
-            "firstTimestamp": stamp,
-            "lastTimestamp": stamp,
-            "count": 1,
-        }
+    def _guarded_write(self, result: CycleResult) -> None:
         try:
-            self.store.create(EVENTS, event)
-        except ApiError as err:
-            _log.warning("event %s for %s not recorded: %s", reason.reason, pod_key(pod), err)
+            self.writer.write(result)
+        except Exception:  # a failed write is decided again by a later pass; the writer must go on
+            _log.exception("scheduler writes failed")
+
+    def _assume(self, binding: Binding) -> BindRequest | None:
+        try:
+            info = self.cache.assume(binding.pod_key, binding.node)
+        except (KeyError, ValueError) as err:  # deleted or changed while the pass ran: decided again
+            _log.debug("binding of %s dropped: %s", binding.pod_key, err)
+            return None
+        self.queue.remove(binding.pod_key)
+        return BindRequest(binding.pod_key, binding.node, info.uid)
+
+    def _bound(self, request: BindRequest, error: Exception | None) -> None:
+        """The binder's report: success is confirmed by the informer; a failure forgets the assumption and
+        requeues the pod (with back-off) and every waiting pod (the assumed room is free again)."""
+        if error is None:
+            return
+        with self._lock:
+            self.cache.forget(request.pod_key)
+            entry = self.cache.pods.get(request.pod_key)
+            if entry is not None and entry.pending and entry.info is not None:
+                self.queue.add(entry.info)
+                self.queue.backoff(entry.info.key, self.clock.now())
+            self.queue.move()
+        self._changed.set()
+
+
+def _broken_results(broken: Mapping[str, Mapping[str, str]]) -> list[tuple[str, CycleResult]]:
+    """An ``Error`` reason for each pending pod whose spec does not convert (noted once per change)."""
+    return [
+        (name, CycleResult(pending=[_invalid(key, why) for key, why in keys.items()]))
+        for name, keys in broken.items()
+    ]
+
+
+def _invalid(key: str, why: str) -> PendingReason:
+    return PendingReason((key,), Status.ERROR, f"pod spec cannot be scheduled: {why}", INVALID_POD)
+
+
+class _LazyObjects(Mapping[ResourceType, Sequence[Mapping[str, Any]]]):
+    """Every informer's objects, listed (sorted) only when some cycle reads that type."""
+
+    def __init__(self, lists: _ObjectLists) -> None:
+        self._lists = lists
+
+    def __getitem__(self, rt: ResourceType) -> Sequence[Mapping[str, Any]]:
+        return self._lists.get(rt)
+
+    def __iter__(self) -> Iterator[ResourceType]:
+        return iter(self._lists._informers)
+
+    def __len__(self) -> int:
+        return len(self._lists._informers)
 
 
 __all__ = [
@@ -427,6 +287,7 @@ __all__ = [
     "SchedulerLoop",
     "build_snapshot",
     "plan_pass",
+    "queueing_of",
     "run_pass",
     "scheduled_condition",
     "unschedulable_condition",

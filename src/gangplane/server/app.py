@@ -25,6 +25,7 @@ from gangplane.errors import ApiError, NotFound
 from gangplane.server import discovery, handlers, openapi
 from gangplane.server.auth import BearerAuth, ServiceAccountTokens
 from gangplane.server.authz import authorization_routes, registry_scope
+from gangplane.server.binding import binding_routes
 from gangplane.server.commits import GroupCommit
 from gangplane.server.handlers import Context, error_response, json_response
 from gangplane.server.metrics_api import MetricsApi, metrics_routes
@@ -225,6 +226,7 @@ def create_app(
         # extra routes (e.g. Kueue's visibility API) precede the generic /apis/{rest} route, which would shadow
         # them; the core group's /api/{rest} shadows none of them, and carries most requests, so it is tried first
         routes=[
+            *binding_routes(ctx),  # pods/{name}/binding and namespaces/{ns}/bindings, before /api/{rest}
             Route("/api/{rest:path}", api.core, methods=METHODS),
             *extra_routes,
             *authorization_routes(ctx.registry),

@@ -77,6 +77,9 @@ def _resource_entries(served: Served) -> list[dict[str, Any]]:
         entries.append({"name": f"{rt.plural}/status", **sub, "verbs": list(STATUS_VERBS)})
     if rt.group == "" and rt.kind == "Pod":
         entries.append({"name": "pods/log", **sub, "verbs": ["get"]})
+        entries.append({**sub, "name": "pods/binding", "kind": "Binding", "verbs": ["create"]})
+        binding = {"name": "bindings", "singularName": "binding", "namespaced": True, "kind": "Binding"}
+        entries.append({**binding, "verbs": ["create"]})  # kubectl create -f binding.yaml posts here
     return entries
 
 

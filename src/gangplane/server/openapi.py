@@ -23,6 +23,8 @@ from typing import Any
 from gangplane.server import builtin_schemas
 from gangplane.server.resources import Registry, Served
 from gangplane.store.base import ResourceType
+from gangplane.store.binding import BINDINGS
+from gangplane.store.catalog import PODS
 
 _PATCH_CONTENT = (
     "application/merge-patch+json",
@@ -131,12 +133,25 @@ def _schemas(rt: ResourceType) -> dict[str, Any]:
     return builtin_schemas.components(message, _gvk(rt))[1]
 
 
+def _binding_paths() -> dict[str, Any]:
+    """``pods/{name}/binding`` and ``bindings``: create-only (``server/binding.py``); kubectl validates a
+    Binding it creates against this schema."""
+    post = {
+        "post": _op(BINDINGS, "post", ("dryRun", "fieldManager", "fieldValidation"), ("application/json",))
+    }
+    base = "/api/v1/namespaces/{namespace}"
+    return {f"{base}/bindings": post, f"{base}/pods/{{name}}/binding": post}
+
+
 def group_version_document(served: list[Served]) -> dict[str, Any]:
     paths: dict[str, Any] = {}
     schemas: dict[str, Any] = {}
     for s in served:
         paths.update(_paths(s.rt))
         schemas.update(_schemas(s.rt))
+        if s.rt == PODS:
+            paths.update(_binding_paths())
+            schemas.update(_schemas(BINDINGS))
     return {
         "openapi": "3.0.0",
         "info": {"title": "gangplane", "version": "v1"},

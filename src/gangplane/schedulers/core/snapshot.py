@@ -41,6 +41,8 @@ class Snapshot:
         self._groups: dict[str, dict[str, PodInfo]] = {}
         self._journal: list[tuple[int, PodInfo, int]] = []
         self.cache: dict[Any, Any] = {}  # static per-node masks, owned by ``fit``; never holds usage
+        self.generation = 0  # the scheduler cache's generation this snapshot reflects (``schedulers.cache``)
+        self.layout = 0  # the cache's node-set version it was built from
         for pod in pods:
             if pod.node_name in self._positions:
                 self.assume(pod, self._positions[pod.node_name])
@@ -116,6 +118,11 @@ class Snapshot:
                 self._remove(pod, node)
             else:
                 self._add(pod, node)
+
+    def commit(self) -> None:
+        """Make every change so far permanent: earlier checkpoints become invalid (a kept snapshot, brought
+        up to date between passes, starts each pass with an empty journal)."""
+        self._journal.clear()
 
     def changes_since(self, token: int) -> list[tuple[str, PodInfo, int]]:
         """The journal after ``token`` as ``("assume" | "forget", pod, node row)``, oldest first."""

@@ -1,0 +1,202 @@
+"""Scheduling throughput through the API, shaped like kube-scheduler's scheduler_perf *SchedulingBasic*.
+
+    .venv/bin/python benchmarks/scheduling_basic.py [--nodes 5000] [--pods 10000] [--clients 8]
+        [--gangs] [--idle 30]
+
+The control plane is the real process ``gangplane up`` runs (``python -m gangplane.cluster``: HTTPS API
+server, SQLite store, controllers and the embedded schedulers), started with a cluster config of no agent
+nodes. Through its API this script registers ``--nodes`` ``Node`` objects with no agent behind them (``POST``
+then ``PATCH status``, as scheduler_perf and kubemark do), then ``--clients`` concurrent clients create
+``--pods`` plain pods (``--gangs``: gangs of 8 with a Coscheduling PodGroup each, ``minMember`` 8) while a
+watch records when each pod first carries ``spec.nodeName``. Pods/s is pods bound over the time from the first
+create to the last binding seen. Afterwards the server process's CPU use is sampled over ``--idle`` seconds
+with nothing changing (target ≤ 2 % of a core).
+
+Anchor: scheduler_perf SchedulingBasic/5000Nodes_10000Pods, CI threshold 680 pods/s (the 50,000-pod variant
+810), performance-anchors.md §1.1. Target (issue #17): ≥ 2,000 pods/s for plain pods, ≥ 1,000 for gangs of 8.
+Not a test: the numbers depend on the machine (this one: 2 shared cores; the server, its schedulers and
+this script's clients compete for them).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import http_bench  # benchmarks/ is the script's directory, so on sys.path
+import httpx2
+import psutil
+
+from gangplane.cluster import launch
+
+KUBE_ANCHOR = (680.0, 810.0)
+TARGETS = {"plain": 2_000.0, "gangs": 1_000.0}
+GANG = 8
+NS = "/api/v1/namespaces/default"
+PODGROUPS = "/apis/scheduling.x-k8s.io/v1alpha1/namespaces/default/podgroups"
+
+
+def _client(state: Path, url: str) -> httpx2.Client:
+    client = http_bench._client(state, url)  # the same authenticated HTTPS client, with a long timeout
+    client.timeout = httpx2.Timeout(120)
+    return client
+
+
+def _parallel(work: Callable[[int], None], clients: int) -> None:
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(clients)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+
+def register_nodes(state: Path, url: str, count: int, clients: int) -> float:
+    """``count`` Nodes (32 CPU, 256 GiB, 110 pods; Ready), each a POST then a PATCH of its status."""
+    merge = {"content-type": "application/merge-patch+json"}
+    status = {
+        "status": {
+            "capacity": {"cpu": "32", "memory": "256Gi", "pods": "110"},
+            "allocatable": {"cpu": "32", "memory": "256Gi", "pods": "110"},
+            "conditions": [{"type": "Ready", "status": "True"}],
+        }
+    }
+
+    def work(k: int) -> None:
+        client = _client(state, url)
+        for i in range(k, count, clients):
+            name = f"node-{i:05d}"
+            client.post("/api/v1/nodes", json={"metadata": {"name": name}}).raise_for_status()
+            client.patch(f"/api/v1/nodes/{name}/status", json=status, headers=merge).raise_for_status()
+
+    started = time.perf_counter()
+    _parallel(work, clients)
+    return time.perf_counter() - started
+
+
+def _pod(name: str, labels: dict[str, str]) -> dict[str, Any]:
+    requests = {"cpu": "100m", "memory": "500Mi"}
+    container = {"name": "c", "image": "pause", "resources": {"requests": requests, "limits": requests}}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "labels": labels},
+        "spec": {"containers": [container]},
+    }
+
+
+class BindWatch:
+    """A watch on pods recording when each first carries ``spec.nodeName``."""
+
+    def __init__(self, state: Path, url: str, expected: int) -> None:
+        self.state, self.url, self.expected = state, url, expected
+        self.bound: dict[str, float] = {}
+        self.done = threading.Event()
+        rv = (
+            _client(state, url).get(f"{NS}/pods", params={"limit": "1"}).json()["metadata"]["resourceVersion"]
+        )
+        self._thread = threading.Thread(target=self._run, args=(rv,), daemon=True)
+        self._thread.start()
+
+    def _run(self, rv: str) -> None:
+        params = {"watch": "1", "resourceVersion": rv, "allowWatchBookmarks": "false"}
+        with _client(self.state, self.url).stream("GET", f"{NS}/pods", params=params, timeout=None) as stream:
+            for line in stream.iter_lines():
+                pod = json.loads(line)["object"]
+                name = pod["metadata"]["name"]
+                if pod["spec"].get("nodeName") and name not in self.bound:
+                    self.bound[name] = time.perf_counter()
+                    if len(self.bound) >= self.expected:
+                        self.done.set()
+                        return
+
+
+def create_pods(state: Path, url: str, count: int, clients: int, gangs: bool) -> float:
+    """Create the pods (and PodGroups) from ``clients`` threads; returns when the first create started."""
+
+    def work(k: int) -> None:
+        client = _client(state, url)
+        if not gangs:
+            for i in range(k, count, clients):
+                client.post(f"{NS}/pods", json=_pod(f"pod-{i:06d}", {})).raise_for_status()
+            return
+        for g in range(k, count // GANG, clients):
+            name = f"gang-{g:05d}"
+            group = {"metadata": {"name": name}, "spec": {"minMember": GANG}}
+            client.post(PODGROUPS, json=group).raise_for_status()
+            for i in range(GANG):
+                pod = _pod(f"{name}-{i}", {"scheduling.x-k8s.io/pod-group": name})
+                pod["spec"]["schedulerName"] = "scheduler-plugins-scheduler"
+                client.post(f"{NS}/pods", json=pod).raise_for_status()
+
+    started = time.perf_counter()
+    _parallel(work, clients)
+    return started
+
+
+def idle_cpu(pid: int, seconds: float) -> float:
+    """The server process's CPU use over ``seconds``, as a fraction of one core."""
+    process = psutil.Process(pid)
+    before = process.cpu_times()
+    time.sleep(seconds)
+    after = process.cpu_times()
+    return (after.user + after.system - before.user - before.system) / seconds
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--nodes", type=int, default=5_000)
+    parser.add_argument("--pods", type=int, default=10_000)
+    parser.add_argument("--clients", type=int, default=8)
+    parser.add_argument("--gangs", action="store_true", help="gangs of 8 with Coscheduling PodGroups")
+    parser.add_argument("--idle", type=float, default=30.0, help="seconds of idle CPU sampling after the run")
+    parser.add_argument("--timeout", type=float, default=600.0)
+    args = parser.parse_args()
+    kind = "gangs" if args.gangs else "plain"
+    with tempfile.TemporaryDirectory() as tmp:
+        state = Path(tmp)
+        config = state / "no-agents.yaml"
+        config.write_text("nodeGroups: []\n")
+        started = launch.start_background(
+            state, port=http_bench._free_port(), extra_args=["--config", str(config)]
+        )
+        assert started.url is not None and started.pid is not None
+        try:
+            registration = register_nodes(state, started.url, args.nodes, args.clients)
+            print(
+                f"{args.nodes} nodes registered (POST + PATCH status) in {registration:.1f}s "
+                f"= {args.nodes / registration:.0f} nodes/s (target ≤ 5 s)"
+            )
+            watch = BindWatch(state, started.url, args.pods // GANG * GANG if args.gangs else args.pods)
+            first = create_pods(state, started.url, args.pods, args.clients, args.gangs)
+            created = time.perf_counter() - first
+            watch.done.wait(args.timeout)
+            bound = len(watch.bound)
+            last = max(watch.bound.values(), default=first)
+            rate = bound / max(last - first, 1e-9)
+            print(
+                f"{args.pods} {kind} pods created by {args.clients} clients in {created:.1f}s "
+                f"= {args.pods / created:.0f} creates/s"
+            )
+            print(
+                f"{bound} bound in {last - first:.1f}s = {rate:.0f} pods/s through the API "
+                f"({rate / KUBE_ANCHOR[0]:.2f}× kube-scheduler's 680 pods/s floor; target {TARGETS[kind]:.0f})"
+            )
+            if args.idle > 0:
+                time.sleep(2.0)  # let the last status writes settle
+                cpu = idle_cpu(started.pid, args.idle)
+                print(
+                    f"idle server CPU over {args.idle:.0f}s with {args.nodes} nodes and {bound} bound pods: "
+                    f"{cpu * 100:.1f}% of a core (target ≤ 2 %)"
+                )
+        finally:
+            launch.stop(state, timeout=60)
+
+
+if __name__ == "__main__":
+    main()

@@ -8,6 +8,14 @@ become the jobs' starts.
 Queue order, gang PreFilter, all-or-nothing placement (LeastAllocated spread, kube-scheduler's default) and
 the back-off of failed gangs are the scheduler's; a failed gang moves behind the others, so this policy
 behaves like greedy backfill without reservations.
+
+Each pass is handed only the gangs that might fit: their members fit the free GPUs node by node
+(``GangPlacer.might_fit``). Free capacity only shrinks during a pass (gangs never preempt), so every other
+gang would fail its turn; what that turn changes is replayed here instead (``_note_failures``): a gang asking
+for more GPUs than are free in all at its turn is turned away by PreFilter (``minResources``) with no effect
+but a "why pending" reason, any other fails placement and is recorded as failed now, which moves it behind
+the others in QueueSort (``GroupBackoff``). The decisions are exactly those of a pass over every gang
+(tested), at a cost that follows the gangs that fit instead of the waiting line.
 """
 
 from __future__ import annotations
@@ -15,8 +23,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import numpy as np
+
 from gangplane.api.scheduling import coscheduling as cs
 from gangplane.clock import rfc3339
+from gangplane.schedulers import coscheduling as cos
 from gangplane.schedulers.core.objects import PodInfo
 from gangplane.schedulers.core.resources import GPU
 from gangplane.schedulers.core.scoring import Strategy
@@ -26,6 +37,7 @@ from gangplane.simulator.jobs import JobSpec
 from gangplane.simulator.placement import NAMESPACE, GangPlacer
 from gangplane.simulator.policies.base import Decision, PolicyOptions, Preempt, Start
 from gangplane.simulator.policies.shell import Objects, one_pass
+from gangplane.simulator.policies.waiting import WaitingBySize
 from gangplane.store.catalog import COSCHEDULING_PODGROUPS, PODS
 
 Obj = Mapping[str, Any]
@@ -52,19 +64,28 @@ class Coscheduling:
         self.placer = GangPlacer(cluster)
         self.scheduler = DefaultScheduler(strategy=options.strategy_or(Strategy.SPREAD))
         self._waiting: dict[int, tuple[JobSpec, dict[str, Any], list[dict[str, Any]]]] = {}
+        self._by_size = WaitingBySize()
+        self._specs: dict[int, cos.GroupSpec] = {}
         self._running: dict[int, JobSpec] = {}
 
     def submit(self, job: JobSpec, now: float) -> None:
-        self._waiting[job.id] = (job, pod_group(job), member_pods(job))
+        group = pod_group(job)
+        self._waiting[job.id] = (job, group, member_pods(job))
+        self._specs[job.id] = cos.GroupSpec.of(group, self.scheduler.args)
+        self._by_size.add(job)
 
     def release(self, job_id: int, now: float) -> None:
         self.placer.release(job_id)
         del self._running[job_id]
+        del self._specs[job_id]
 
     def schedule(self, now: float) -> Sequence[Decision]:
-        if not self._waiting:
+        handed, hidden, free = self._split()
+        if not handed:
+            self._note_failures(hidden, [], free, now)
             return []
-        result = one_pass(self.placer, self.scheduler, now, *self._view())
+        order = {job.id: self._rank(job) for job in (*handed, *hidden)}  # before the pass moves anyone
+        result = one_pass(self.placer, self.scheduler, now, *self._view(handed))
         decisions: list[Decision] = []
         for pod_key in sorted({e.pod_key.rsplit("-", 1)[0] for e in result.evictions}):
             self._evict(int(pod_key.rsplit("/j", 1)[1]), decisions)
@@ -74,17 +95,62 @@ class Coscheduling:
             bound.setdefault(job_id, {})[binding.pod_key] = binding.node
         for job_id, nodes in bound.items():
             job = self._waiting.pop(job_id)[0]
+            self._by_size.remove(job)
             self._running[job_id] = job
             decisions.append(Start(job_id, self.placer.bind(job, nodes)))
+        taken = sorted((order[job_id], self._running[job_id].gpus) for job_id in bound)
+        self._note_failures(hidden, taken, free, now, order)
         return decisions
 
     def next_cycle(self, now: float) -> float | None:
         return None
 
-    def _view(self) -> tuple[list[PodInfo], Objects]:
-        pending = [pod for job, _, _ in self._waiting.values() for pod in self.placer.pods(job)]
-        groups = [group for _, group, _ in self._waiting.values()]
-        pods = [pod for _, _, members in self._waiting.values() for pod in members]
+    def _split(self) -> tuple[list[JobSpec], list[JobSpec], int]:
+        """Waiting gangs that might fit and those that cannot (module doc), and the free GPUs in all. Gangs
+        asking for more than that are neither: PreFilter turns them away without a trace."""
+        free = self.placer.free_gpus()
+        total = int(np.maximum(free, 0).sum())
+        fits: dict[tuple[int, int], bool] = {}
+        handed: list[JobSpec] = []
+        hidden: list[JobSpec] = []
+        for job in self._by_size.within(total):
+            shape = (job.members, job.gpus_per_member)
+            if shape not in fits:
+                fits[shape] = self.placer.might_fit(job, free)
+            (handed if fits[shape] else hidden).append(job)
+        return handed, hidden, total
+
+    def _rank(self, job: JobSpec) -> tuple[int, float, str]:
+        """The gang's place in the scheduler's queue: priority, QueueSort's time (last failure or creation),
+        key — the order ``DefaultScheduler`` sorts its units in."""
+        spec = self._specs[job.id]
+        return -job.priority, self.scheduler.backoff.queue_time(spec), spec.key
+
+    def _note_failures(
+        self,
+        hidden: Sequence[JobSpec],
+        taken: Sequence[tuple[tuple[int, float, str], int]],
+        free: int,
+        now: float,
+        order: dict[int, tuple[int, float, str]] | None = None,
+    ) -> None:
+        """What the pass would have done to each gang that cannot fit, at its turn in the queue: GPUs of the
+        gangs bound before it are gone; if the rest still cover its ``minResources``, PreFilter passes and
+        placement fails, so the failure is recorded (unless the gang is backed off and skipped)."""
+        backoff, seconds = self.scheduler.backoff, self.scheduler.args.pod_group_backoff_seconds
+        for job in hidden:
+            rank = order[job.id] if order else self._rank(job)
+            left = free - sum(gpus for before, gpus in taken if before < rank)
+            key = self._specs[job.id].key
+            if job.gpus <= left and not backoff.backed_off(key, now):
+                backoff.record_failure(key, now, seconds, complete=True)
+
+    def _view(self, handed: Sequence[JobSpec]) -> tuple[list[PodInfo], Objects]:
+        """The pending pods, PodGroups and member pods of ``handed``."""
+        entries = [self._waiting[job.id] for job in handed]
+        pending = [pod for job, _, _ in entries for pod in self.placer.pods(job)]
+        groups = [group for _, group, _ in entries]
+        pods = [pod for _, _, members in entries for pod in members]
         return pending, {COSCHEDULING_PODGROUPS: groups, PODS: pods}
 
     def _evict(self, job_id: int, decisions: list[Decision]) -> None:

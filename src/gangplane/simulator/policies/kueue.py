@@ -112,11 +112,22 @@ class KueueBestEffortFifo:
             decisions.append(Preempt(job.id, "evicted by Kueue"))
 
     def _place(self, decisions: list[Decision]) -> None:
+        """Place admitted workloads in admission order. Free GPUs only shrink while placing, so a gang shape
+        ruled out once stays ruled out for this pass and is not tried again."""
+        free = self.placer.free_gpus()
+        ruled_out: set[tuple[int, int]] = set()
         for job in list(self._unplaced.values()):
-            nodes = self.placer.place(job) if self.placer.might_fit(job) else None
+            shape = (job.members, job.gpus_per_member)
+            if shape in ruled_out:
+                continue
+            if not self.placer.might_fit(job, free):
+                ruled_out.add(shape)
+                continue
+            nodes = self.placer.place(job)
             if nodes is not None:
                 del self._unplaced[job.id]
                 decisions.append(Start(job.id, nodes))
+                free = self.placer.free_gpus()
 
 
 __all__ = ["KueueBestEffortFifo", "cluster_queue"]

@@ -24,8 +24,8 @@ SHAPES = ((1, 1), (1, 2), (1, 4), (2, 4), (1, 3), (3, 2), (4, 4), (2, 1))
 class HandEveryGang(Coscheduling):
     """The pass over every waiting gang, as the policy ran before its fast path."""
 
-    def _split(self) -> tuple[list[JobSpec], list[JobSpec], int]:
-        return [entry[0] for entry in self._waiting.values()], [], 0
+    def _split(self, now: float) -> tuple[list[JobSpec], list[JobSpec], int]:
+        return [], [entry[0] for entry in self._waiting.values()], 0
 
 
 def random_trace(seed: int, count: int = 120) -> list[JobSpec]:

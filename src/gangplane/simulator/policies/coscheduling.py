@@ -9,9 +9,9 @@ Queue order, gang PreFilter, all-or-nothing placement (LeastAllocated spread, ku
 the back-off of failed gangs are the scheduler's; a failed gang moves behind the others, so this policy
 behaves like greedy backfill without reservations.
 
-Each pass is handed only the gangs that might fit: their members fit the free GPUs node by node
-(``GangPlacer.might_fit``). Free capacity only shrinks during a pass (gangs never preempt), so every other
-gang would fail its turn; what that turn changes is replayed here instead (``_note_failures``): a gang asking
+Each pass is handed only the gangs that might fit: per gang shape, as many as the free GPUs could hold node
+by node (``Coscheduling._split``). Free capacity only shrinks during a pass (gangs never preempt), so every
+other gang would fail its turn; what that turn changes is replayed here instead (``_note_failures``): a gang asking
 for more GPUs than are free in all at its turn is turned away by PreFilter (``minResources``) with no effect
 but a "why pending" reason, any other fails placement and is recorded as failed now, which moves it behind
 the others in QueueSort (``GroupBackoff``). The decisions are exactly those of a pass over every gang
@@ -80,45 +80,52 @@ class Coscheduling:
         del self._specs[job_id]
 
     def schedule(self, now: float) -> Sequence[Decision]:
-        handed, hidden, free = self._split()
-        if not handed:
-            self._note_failures(hidden, [], free, now)
-            return []
-        order = {job.id: self._rank(job) for job in (*handed, *hidden)}  # before the pass moves anyone
-        result = one_pass(self.placer, self.scheduler, now, *self._view(handed))
-        decisions: list[Decision] = []
-        for pod_key in sorted({e.pod_key.rsplit("-", 1)[0] for e in result.evictions}):
-            self._evict(int(pod_key.rsplit("/j", 1)[1]), decisions)
+        ranked, handed, free = self._split(now)  # ranks taken before the pass moves anyone
         bound: dict[int, dict[str, str]] = {}
-        for binding in result.bindings:
-            job_id = int(binding.pod_key.rsplit("/j", 1)[1].rsplit("-", 1)[0])
-            bound.setdefault(job_id, {})[binding.pod_key] = binding.node
+        decisions: list[Decision] = []
+        if handed:
+            result = one_pass(self.placer, self.scheduler, now, *self._view(handed))
+            for pod_key in sorted({e.pod_key.rsplit("-", 1)[0] for e in result.evictions}):
+                self._evict(int(pod_key.rsplit("/j", 1)[1]), decisions)
+            for binding in result.bindings:
+                job_id = int(binding.pod_key.rsplit("/j", 1)[1].rsplit("-", 1)[0])
+                bound.setdefault(job_id, {})[binding.pod_key] = binding.node
+        self._note_failures(ranked, {id(job) for job in handed}, bound, free, now)
         for job_id, nodes in bound.items():
             job = self._waiting.pop(job_id)[0]
             self._by_size.remove(job)
             self._running[job_id] = job
             decisions.append(Start(job_id, self.placer.bind(job, nodes)))
-        taken = sorted((order[job_id], self._running[job_id].gpus) for job_id in bound)
-        self._note_failures(hidden, taken, free, now, order)
         return decisions
 
     def next_cycle(self, now: float) -> float | None:
         return None
 
-    def _split(self) -> tuple[list[JobSpec], list[JobSpec], int]:
-        """Waiting gangs that might fit and those that cannot (module doc), and the free GPUs in all. Gangs
-        asking for more than that are neither: PreFilter turns them away without a trace."""
+    def _split(self, now: float) -> tuple[list[JobSpec], list[JobSpec], int]:
+        """The waiting gangs PreFilter could pass, in queue order; those of them worth handing to the pass;
+        the free GPUs in all. Of each gang shape only the first ``k`` not backed off are handed, ``k`` being
+        how many such gangs the free GPUs could hold node by node: each placed gang of a shape takes exactly
+        ``members`` of those slots and other gangs only take more, and placement of one shape succeeds
+        exactly while enough slots are left, so every later gang of the shape would fail its turn."""
         free = self.placer.free_gpus()
         total = int(np.maximum(free, 0).sum())
-        fits: dict[tuple[int, int], bool] = {}
+        ranked = sorted(self._by_size.within(total), key=self._rank)
+        slots: dict[tuple[int, int], int] = {}
         handed: list[JobSpec] = []
-        hidden: list[JobSpec] = []
-        for job in self._by_size.within(total):
+        backoff = self.scheduler.backoff
+        for job in ranked:
+            if backoff.backed_off(self._specs[job.id].key, now):
+                continue  # skipped with a Wait reason either way
+            if job.gpus_per_member == 0:
+                handed.append(job)
+                continue
             shape = (job.members, job.gpus_per_member)
-            if shape not in fits:
-                fits[shape] = self.placer.might_fit(job, free)
-            (handed if fits[shape] else hidden).append(job)
-        return handed, hidden, total
+            if shape not in slots:
+                slots[shape] = int((np.maximum(free, 0) // job.gpus_per_member).sum())
+            if slots[shape] >= job.members:
+                slots[shape] -= job.members
+                handed.append(job)
+        return ranked, handed, total
 
     def _rank(self, job: JobSpec) -> tuple[int, float, str]:
         """The gang's place in the scheduler's queue: priority, QueueSort's time (last failure or creation),
@@ -127,23 +134,21 @@ class Coscheduling:
         return -job.priority, self.scheduler.backoff.queue_time(spec), spec.key
 
     def _note_failures(
-        self,
-        hidden: Sequence[JobSpec],
-        taken: Sequence[tuple[tuple[int, float, str], int]],
-        free: int,
-        now: float,
-        order: dict[int, tuple[int, float, str]] | None = None,
+        self, ranked: Sequence[JobSpec], handed: set[int], bound: Mapping[int, object], free: int, now: float
     ) -> None:
-        """What the pass would have done to each gang that cannot fit, at its turn in the queue: GPUs of the
-        gangs bound before it are gone; if the rest still cover its ``minResources``, PreFilter passes and
-        placement fails, so the failure is recorded (unless the gang is backed off and skipped)."""
+        """What the pass would have done to each gang it was not handed, at its turn in queue order
+        (``ranked``): GPUs of the gangs bound before it are gone; if the rest still cover its
+        ``minResources``, PreFilter passes and placement fails, so the failure is recorded (unless the gang is
+        backed off and skipped)."""
         backoff, seconds = self.scheduler.backoff, self.scheduler.args.pod_group_backoff_seconds
-        for job in hidden:
-            rank = order[job.id] if order else self._rank(job)
-            left = free - sum(gpus for before, gpus in taken if before < rank)
-            key = self._specs[job.id].key
-            if job.gpus <= left and not backoff.backed_off(key, now):
-                backoff.record_failure(key, now, seconds, complete=True)
+        left = free
+        for job in ranked:
+            if job.id in bound:
+                left -= job.gpus
+            elif id(job) not in handed and job.gpus <= left:
+                key = self._specs[job.id].key
+                if not backoff.backed_off(key, now):
+                    backoff.record_failure(key, now, seconds, complete=True)
 
     def _view(self, handed: Sequence[JobSpec]) -> tuple[list[PodInfo], Objects]:
         """The pending pods, PodGroups and member pods of ``handed``."""

@@ -71,6 +71,13 @@ class GangPlacer:
         self._placed[job.id] = pods
         return tuple(binding.node for binding in placement.bindings)
 
+    def why_not(self, job: JobSpec) -> str:
+        """``place_gang``'s explanation of why ``job`` does not fit now ("" if it does); changes nothing."""
+        token = self.snapshot.checkpoint()
+        placement = place_gang(self.snapshot, self.pods(job), min_member=job.members, strategy=self.strategy)
+        self.snapshot.rollback(token)
+        return placement.message
+
     def empty_like(self) -> GangPlacer:
         """A placer over the same nodes with nothing placed (a view of the cluster at another instant)."""
         other = GangPlacer.__new__(GangPlacer)

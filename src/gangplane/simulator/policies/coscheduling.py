@@ -33,6 +33,7 @@ from gangplane.schedulers.core.resources import GPU
 from gangplane.schedulers.core.scoring import Strategy
 from gangplane.schedulers.default import DefaultScheduler
 from gangplane.simulator.cluster import ClusterSpec
+from gangplane.simulator.explain import ExplainLog, note_pass
 from gangplane.simulator.jobs import JobSpec
 from gangplane.simulator.placement import NAMESPACE, GangPlacer
 from gangplane.simulator.policies.base import Decision, PolicyOptions, Preempt, Start
@@ -66,6 +67,7 @@ class Coscheduling:
         self._waiting: dict[int, tuple[JobSpec, dict[str, Any], list[dict[str, Any]]]] = {}
         self._by_size = WaitingBySize()
         self._specs: dict[int, cos.GroupSpec] = {}
+        self.explain_log = None if options.explain is None else ExplainLog(options.explain)
         self._running: dict[int, JobSpec] = {}
 
     def submit(self, job: JobSpec, now: float) -> None:
@@ -85,6 +87,7 @@ class Coscheduling:
         decisions: list[Decision] = []
         if handed:
             result = one_pass(self.placer, self.scheduler, now, *self._view(handed))
+            note_pass(self.explain_log, now, result.pending)
             for pod_key in sorted({e.pod_key.rsplit("-", 1)[0] for e in result.evictions}):
                 self._evict(int(pod_key.rsplit("/j", 1)[1]), decisions)
             for binding in result.bindings:
@@ -125,7 +128,16 @@ class Coscheduling:
             if slots[shape] >= job.members:
                 slots[shape] -= job.members
                 handed.append(job)
-        return ranked, handed, total
+        return ranked, self._with_explained(handed), total
+
+    def _with_explained(self, handed: list[JobSpec]) -> list[JobSpec]:
+        """``handed`` plus the explained job while it waits: its turn then fails inside the pass with the
+        scheduler's own reason instead of being replayed, which changes nothing else."""
+        log = self.explain_log
+        entry = self._waiting.get(log.job_id) if log is not None else None
+        if entry is not None and entry[0] not in handed:
+            handed.append(entry[0])
+        return handed
 
     def _rank(self, job: JobSpec) -> tuple[int, float, str]:
         """The gang's place in the scheduler's queue: priority, QueueSort's time (last failure or creation),

@@ -35,8 +35,9 @@ WALL_TARGET_S = 120.0
 RSS_TARGET_MIB = 1024.0
 
 
-class OutOfBudget(Exception):
-    """Raised from the progress callback to stop a replay at its wall-time budget."""
+class OutOfBudget(BaseException):
+    """Raised from the budget timer to stop a replay. Not an ``Exception``: the scheduler loop's pass turns
+    any ``Exception`` of a cycle into a pending reason and carries on, which would swallow the stop."""
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,5 @@
-"""Fixtures for the simulator tests: the reference traces in ``shared/traces`` (skipped when absent)."""
+"""Fixtures for the simulator tests: the reference traces in ``shared/traces`` (skipped when absent) and a
+CLI app with ``simulate``."""
 
 from __future__ import annotations
 
@@ -6,6 +7,9 @@ import os
 from pathlib import Path
 
 import pytest
+import typer
+
+from gangplane.cli import simulate
 
 _REPO = Path(__file__).resolve().parents[2]
 
@@ -33,3 +37,16 @@ def tiresias_csv() -> Path:
 @pytest.fixture(scope="session")
 def philly_csv() -> Path:
     return _trace("philly_pollux.csv")
+
+
+@pytest.fixture
+def app() -> typer.Typer:
+    """A Typer app with only ``simulate`` registered."""
+    app = typer.Typer()
+
+    @app.callback()
+    def _root() -> None:
+        """Test root."""
+
+    simulate.register(app)
+    return app

@@ -23,18 +23,6 @@ workloads:
 """
 
 
-@pytest.fixture
-def app() -> typer.Typer:
-    app = typer.Typer()
-
-    @app.callback()
-    def _root() -> None:
-        """Test root."""
-
-    simulate.register(app)
-    return app
-
-
 def test_scenario_with_exports_and_plots(app: typer.Typer, tmp_path: Path) -> None:
     path = tmp_path / "s.yaml"
     path.write_text(SCENARIO)

@@ -274,6 +274,10 @@ def simulate(
     repeat_runs: Annotated[
         int, typer.Option("--repeat", min=1, help="Runs over seeds seed..seed+N-1: mean and 95 % CI.")
     ] = 1,
+    explain: Annotated[
+        int | None,
+        typer.Option("--explain", min=0, help="Job id: why it waited, per cycle (integration policies)."),
+    ] = None,
 ) -> None:
     """Compare scheduling policies on a scenario or a trace in virtual time."""
     console, errors = Console(highlight=False), Console(stderr=True, highlight=False)
@@ -284,7 +288,10 @@ def simulate(
             scenario, trace, trace_format, nodes, gpus_per_node, vc, seed, node_list
         )
         jobs = with_estimates(make_jobs(seed), estimates, estimate_factor)
+        if explain is not None and explain >= len(jobs):
+            raise ValueError(f"--explain {explain}: the jobs are numbered 0..{len(jobs) - 1}")
         options = PolicyOptions(
+            explain=explain,
             seed=seed,
             backfill_depth=backfill_depth,
             placement=placement,
@@ -320,6 +327,8 @@ def simulate(
     console.print(comparison_table(comparison, f"{title}: {len(jobs)} jobs on {cluster.total_gpus} GPUs"))
     if repeated is not None:
         console.print(repeat_table(repeated))
+    if explain is not None:
+        print_explanations(comparison, explain, console)
     left = [o.summary for o in comparison.outcomes if o.summary.unfinished or o.summary.rejected]
     for s in left:
         errors.print(
@@ -340,6 +349,24 @@ def simulate(
         raise typer.Exit(2)
     if left:
         raise typer.Exit(UNFINISHED_EXIT)
+
+
+def print_explanations(comparison: Comparison, job_id: int, console: Console) -> None:
+    """Per policy, each reason the job waited: from when, until when, how many cycles, the scheduler's words."""
+    for outcome in comparison.outcomes:
+        record = outcome.result.records[job_id]
+        console.print(
+            f"[bold]{outcome.summary.policy}[/]: job {job_id} arrived {record.job.arrival:,.0f} s, "
+            f"started {'never' if record.start is None else f'{record.start:,.0f} s'}"
+        )
+        if not outcome.result.explained:
+            why = "waited in no cycle" if record.start == record.job.arrival else "gives no explanations"
+            console.print(f"  ({outcome.summary.policy} {why})")
+        for reason in outcome.result.explained:
+            span = f"{reason.since:,.0f} s" + (
+                f" .. {reason.until:,.0f} s, {reason.times} cycles" if reason.times > 1 else ""
+            )
+            console.print(f"  {span}: {reason.status}: {reason.message}", markup=False)
 
 
 def register(app: typer.Typer) -> None:

@@ -16,6 +16,7 @@ import numpy as np
 from gangplane.clock import ManualClock
 from gangplane.simulator.cluster import ClusterSpec
 from gangplane.simulator.events import EventKind, EventQueue
+from gangplane.simulator.explain import explained
 from gangplane.simulator.jobs import JobSpec
 from gangplane.simulator.policies.base import Admit, Decision, Policy, Preempt, Reject, Start
 from gangplane.simulator.preemption import Preemption
@@ -80,7 +81,11 @@ class Simulation:
             self._cycle(now)
         if self._progress is not None:
             self._progress(self._settled)
-        return SimResult(self._policy.name, self._cluster, tuple(self._records), self._events, self._cycles)
+        log = explained(self._policy)
+        reasons = tuple(log.reasons) if log is not None else ()
+        return SimResult(
+            self._policy.name, self._cluster, tuple(self._records), self._events, self._cycles, reasons
+        )
 
     def _next_instant(self, next_arrival: int) -> float | None:
         heap_time = self._queue.peek_time()

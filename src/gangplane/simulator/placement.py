@@ -5,6 +5,9 @@ Every positive placement decision is the core's. The only thing computed here is
 condition on the GPU column (``sum over nodes of free // per-member >= members``) that lets a policy skip a
 ``place_gang`` call which could not succeed; it never admits a job by itself.
 
+Placements build no failure explanation (``explain=False``), which is most of what a failed try costs;
+``why_not`` asks for one, for ``--explain``.
+
 Capacity can also be *blocked* on chosen nodes (a backfill reservation) with placeholder pods that request
 GPUs only; they live between ``block`` and ``unblock`` and are never reported as jobs.
 """
@@ -65,11 +68,20 @@ class GangPlacer:
     def place(self, job: JobSpec) -> tuple[str, ...] | None:
         """Assume every member of ``job`` via ``place_gang``; the node of each member, or ``None``."""
         pods = self.pods(job)
-        placement = place_gang(self.snapshot, pods, min_member=len(pods), strategy=self.strategy)
+        placement = place_gang(
+            self.snapshot, pods, min_member=len(pods), strategy=self.strategy, explain=False
+        )
         if not placement.ok:
             return None
         self._placed[job.id] = pods
         return tuple(binding.node for binding in placement.bindings)
+
+    def why_not(self, job: JobSpec) -> str:
+        """``place_gang``'s explanation of why ``job`` does not fit now ("" if it does); changes nothing."""
+        token = self.snapshot.checkpoint()
+        placement = place_gang(self.snapshot, self.pods(job), min_member=job.members, strategy=self.strategy)
+        self.snapshot.rollback(token)
+        return placement.message
 
     def empty_like(self) -> GangPlacer:
         """A placer over the same nodes with nothing placed (a view of the cluster at another instant)."""
@@ -89,7 +101,9 @@ class GangPlacer:
     def place_on(self, job: JobSpec) -> tuple[str, ...] | None:
         """Where ``place_gang`` would put ``job`` now, without recording it; the node of each member."""
         token = self.snapshot.checkpoint()
-        placement = place_gang(self.snapshot, self.pods(job), min_member=job.members, strategy=self.strategy)
+        placement = place_gang(
+            self.snapshot, self.pods(job), min_member=job.members, strategy=self.strategy, explain=False
+        )
         self.snapshot.rollback(token)
         return tuple(binding.node for binding in placement.bindings) if placement.ok else None
 
@@ -139,7 +153,9 @@ class GangPlacer:
 
     def trial(self, job: JobSpec) -> dict[int, int] | None:
         """Place ``job`` without recording it (callers roll the snapshot back); GPUs per node row."""
-        placement = place_gang(self.snapshot, self.pods(job), min_member=job.members, strategy=self.strategy)
+        placement = place_gang(
+            self.snapshot, self.pods(job), min_member=job.members, strategy=self.strategy, explain=False
+        )
         if not placement.ok:
             return None
         rows: dict[int, int] = {}

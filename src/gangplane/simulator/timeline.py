@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from gangplane.simulator.cluster import ClusterSpec
+from gangplane.simulator.explain import Reason
 from gangplane.simulator.jobs import JobSpec
 
 
@@ -52,6 +53,8 @@ class SimResult:
     records: tuple[JobRecord, ...]
     events: int
     cycles: int
+    explained: tuple[Reason, ...] = ()
+    """Why the job named by ``--explain`` waited, when the policy explains (``simulator.explain``)."""
 
     @property
     def finished(self) -> list[JobRecord]:

@@ -89,6 +89,9 @@ class PolicyOptions:
     back to the first queue; 0 = off (the Tiresias simulator's default)."""
     cycle_interval: float = 0.0
     """Seconds between scheduling cycles for periodic schedulers (Volcano ``schedulePeriod``); 0 = on change."""
+    explain: int | None = None
+    """Job id whose waiting the integration policies explain at each cycle (``simulator.explain``); ``None``
+    = no explanations."""
 
     def __post_init__(self) -> None:
         if self.placement is not None and self.placement not in PLACEMENTS:

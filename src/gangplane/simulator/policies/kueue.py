@@ -31,7 +31,9 @@ from gangplane.schedulers.kueue.model import (
     WorkloadRequest,
 )
 from gangplane.schedulers.kueue.state import KueueState
+from gangplane.schedulers.kueue.workloads import Phase
 from gangplane.simulator.cluster import ClusterSpec, QueueSpec
+from gangplane.simulator.explain import ExplainLog
 from gangplane.simulator.jobs import JobSpec
 from gangplane.simulator.placement import GangPlacer
 from gangplane.simulator.policies.base import Admit, Decision, PolicyOptions, Preempt, Start
@@ -67,6 +69,7 @@ class KueueBestEffortFifo:
         self._jobs: dict[str, JobSpec] = {}
         self._attempts: dict[int, int] = {}
         self._unplaced: dict[int, JobSpec] = {}  # admitted, waiting for nodes, in admission order
+        self.explain_log = None if options.explain is None else ExplainLog(options.explain)
 
     def submit(self, job: JobSpec, now: float) -> None:
         attempt = self._attempts[job.id] = self._attempts.get(job.id, -1) + 1
@@ -97,10 +100,25 @@ class KueueBestEffortFifo:
             if not result.progressed:
                 break
         self._place(decisions)
+        self._explain(now)
         return decisions
 
     def next_cycle(self, now: float) -> float | None:
         return self.state.queues.next_wakeup()
+
+    def _explain(self, now: float) -> None:
+        """Why the explained job still waits: Kueue's pending message before admission, ``place_gang``'s
+        explanation after it."""
+        log = self.explain_log
+        if log is None or log.job_id not in self._attempts:
+            return
+        if log.job_id in self._unplaced:
+            log.note(now, "Admitted", self.placer.why_not(self._unplaced[log.job_id]))
+            return
+        workload = self.state.workloads.get(self._key(log.job_id))
+        if workload is not None and workload.phase == Phase.PENDING:
+            reason = str(workload.pending_reason or "Pending")
+            log.note(now, reason, workload.pending_message or "waiting in its ClusterQueue")
 
     def _key(self, job_id: int) -> str:
         return f"{NAMESPACE}/j{job_id}-{self._attempts[job_id]}"
@@ -112,11 +130,22 @@ class KueueBestEffortFifo:
             decisions.append(Preempt(job.id, "evicted by Kueue"))
 
     def _place(self, decisions: list[Decision]) -> None:
+        """Place admitted workloads in admission order. Free GPUs only shrink while placing, so a gang shape
+        ruled out once stays ruled out for this pass and is not tried again."""
+        free = self.placer.free_gpus()
+        ruled_out: set[tuple[int, int]] = set()
         for job in list(self._unplaced.values()):
-            nodes = self.placer.place(job) if self.placer.might_fit(job) else None
+            shape = (job.members, job.gpus_per_member)
+            if shape in ruled_out:
+                continue
+            if not self.placer.might_fit(job, free):
+                ruled_out.add(shape)
+                continue
+            nodes = self.placer.place(job)
             if nodes is not None:
                 del self._unplaced[job.id]
                 decisions.append(Start(job.id, nodes))
+                free = self.placer.free_gpus()
 
 
 __all__ = ["KueueBestEffortFifo", "cluster_queue"]

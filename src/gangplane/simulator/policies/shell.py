@@ -20,6 +20,7 @@ from gangplane.schedulers.base import CycleResult, Scheduler
 from gangplane.schedulers.core.objects import PodInfo
 from gangplane.schedulers.loop import run_pass
 from gangplane.simulator.cluster import ClusterSpec
+from gangplane.simulator.explain import ExplainLog, note_pass
 from gangplane.simulator.jobs import JobSpec
 from gangplane.simulator.placement import GangPlacer
 from gangplane.simulator.policies.base import Decision, PolicyOptions, Preempt, Start
@@ -65,6 +66,7 @@ class GroupShell:
         self._jobs: dict[int, JobSpec] = {}
         self._waiting: set[int] = set()
         self._moved = False
+        self.explain_log = None if options.explain is None else ExplainLog(options.explain)
 
     def submit(self, job: JobSpec, now: float) -> None:
         self._jobs[job.id] = job
@@ -82,6 +84,7 @@ class GroupShell:
             self._moved = False
             return []
         result = one_pass(self.placer, self.integration.scheduler, now, *self._view())
+        note_pass(self.explain_log, now, result.pending)
         decisions: list[Decision] = []
         for job_id in sorted({job_of(e.pod_key) for e in result.evictions}):
             self._evict(job_id, now, decisions)

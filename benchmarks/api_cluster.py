@@ -129,15 +129,24 @@ def running(count: int = 1000) -> None:
         )
         watcher.start()
         time.sleep(1)
-        began = time.perf_counter()
+        began, cpu = time.perf_counter(), _cpu_seconds(plane.process)
         in_parallel(_short_pods, plane.state, plane.url, "short", count // CLIENTS * CLIENTS)
         watcher.join(600)
+        used = _cpu_seconds(plane.process) - cpu
     finally:
         plane.close()
     last = max(started.values())
     rate = len(started) / (last - began)
     print(f"{'create -> Running, pods/s':40} {rate:10.1f}   target >= 200    ratio {rate / 200:.2f}")
     print(f"{'pods started / created':40} {len(started):10d} / {count // CLIENTS * CLIENTS}")
+    # The control plane's own CPU (not the pods'): steadier than the rate on a shared machine.
+    print(f"{'control-plane CPU per pod started (ms)':40} {used * 1000 / max(len(started), 1):10.1f}")
+    print(f"{'control-plane CPU, % of a core':40} {used * 100 / (last - began):10.0f}")
+
+
+def _cpu_seconds(process: psutil.Process) -> float:
+    times = process.cpu_times()  # without children_*: the pods' processes are not the control plane's
+    return float(times.user + times.system)
 
 
 def _record_starts(conn: Connection, count: int, started: dict[str, float]) -> None:

@@ -16,10 +16,10 @@ initial status (pure; the PriorityClass lookup is passed in).
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
+from gangplane.api.jsondata import clone
 from gangplane.api.quantity import parse
 from gangplane.errors import CauseType, FieldError, Forbidden
 
@@ -130,7 +130,7 @@ def _requests_limits(container: Mapping[str, Any]) -> tuple[dict[str, Any], dict
 
 def default_pod(pod: Mapping[str, Any], lookup: PriorityLookup) -> dict[str, Any]:
     """The pod as stored on create; raises ``PriorityClassNotFound``."""
-    out = copy.deepcopy(dict(pod))
+    out: dict[str, Any] = clone(dict(pod))  # several times cheaper than copy.deepcopy per create
     spec = out.setdefault("spec", {})
     _spec_defaults(spec)
     _priority(spec, lookup)

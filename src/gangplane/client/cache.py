@@ -13,11 +13,11 @@ adapts any ``Reads`` to the runtime plugins' ``Reader`` (apiVersion/kind address
 from __future__ import annotations
 
 import contextlib
-import copy
 from collections.abc import Callable, Iterable, Mapping
 from typing import Protocol
 
 from gangplane.api import serde
+from gangplane.api.jsondata import clone
 from gangplane.client.controller import Manager
 from gangplane.client.informer import Informer
 from gangplane.errors import NotFound
@@ -109,11 +109,11 @@ class StoreReader:
 
     def get(self, api_version: str, kind: str, namespace: str, name: str) -> Object | None:
         rt = self._type(api_version, kind)
-        return None if rt is None else copy.deepcopy(self.reads.get(rt, namespace, name))
+        return None if rt is None else clone(self.reads.get(rt, namespace, name))
 
     def list(self, api_version: str, kind: str, namespace: str | None = None) -> list[Object]:
         rt = self._type(api_version, kind)
-        return [] if rt is None else copy.deepcopy(self.reads.list(rt, namespace))
+        return [] if rt is None else clone(self.reads.list(rt, namespace))
 
 
 __all__ = ["CacheReads", "LiveReads", "Reads", "StoreReader"]

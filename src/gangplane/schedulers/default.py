@@ -194,6 +194,12 @@ class DefaultScheduler:
                     PendingReason(placement.unplaced, Status.UNSCHEDULABLE, message, group=spec.key)
                 )
             return
+        if not cos.rejects_group(spec.min_member, assigned, self.args.pod_group_reject_percentage):
+            # a small gap to the quorum: upstream's PostFilter leaves the group alone (no failure time, no
+            # back-off) so later members may still close it
+            message = f"pod group {spec.key} is not rejected (small gap to minMember): {placement.message}"
+            result.pending.append(PendingReason(keys, Status.UNSCHEDULABLE, message, group=spec.key))
+            return
         complete = len(members) >= spec.min_member
         self.backoff.record_failure(spec.key, view.now, self.args.pod_group_backoff_seconds, complete)
         message = f"pod group {spec.key} rejected as a whole: {placement.message}"

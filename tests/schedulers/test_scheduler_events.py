@@ -4,7 +4,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from gangplane.clock import ManualClock
+from gangplane.clock import ManualClock, rfc3339
+from gangplane.controllers import job_pods as jp
+from gangplane.controllers import job_policy as jpol
 from gangplane.schedulers.base import CycleResult, Eviction
 from gangplane.schedulers.core.preemption import DISRUPTION_TARGET, PREEMPTION_BY_SCHEDULER
 from gangplane.schedulers.loop import SchedulerLoop
@@ -60,11 +62,7 @@ def test_eviction_marks_the_victim_then_deletes_it(cluster) -> None:
     store, loop = cluster
     victim = store.create(PODS, pod("low", node_name="n0"))
     loop.start_informers()
-    seen: list[dict] = []
-    store.delete = _spy(store.delete, lambda *_: seen.append(store.get(PODS, "ml", "low")))  # type: ignore[method-assign]
-    eviction = Eviction("ml/low", "Preempted", "preempted by ml/high")
-    loop.writer.write(CycleResult(evictions=[eviction]), "volcano")
-    [before] = seen
+    [before] = _evict(store, loop, "ml/low", "volcano", "preempted by ml/high")
     [cond] = [c for c in before["status"]["conditions"] if c["type"] == DISRUPTION_TARGET]
     assert (cond["status"], cond["reason"]) == ("True", PREEMPTION_BY_SCHEDULER)
     assert cond["message"] == "volcano: preempted by ml/high"
@@ -80,9 +78,39 @@ def test_eviction_of_a_pod_already_gone_is_dropped(cluster) -> None:
     assert store.list(EVENTS).items == []
 
 
-def _spy(method, before):
-    def wrapped(*args, **kwargs):
-        before(*args)
-        return method(*args, **kwargs)
+def test_gang_preemption_victim_counts_as_a_disruption_for_pod_failure_policy(cluster) -> None:
+    # the condition the writer sets is what a Job's podFailurePolicy matches (onPodConditions DisruptionTarget)
+    store, loop = cluster
+    rules = [{"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget"}]}]
+    template = {"spec": {"containers": [{"name": "c"}], "restartPolicy": "Never"}}
+    owner = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j", "namespace": "ml", "uid": "u"},
+             "spec": {"backoffLimit": 0, "podFailurePolicy": {"rules": rules}, "template": template}}  # fmt: skip
+    member = jp.build_pod(jp.defaulted_job(owner), None)
+    member["metadata"]["name"] = member["metadata"].pop("generateName") + "0"
+    member["spec"]["nodeName"] = "n0"
+    owners = member["metadata"].pop("ownerReferences")  # the store collects a pod whose owner is absent
+    store.create(PODS, member)
+    [victim] = _evict(store, loop, f"ml/{member['metadata']['name']}", "volcano")
+    victim["metadata"]["ownerReferences"] = owners
+    killed = {"name": "c", "state": {"terminated": {"exitCode": 137, "finishedAt": rfc3339(T0)}}}
+    victim["status"] = {**victim["status"], "phase": "Failed", "containerStatuses": [killed]}
+    ignored = jpol.plan(owner, [victim], T0 + 30)
+    assert len(ignored.create_pods) == 1 and "failed" not in ignored.status
+    counted = jpol.plan({**owner, "spec": {**owner["spec"], "podFailurePolicy": None}}, [victim], T0 + 30)
+    assert counted.status.get("failed") == 1
 
-    return wrapped
+
+def _evict(
+    store: MemoryStore, loop: SchedulerLoop, key: str, scheduler: str, message: str = ""
+) -> list[dict]:
+    """Run the writer's eviction of ``key``; the victim as it was just before its delete (one, or none)."""
+    seen: list[dict] = []
+    delete = store.delete
+
+    def spied(rt, namespace, name, *args, **kwargs):
+        seen.append(store.get(rt, namespace, name))
+        return delete(rt, namespace, name, *args, **kwargs)
+
+    store.delete = spied  # type: ignore[method-assign]
+    loop.writer.write(CycleResult(evictions=[Eviction(key, "Preempted", message)]), scheduler)
+    return seen

@@ -1,37 +1,23 @@
 """What the scheduler shell records besides bindings: kube-scheduler's Events and a victim's DisruptionTarget."""
 
-from collections.abc import Iterator
-
-import pytest
-
-from gangplane.clock import ManualClock, rfc3339
+from gangplane.clock import rfc3339
 from gangplane.controllers import job_pods as jp
 from gangplane.controllers import job_policy as jpol
 from gangplane.schedulers.base import CycleResult, Eviction
 from gangplane.schedulers.core.preemption import DISRUPTION_TARGET, PREEMPTION_BY_SCHEDULER
 from gangplane.schedulers.loop import SchedulerLoop
-from gangplane.schedulers.registry import default_registry
 from gangplane.store.catalog import EVENTS, PODS
 from gangplane.store.memory import MemoryStore
-from schedulers.kube_builders import T0, node, pod
-from schedulers.test_scheduler_loop import _create_node, _synced, eventually
-
-
-@pytest.fixture
-def cluster() -> Iterator[tuple[MemoryStore, SchedulerLoop]]:
-    store = MemoryStore()
-    _create_node(store, node("n0", cpu="4"))
-    loop = SchedulerLoop(store, ManualClock(T0), default_registry().build())
-    yield store, loop
-    loop.stop()
+from schedulers.kube_builders import T0, pod
+from schedulers.test_scheduler_loop import _synced, eventually
 
 
 def _events(store: MemoryStore, reason: str) -> list[dict]:
     return [e for e in store.list(EVENTS).items if e["reason"] == reason]
 
 
-def test_bound_pod_gets_a_scheduled_event(cluster) -> None:
-    store, loop = cluster
+def test_bound_pod_gets_a_scheduled_event(one_node) -> None:
+    store, loop = one_node
     created = store.create(PODS, pod("a"))
     loop.start_informers()
     eventually(_synced(loop, store))
@@ -44,8 +30,8 @@ def test_bound_pod_gets_a_scheduled_event(cluster) -> None:
     assert event["involvedObject"]["uid"] == created["metadata"]["uid"]
 
 
-def test_unschedulable_pod_gets_one_failed_scheduling_warning_per_message(cluster) -> None:
-    store, loop = cluster
+def test_unschedulable_pod_gets_one_failed_scheduling_warning_per_message(one_node) -> None:
+    store, loop = one_node
     store.create(PODS, pod("big", cpu="8"))
     loop.start_informers()
     eventually(_synced(loop, store))
@@ -58,8 +44,8 @@ def test_unschedulable_pod_gets_one_failed_scheduling_warning_per_message(cluste
     assert event["message"].startswith("0/1 nodes are available: 1 Insufficient cpu")
 
 
-def test_eviction_marks_the_victim_then_deletes_it(cluster) -> None:
-    store, loop = cluster
+def test_eviction_marks_the_victim_then_deletes_it(one_node) -> None:
+    store, loop = one_node
     victim = store.create(PODS, pod("low", node_name="n0"))
     loop.start_informers()
     [before] = _evict(store, loop, "ml/low", "volcano", "preempted by ml/high")
@@ -72,15 +58,15 @@ def test_eviction_marks_the_victim_then_deletes_it(cluster) -> None:
     assert store.list(PODS).items == []
 
 
-def test_eviction_of_a_pod_already_gone_is_dropped(cluster) -> None:
-    store, loop = cluster
+def test_eviction_of_a_pod_already_gone_is_dropped(one_node) -> None:
+    store, loop = one_node
     loop.writer.write(CycleResult(evictions=[Eviction("ml/gone", "Preempted")]), "volcano")
     assert store.list(EVENTS).items == []
 
 
-def test_gang_preemption_victim_counts_as_a_disruption_for_pod_failure_policy(cluster) -> None:
+def test_gang_preemption_victim_counts_as_a_disruption_for_pod_failure_policy(one_node) -> None:
     # the condition the writer sets is what a Job's podFailurePolicy matches (onPodConditions DisruptionTarget)
-    store, loop = cluster
+    store, loop = one_node
     rules = [{"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget"}]}]
     template = {"spec": {"containers": [{"name": "c"}], "restartPolicy": "Never"}}
     owner = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j", "namespace": "ml", "uid": "u"},

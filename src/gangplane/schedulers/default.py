@@ -33,8 +33,9 @@ from gangplane.schedulers.core.gang import place_gang
 from gangplane.schedulers.core.objects import BROKEN_INPUT, DEFAULT_SCHEDULER, NEVER, PodInfo
 from gangplane.schedulers.core.preemption import find_victims
 from gangplane.schedulers.core.scoring import Strategy
+from gangplane.schedulers.volume_binding import Claims
 from gangplane.store.base import ResourceType
-from gangplane.store.catalog import COSCHEDULING_PODGROUPS, PODS
+from gangplane.store.catalog import COSCHEDULING_PODGROUPS, PERSISTENT_VOLUME_CLAIMS, PODS, STORAGE_CLASSES
 
 PREEMPTED_REASON = "Preempted"
 
@@ -75,7 +76,7 @@ class DefaultScheduler:
 
     @property
     def watches(self) -> tuple[ResourceType, ...]:
-        return (COSCHEDULING_PODGROUPS, PODS)
+        return (COSCHEDULING_PODGROUPS, PODS, PERSISTENT_VOLUME_CLAIMS, STORAGE_CLASSES)
 
     def group_of(self, pod: Mapping[str, Any]) -> str | None:
         return cos.group_of(pod)
@@ -99,7 +100,7 @@ class DefaultScheduler:
     ) -> list[_Unit]:
         units: list[_Unit] = []
         gangs: dict[str, list[PodInfo]] = {}
-        for pod in view.pending:
+        for pod in self._volume_filtered(view, result):
             if pod.gated:
                 continue  # PreEnqueue: gated pods never enter the queue
             if pod.group is None:
@@ -116,6 +117,22 @@ class DefaultScheduler:
             top = max(p.priority for p in pods)
             units.append(_Unit(top, self.backoff.queue_time(spec), key, tuple(pods), spec))
         return sorted(units, key=lambda u: (-u.priority, u.stamp, u.key))
+
+    def _volume_filtered(self, view: ClusterView, result: CycleResult) -> list[PodInfo]:
+        """VolumeBinding PreFilter (``volume_binding.py``): pods whose claims refuse them wait with the reason;
+        the claims are read only when some pending pod has one."""
+        if not any(pod.claims for pod in view.pending):
+            return list(view.pending)
+        claims = Claims.of(view.objects_of(PERSISTENT_VOLUME_CLAIMS), view.objects_of(STORAGE_CLASSES))
+        kept: list[PodInfo] = []
+        for pod in view.pending:
+            refusal = None if pod.gated else claims.refusal(pod)
+            if refusal is None:
+                kept.append(pod)
+            else:
+                status = Status.UNSCHEDULABLE_AND_UNRESOLVABLE
+                result.pending.append(PendingReason((pod.key,), status, refusal, group=pod.group))
+        return kept
 
     # -- plain pods -----------------------------------------------------------------------------------------
     def _schedule_pods(self, view: ClusterView, pods: list[PodInfo], result: CycleResult) -> None:

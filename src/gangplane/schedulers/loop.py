@@ -127,7 +127,7 @@ class SchedulerLoop:
             elif rt == PODS:
                 self.intake.on_pod(kind, obj, old)
             if rt != NODES:
-                self.intake.on_object(rt, kind, obj)
+                self.intake.on_object(rt, kind, obj, old)
         self._changed.set()
 
     # -- lifecycle ------------------------------------------------------------------------------------------

@@ -5,8 +5,10 @@ PodGroup's creation, or its last failure), then by key — kube-scheduler's Prio
 QueueSort, which keeps gang members adjacent. A plain pod is placed alone (spread, as kube-scheduler's default
 LeastAllocated scoring); a pod that fits nowhere may preempt lower-priority pods. A pod labelled with a
 PodGroup is placed with its whole gang: PreFilter (enough members, ``minResources``), then all-or-nothing
-placement of every pending member at once; a failed gang is rejected whole and backed off. The PodGroup
-status is recomputed from its pods every cycle and written when it changed.
+placement of every pending member at once; a failed gang is rejected whole and backed off, unless the share
+of ``minMember`` still missing is within ``podGroupRejectPercentage``. Before any of that, kube-scheduler's
+VolumeBinding PreFilter holds pods whose claims are unusable (``volume_binding.py``). The PodGroup status is
+recomputed from its pods every cycle and written when it changed.
 """
 
 from __future__ import annotations

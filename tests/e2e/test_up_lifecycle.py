@@ -271,17 +271,18 @@ def test_a_claim_is_shared_by_an_initializer_and_a_trainer(api: client.ApiClient
     create_pod(api, "early", [{"name": "main", "image": "python", "command": ["python", "-c", "pass"],
                                "volumeMounts": mount}], volumes=claim)  # fmt: skip
 
-    def waiting_reason() -> Any:
-        statuses = core.read_namespaced_pod("early", NS).status.container_statuses or []
-        return statuses and statuses[0].state.waiting and statuses[0].state.waiting.message
+    def unschedulable() -> Any:  # kube-scheduler's VolumeBinding: the pod is not given a node
+        conditions = core.read_namespaced_pod("early", NS).status.conditions or []
+        return next((c.message for c in conditions if c.type == "PodScheduled" and c.status == "False"), None)
 
-    assert 'persistentvolumeclaim "dataset" not found' in wait_for(waiting_reason, what="the missing claim")
-    assert core.read_namespaced_pod("early", NS).status.phase == "Pending"
-    core.delete_namespaced_pod("early", NS)
+    assert wait_for(unschedulable, what="the missing claim") == 'persistentvolumeclaim "dataset" not found'
+    assert not core.read_namespaced_pod("early", NS).spec.node_name
     apply_manifest(home, api, PVC_MANIFEST)
     bound = wait_for(lambda: (c := core.read_namespaced_persistent_volume_claim("dataset", NS)).status.phase == "Bound"
                      and c, what="the claim to bind")  # fmt: skip
     assert bound.spec.storage_class_name == "standard" and bound.status.capacity == {"storage": "1Gi"}
+    assert finished_pod(api, "early").status.phase == "Succeeded"  # requeued by the claim's binding
+    core.delete_namespaced_pod("early", NS)
     volume = core.read_persistent_volume(bound.spec.volume_name)
     assert (
         volume.spec.claim_ref.uid == bound.metadata.uid

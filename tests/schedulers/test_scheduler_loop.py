@@ -150,6 +150,6 @@ def test_broken_pod_group_gets_an_error_condition_and_one_warning_event(cluster)
     assert pods["fine"]["spec"]["nodeName"]
     [cond] = [c for c in pods["bad-0"]["status"]["conditions"] if c["type"] == "PodScheduled"]
     assert cond["status"] == "False" and cond["reason"] == "InvalidPodGroup"
-    [event] = store.list(EVENTS).items
-    assert event["type"] == "Warning" and event["reason"] == "InvalidPodGroup"
+    [event] = [e for e in store.list(EVENTS).items if e["type"] == "Warning"]
+    assert event["reason"] == "InvalidPodGroup"
     assert event["involvedObject"]["name"] == "bad-0" and "ml/bad is malformed" in event["message"]

@@ -53,4 +53,5 @@ def test_pods_are_bound_with_one_binding_post_each(tmp_path: Path) -> None:
         for p in pods:
             [cond] = [c for c in p["status"]["conditions"] if c["type"] == "PodScheduled"]
             assert cond["status"] == "True"
-        assert sent == {"POST binding": 6}  # one write per pod, no PUT of the pod or its status
+        # one binding write per pod, no PUT of the pod or its status; and its `Scheduled` Event after it
+        assert sent == {"POST binding": 6, "POST events": 6}

@@ -5,8 +5,10 @@ PodGroup's creation, or its last failure), then by key — kube-scheduler's Prio
 QueueSort, which keeps gang members adjacent. A plain pod is placed alone (spread, as kube-scheduler's default
 LeastAllocated scoring); a pod that fits nowhere may preempt lower-priority pods. A pod labelled with a
 PodGroup is placed with its whole gang: PreFilter (enough members, ``minResources``), then all-or-nothing
-placement of every pending member at once; a failed gang is rejected whole and backed off. The PodGroup
-status is recomputed from its pods every cycle and written when it changed.
+placement of every pending member at once; a failed gang is rejected whole and backed off, unless the share
+of ``minMember`` still missing is within ``podGroupRejectPercentage``. Before any of that, kube-scheduler's
+VolumeBinding PreFilter holds pods whose claims are unusable (``volume_binding.py``). The PodGroup status is
+recomputed from its pods every cycle and written when it changed.
 """
 
 from __future__ import annotations
@@ -33,8 +35,9 @@ from gangplane.schedulers.core.gang import place_gang
 from gangplane.schedulers.core.objects import BROKEN_INPUT, DEFAULT_SCHEDULER, NEVER, PodInfo
 from gangplane.schedulers.core.preemption import find_victims
 from gangplane.schedulers.core.scoring import Strategy
+from gangplane.schedulers.volume_binding import Claims
 from gangplane.store.base import ResourceType
-from gangplane.store.catalog import COSCHEDULING_PODGROUPS, PODS
+from gangplane.store.catalog import COSCHEDULING_PODGROUPS, PERSISTENT_VOLUME_CLAIMS, PODS, STORAGE_CLASSES
 
 PREEMPTED_REASON = "Preempted"
 
@@ -75,7 +78,7 @@ class DefaultScheduler:
 
     @property
     def watches(self) -> tuple[ResourceType, ...]:
-        return (COSCHEDULING_PODGROUPS, PODS)
+        return (COSCHEDULING_PODGROUPS, PODS, PERSISTENT_VOLUME_CLAIMS, STORAGE_CLASSES)
 
     def group_of(self, pod: Mapping[str, Any]) -> str | None:
         return cos.group_of(pod)
@@ -99,7 +102,7 @@ class DefaultScheduler:
     ) -> list[_Unit]:
         units: list[_Unit] = []
         gangs: dict[str, list[PodInfo]] = {}
-        for pod in view.pending:
+        for pod in self._volume_filtered(view, result):
             if pod.gated:
                 continue  # PreEnqueue: gated pods never enter the queue
             if pod.group is None:
@@ -116,6 +119,22 @@ class DefaultScheduler:
             top = max(p.priority for p in pods)
             units.append(_Unit(top, self.backoff.queue_time(spec), key, tuple(pods), spec))
         return sorted(units, key=lambda u: (-u.priority, u.stamp, u.key))
+
+    def _volume_filtered(self, view: ClusterView, result: CycleResult) -> list[PodInfo]:
+        """VolumeBinding PreFilter (``volume_binding.py``): pods whose claims refuse them wait with the reason;
+        the claims are read only when some pending pod has one."""
+        if not any(pod.claims for pod in view.pending):
+            return list(view.pending)
+        claims = Claims.of(view.objects_of(PERSISTENT_VOLUME_CLAIMS), view.objects_of(STORAGE_CLASSES))
+        kept: list[PodInfo] = []
+        for pod in view.pending:
+            refusal = None if pod.gated else claims.refusal(pod)
+            if refusal is None:
+                kept.append(pod)
+            else:
+                status = Status.UNSCHEDULABLE_AND_UNRESOLVABLE
+                result.pending.append(PendingReason((pod.key,), status, refusal, group=pod.group))
+        return kept
 
     # -- plain pods -----------------------------------------------------------------------------------------
     def _schedule_pods(self, view: ClusterView, pods: list[PodInfo], result: CycleResult) -> None:
@@ -193,6 +212,12 @@ class DefaultScheduler:
                 result.pending.append(
                     PendingReason(placement.unplaced, Status.UNSCHEDULABLE, message, group=spec.key)
                 )
+            return
+        if not cos.rejects_group(spec.min_member, assigned, self.args.pod_group_reject_percentage):
+            # a small gap to the quorum: upstream's PostFilter leaves the group alone (no failure time, no
+            # back-off) so later members may still close it
+            message = f"pod group {spec.key} is not rejected (small gap to minMember): {placement.message}"
+            result.pending.append(PendingReason(keys, Status.UNSCHEDULABLE, message, group=spec.key))
             return
         complete = len(members) >= spec.min_member
         self.backoff.record_failure(spec.key, view.now, self.args.pod_group_backoff_seconds, complete)

@@ -12,6 +12,7 @@ pod schedulable moves it back to the active queue. The hints, per event:
 - a gang member bound or gone: activate its gang (siblings form in consecutive passes);
 - an object a scheduler watches (PodGroup, Queue, HyperNode, ...) changed: that scheduler's cycle runs
   (its statuses may change) and the unit named like the object (a gang's PodGroup) is activated;
+- a PersistentVolumeClaim added or just bound: move all (a pod waiting on it may now pass VolumeBinding);
 - a pod event of a gang member or of a session scheduler (Volcano, KAI): that scheduler's cycle runs, as its
   group statuses follow the pods.
 
@@ -28,8 +29,9 @@ from gangplane.schedulers.base import Scheduler
 from gangplane.schedulers.cache import PodEntry, SchedulerCache
 from gangplane.schedulers.core.objects import DEFAULT_SCHEDULER, NodeInfo, pod_key
 from gangplane.schedulers.queue import Queueing, SchedulingQueue
+from gangplane.schedulers.volume_binding import claim_now_usable
 from gangplane.store.base import EventType, Object, ResourceType
-from gangplane.store.catalog import PODS
+from gangplane.store.catalog import PERSISTENT_VOLUME_CLAIMS, PODS
 
 
 def _scheduler_name(pod: Mapping[str, Any]) -> str:
@@ -126,7 +128,9 @@ class Intake:
         return out
 
     # -- watched objects ------------------------------------------------------------------------------------
-    def on_object(self, rt: ResourceType, kind: EventType, obj: Object) -> None:
+    def on_object(self, rt: ResourceType, kind: EventType, obj: Object, old: Object | None = None) -> None:
+        if rt == PERSISTENT_VOLUME_CLAIMS and kind is not EventType.DELETED and claim_now_usable(obj, old):
+            self.queue.move()
         meta = obj.get("metadata") or {}
         unit = f"{meta.get('namespace') or 'default'}/{meta.get('name')}"
         for name, scheduler in self.schedulers.items():

@@ -127,7 +127,7 @@ class SchedulerLoop:
             elif rt == PODS:
                 self.intake.on_pod(kind, obj, old)
             if rt != NODES:
-                self.intake.on_object(rt, kind, obj)
+                self.intake.on_object(rt, kind, obj, old)
         self._changed.set()
 
     # -- lifecycle ------------------------------------------------------------------------------------------
@@ -208,22 +208,22 @@ class SchedulerLoop:
         for request in requests:
             if request is not None:
                 self.binder.submit(request)
-        for _, result in planned.results:
-            self._write(result)
+        for name, result in planned.results:
+            self._write(result, name)
         return planned
 
-    def _write(self, result: CycleResult) -> None:
+    def _write(self, result: CycleResult, scheduler: str) -> None:
         """Evictions, status writes and conditions: on the writer thread when started (the next pass does
         not wait for them), else here."""
         if self._writes is None:
-            self.writer.write(result)
+            self.writer.write(result, scheduler)
             return
         self._written = [f for f in self._written if not f.done()]
-        self._written.append(self._writes.submit(self._guarded_write, result))
+        self._written.append(self._writes.submit(self._guarded_write, result, scheduler))
 
-    def _guarded_write(self, result: CycleResult) -> None:
+    def _guarded_write(self, result: CycleResult, scheduler: str) -> None:
         try:
-            self.writer.write(result)
+            self.writer.write(result, scheduler)
         except Exception:  # a failed write is decided again by a later pass; the writer must go on
             _log.exception("scheduler writes failed")
 
@@ -238,8 +238,10 @@ class SchedulerLoop:
 
     def _bound(self, request: BindRequest, error: Exception | None) -> None:
         """The binder's report: success is confirmed by the informer; a failure forgets the assumption and
-        requeues the pod (with back-off) and every waiting pod (the assumed room is free again)."""
+        requeues the pod (with back-off) and every waiting pod (the assumed room is free again). Runs on a
+        binder thread, so the ``Scheduled`` Event is written there, off the scheduling cycle."""
         if error is None:
+            self.writer.scheduled(request.pod_key, request.node, request.uid)
             return
         with self._lock:
             self.cache.forget(request.pod_key)

@@ -1,7 +1,12 @@
-"""The scheduler shell's writes besides bindings: evictions, status writes and "why pending" conditions.
+"""The scheduler shell's writes besides bindings: evictions, status writes, "why pending" conditions, Events.
 
 A write that loses a race (``Conflict``, ``NotFound``) is dropped: the next pass sees the new state and
-decides again. A condition is written only when it changed, and a broken input's Warning Event only then.
+decides again. A condition is written only when it changed, and its Warning Event (``FailedScheduling``, or
+the broken input's reason) only then. Events go through one ``EventRecorder`` per scheduler name (the
+Event's source, as kube-scheduler's profile name), so repeats are counted, not duplicated.
+An eviction first marks the victim ``DisruptionTarget`` (``PreemptionByScheduler``) and records ``Preempted``
+on it, then deletes it, as kube-scheduler's preemption does (``prepareCandidate``), so the pod's owner (a
+Job's ``podFailurePolicy``) can tell a preemption from a failure.
 """
 
 from __future__ import annotations
@@ -12,16 +17,21 @@ from collections.abc import Callable, Mapping
 from functools import partial
 from typing import Any
 
+from gangplane.client.events import EventRecorder
 from gangplane.client.informer import Informer
 from gangplane.clock import Clock, rfc3339
 from gangplane.errors import ApiError, Conflict, NotFound
-from gangplane.schedulers.base import CycleResult, PendingReason, Status, StatusWrite
-from gangplane.schedulers.core.objects import DEFAULT_SCHEDULER, pod_key
+from gangplane.schedulers.base import CycleResult, Eviction, PendingReason, Status, StatusWrite
+from gangplane.schedulers.core.objects import DEFAULT_SCHEDULER
+from gangplane.schedulers.core.preemption import disruption_condition, preempted_event
 from gangplane.store.base import Object, ResourceType, Store
 from gangplane.store.catalog import EVENTS, PODS
 
 _log = logging.getLogger(__name__)
 POD_SCHEDULED = "PodScheduled"
+SCHEDULED = "Scheduled"  # kube-scheduler's Normal Event after a bind
+FAILED_SCHEDULING = "FailedScheduling"  # its Warning Event for a pod that does not fit
+_FAILED = (Status.UNSCHEDULABLE, Status.UNSCHEDULABLE_AND_UNRESOLVABLE)  # WAIT is not a failure
 
 
 def with_condition(pod: Object, condition: Mapping[str, Any], now: float) -> Object | None:
@@ -62,11 +72,32 @@ class ResultWriter:
 
     def __init__(self, store: Store, clock: Clock, informers: Mapping[ResourceType, Informer]) -> None:
         self.store, self.clock, self.informers = store, clock, informers
+        self._recorders: dict[str, EventRecorder] = {}
 
-    def write(self, result: CycleResult) -> None:
+    def recorder(self, scheduler: str) -> EventRecorder:
+        """The Event recorder of ``scheduler`` (created on first use; dict writes are atomic)."""
+        found = self._recorders.get(scheduler)
+        if found is None:
+            found = self._recorders.setdefault(scheduler, EventRecorder(self.store, self.clock, scheduler))
+        return found
+
+    def event(self, pod: Object, type_: str, reason: str, message: str) -> None:
+        """An Event on ``pod`` from its scheduler (list items may lack ``kind``: it is a Pod)."""
+        self.recorder(_scheduler_name(pod)).event(
+            {**pod, "apiVersion": "v1", "kind": "Pod"}, type_, reason, message
+        )
+
+    def scheduled(self, key: str, node: str, uid: str) -> None:
+        """kube-scheduler's ``Scheduled`` Event, written after the bind succeeded (binder thread)."""
+        namespace, name = _split(key)
+        pod = self.informers[PODS].get(namespace, name) or {"spec": {}}
+        meta = {"namespace": namespace, "name": name, "uid": uid}
+        self.event({**pod, "metadata": meta}, "Normal", SCHEDULED, f"Successfully assigned {key} to {node}")
+
+    def write(self, result: CycleResult, scheduler: str = DEFAULT_SCHEDULER) -> None:
         now = self.clock.now()
         for eviction in result.evictions:
-            self.guard(partial(self.store.delete, PODS, *_split(eviction.pod_key)))
+            self.guard(partial(self._evict, eviction, scheduler, now))
         for write in result.status_writes:
             self.guard(partial(self._write_status, write))
         for reason in result.pending:
@@ -108,43 +139,31 @@ class ResultWriter:
         updated = with_condition(pod, unschedulable_condition(reason), now)
         if updated is not None:
             self.store.update_status(PODS, updated)
-            if reason.status == Status.ERROR:  # broken input: say so once, where `kubectl describe` shows it
-                self._warn(pod, reason, now)
+            # said once per change of message, where `kubectl describe` shows it: a broken input under its
+            # own reason, a pod that does not fit as kube-scheduler's FailedScheduling
+            if reason.status == Status.ERROR:
+                self.event(pod, "Warning", reason.reason, reason.message)
+            elif reason.status in _FAILED:
+                self.event(pod, "Warning", FAILED_SCHEDULING, reason.message)
 
-    def _warn(self, pod: Object, reason: PendingReason, now: float) -> None:
-        """A Warning Event on ``pod`` (written when its condition changes, so not every pass)."""
-        meta = pod.get("metadata") or {}
-        stamp = rfc3339(now)
-        event = {
-            "apiVersion": "v1",
-            "kind": "Event",
-            "metadata": {
-                "name": f"{meta.get('name')}.{int(now * 1e9):x}",
-                "namespace": meta.get("namespace"),
-            },
-            "involvedObject": {
-                "apiVersion": "v1",
-                "kind": "Pod",
-                "name": meta.get("name"),
-                "namespace": meta.get("namespace"),
-                "uid": meta.get("uid"),
-            },
-            "type": "Warning",
-            "reason": reason.reason,
-            "message": reason.message[:950],
-            "source": {"component": _scheduler_name(pod)},
-            "firstTimestamp": stamp,
-            "lastTimestamp": stamp,
-            "count": 1,
-        }
+    def _evict(self, eviction: Eviction, scheduler: str, now: float) -> None:
+        """Mark the victim (condition, Event), then delete it. Read fresh: evictions are rare, and a stale
+        copy would lose the condition write to a conflict."""
+        pod = self.store.get(PODS, *_split(eviction.pod_key))
+        marked = with_condition(pod, disruption_condition(scheduler, eviction.message), now)
+        if marked is not None:
+            self.store.update_status(PODS, marked)
         try:
-            self.store.create(EVENTS, event)
-        except ApiError as err:
-            _log.warning("event %s for %s not recorded: %s", reason.reason, pod_key(pod), err)
+            self.store.create(EVENTS, preempted_event(pod, scheduler, eviction.message, now))
+        except ApiError as err:  # events are best effort: the eviction goes on
+            _log.warning("Preempted event for %s not recorded: %s", eviction.pod_key, err)
+        self.store.delete(PODS, *_split(eviction.pod_key))
 
 
 __all__ = [
+    "FAILED_SCHEDULING",
     "POD_SCHEDULED",
+    "SCHEDULED",
     "ResultWriter",
     "scheduled_condition",
     "unschedulable_condition",

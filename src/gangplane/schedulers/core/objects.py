@@ -100,6 +100,7 @@ class PodInfo:
     annotations: Mapping[str, str] = field(default_factory=dict)
     priority_class_name: str = ""
     preemption_policy: str = "PreemptLowerPriority"
+    claims: tuple[str, ...] = ()  # the PersistentVolumeClaims its volumes name (VolumeBinding reads them)
 
     @property
     def constraints(self) -> tuple[object, ...]:
@@ -233,6 +234,16 @@ def pod_info(
         annotations=dict(meta.get("annotations") or {}),
         priority_class_name=spec.get("priorityClassName") or "",
         preemption_policy=spec.get("preemptionPolicy") or "PreemptLowerPriority",
+        claims=_claims(spec),
+    )
+
+
+def _claims(spec: Mapping[str, Any]) -> tuple[str, ...]:
+    volumes = spec.get("volumes") or ()
+    return tuple(
+        str(v["persistentVolumeClaim"].get("claimName") or "")
+        for v in volumes
+        if v.get("persistentVolumeClaim")
     )
 
 

@@ -92,6 +92,16 @@ def test_bad_bindings_are_rejected(client: TestClient) -> None:
     assert "target.kind" in _failure(client.post(f"{BASE}/pods/p/binding", json=wrong_kind), 422, "Invalid")
 
 
+def test_malformed_binding_metadata_is_400_not_a_crash(client: TestClient) -> None:
+    """Found by the OpenAPI fuzz: a list where metadata or its annotations belong crashed both routes."""
+    client.post(f"{BASE}/pods", json=pod("p"))
+    for metadata in ([], {"name": "p", "annotations": []}, {"name": "p", "uid": 7}):
+        body = {**pod_binding("default", "p", "n1"), "metadata": metadata}
+        for path in (f"{BASE}/pods/p/binding", f"{BASE}/bindings"):
+            _failure(client.post(path, json=body), 400, "BadRequest")
+    assert client.get(f"{BASE}/pods/p").json()["spec"].get("nodeName") is None
+
+
 def test_bindings_collection_binds_the_named_pod(client: TestClient) -> None:
     """What ``kubectl create -f binding.yaml`` posts."""
     client.post(f"{BASE}/pods", json=pod("p"))

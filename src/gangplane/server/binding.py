@@ -14,7 +14,7 @@ from gangplane.errors import BadRequest
 from gangplane.server import bodies, query
 from gangplane.server.handlers import Context, json_response, quick
 from gangplane.server.query import MethodNotAllowed
-from gangplane.store.binding import bind_pod, success_status
+from gangplane.store.binding import bind_pod, binding_name, success_status
 from gangplane.store.core import ObjectStore
 
 
@@ -35,8 +35,8 @@ def binding_routes(ctx: Context) -> list[Route]:
 
     async def bindings(request: Request) -> Response:
         body = await bodies.read(request)
-        name = (body.get("metadata") or {}).get("name") if isinstance(body, dict) else None
-        if not isinstance(name, str) or not name:
+        name = binding_name(body)
+        if not name:
             raise BadRequest("a Binding needs metadata.name: the name of the pod to bind")
         return await bind(request, body, name)
 

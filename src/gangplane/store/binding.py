@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from gangplane.api.objectmeta import type_errors
 from gangplane.errors import BadRequest, CauseType, Conflict, FieldError, Invalid
 from gangplane.store.base import ResourceType
 from gangplane.store.catalog import PODS
@@ -40,6 +41,13 @@ def pod_binding(namespace: str, name: str, node: str, uid: str = "") -> dict[str
     }
 
 
+def binding_name(binding: Any) -> str:
+    """A Binding body's ``metadata.name`` ('' when it has none, or the body is malformed)."""
+    meta = binding.get("metadata") if isinstance(binding, Mapping) else None
+    name = meta.get("name") if isinstance(meta, Mapping) else None
+    return name if isinstance(name, str) else ""
+
+
 def check_binding(name: str, binding: Any) -> str:
     """The target node of a valid Binding for pod ``name``; ``BadRequest`` / ``Invalid`` otherwise
     (``ValidatePodBinding``: target.kind must be empty or Node, target.name is required)."""
@@ -47,7 +55,13 @@ def check_binding(name: str, binding: Any) -> str:
         raise BadRequest("the request body must be a Binding object")
     if binding.get("kind", BINDING_KIND) != BINDING_KIND or binding.get("apiVersion", "v1") != "v1":
         raise BadRequest(f"expected a v1 Binding, got {binding.get('apiVersion')}/{binding.get('kind')}")
-    if (binding.get("metadata") or {}).get("name") != name:
+    bad_types = type_errors(binding.get("metadata"))
+    if bad_types:  # as a typed decoder refuses it: 400, never a crash further on
+        listed = "; ".join(str(e) for e in bad_types)
+        raise BadRequest(
+            f"Binding cannot be handled as a Binding: {listed}", kind=BINDING_KIND, causes=bad_types
+        )
+    if binding_name(binding) != name:
         raise BadRequest("name in URL does not match name in Binding object")
     target = binding.get("target")
     target = target if isinstance(target, Mapping) else {}
@@ -109,4 +123,12 @@ def success_status() -> dict[str, Any]:
     return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}
 
 
-__all__ = ["BINDINGS", "BINDING_KIND", "bind_pod", "check_binding", "pod_binding", "success_status"]
+__all__ = [
+    "BINDINGS",
+    "BINDING_KIND",
+    "bind_pod",
+    "binding_name",
+    "check_binding",
+    "pod_binding",
+    "success_status",
+]

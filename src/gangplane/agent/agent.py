@@ -1,11 +1,13 @@
 """The node agent (kubelet equivalent): runs the pods bound to one node as local process groups.
 
 One ``NodeAgent`` per node. It registers the Node and keeps its Lease fresh (``heartbeat.py``), watches the
-pods whose ``spec.nodeName`` is its node through an informer, and reconciles each pod key on a work queue:
+pods whose ``spec.nodeName`` is its node through an informer, and reconciles each pod key on a work queue
+served by ``POD_WORKERS`` threads (never two at once for one pod, as the kubelet's pod workers):
 
 - a new pod gets the agent's finalizer first (so a delete only marks it while processes may run), then its
   GPUs, then its containers as ``pod_state.plan`` says; process exits come back as queue events;
-- one status write per change, computed by ``pod_status`` from the pod's ``PodRun``;
+- one status write per change, computed by ``pod_status`` from the pod's ``PodRun``; the kubelet's events
+  about containers are queued and written by one thread (``EventSink``), never holding up a pod;
 - a pod with ``deletionTimestamp`` has its process groups stopped (SIGTERM, ``terminationGracePeriodSeconds``,
   SIGKILL) by the ``Supervisor`` that watches every container on one thread (``supervisor.py``); once none
   is left its final status is written and the finalizer removed,
@@ -34,7 +36,7 @@ from gangplane.agent.env import ConfigError
 from gangplane.agent.heartbeat import Heartbeat, register
 from gangplane.agent.images_build import EnvironmentCache, cache_dir
 from gangplane.agent.images_prepare import ImageEnvironments
-from gangplane.agent.kubelet_events import backoff_message, backoffs_to_report, container_event
+from gangplane.agent.kubelet_events import EventSink, backoff_message, backoffs_to_report, container_event
 from gangplane.agent.launch import (
     DevicePool,
     LaunchContext,
@@ -84,6 +86,10 @@ _log = logging.getLogger(__name__)
 
 FINALIZER = "gangplane.io/node-agent"
 CONFIG_RETRY_SECONDS = 2.0
+# Pods reconciled at once per node: the kubelet gives every pod its own worker, so a slow start (a process
+# spawn, a cgroup, a status write) holds back only its own pod; here a few threads share the node's queue,
+# and the queue never hands one pod to two of them.
+POD_WORKERS = 8
 VOLUME_SYNC_SECONDS = 60.0  # the kubelet's default syncFrequency
 
 
@@ -146,10 +152,11 @@ class NodeAgent:
         self._reaping: list[threading.Event] = []  # set once an abandoned pod's processes are all gone
         self._lock = threading.Lock()
         self.informer = Informer(store, PODS, ListOptions(field_selector=f"spec.nodeName={node.name}"))
-        self.controller = Controller(self, clock)
+        self.controller = Controller(self, clock, workers=POD_WORKERS)
         self.controller.watch(self.informer)
         self._heartbeat = Heartbeat(store, clock, node.name, heartbeat_seconds)
         self.events = EventRecorder(store, clock, "kubelet", host=node.name)
+        self._container_events = EventSink(self.events)
         self._prober = Prober(clock, self.events, self.controller.enqueue)
 
     # -- lifecycle ------------------------------------------------------------------------------------------
@@ -181,6 +188,7 @@ class NodeAgent:
             reaped.wait()
         for pod in pods:
             self._release(pod)
+        self._container_events.close()
         if self._own_supervisor:
             self._supervisor.close()
         return len(procs)
@@ -367,7 +375,7 @@ class NodeAgent:
             self._container_event(pod, name, "Warning", "BackOff", backoff_message(pod, name))
 
     def _container_event(self, pod: Object, name: str, type_: str, reason: str, message: str) -> None:
-        container_event(self.events, pod, name, type_, reason, message)
+        container_event(self._container_events, pod, name, type_, reason, message)
 
     def _terminate(self, key: Key, pod: Object, state: _Pod) -> Result:
         """Deletion: stop everything; when nothing runs any more, report and let the pod go."""
@@ -402,7 +410,8 @@ class NodeAgent:
                 shutil.rmtree(sandbox.pod_dir(self._pods_root, state.latest), ignore_errors=True)
             reaped.set()
 
-        self._reaping = [e for e in self._reaping if not e.is_set()] + [reaped]
+        with self._lock:
+            self._reaping = [e for e in self._reaping if not e.is_set()] + [reaped]
         if not state.procs:
             left[0] = 1
             reap()

@@ -109,3 +109,17 @@ def test_a_container_started_after_close_is_killed_not_left_running(tmp_path: Pa
     with pytest.raises(RuntimeError, match="closed"):
         supervisor.watch(proc, lambda _: None)
     assert proc.popen.returncode == -9 and not group_members(proc.pid)
+
+
+def test_group_exists_while_a_process_of_it_is_left(tmp_path: Path) -> None:
+    proc = subprocess.Popen(["sh", "-c", "sleep 30 & wait"], start_new_session=True)
+    wait_for(lambda: len(group_members(proc.pid)) == 2)
+    os.kill(proc.pid, 9)  # the leader dies; its child keeps the group
+    proc.wait()
+    assert proctable.group_exists(proc.pid)
+    proctable.signal_group(proc.pid, 9)
+    alone = subprocess.Popen(["sleep", "30"], start_new_session=True)
+    assert proctable.group_exists(alone.pid)
+    alone.kill()
+    alone.wait()  # reaped: nothing of the group is left, not even a zombie
+    assert not proctable.group_exists(alone.pid)

@@ -73,4 +73,15 @@ def signal_group(pgid: int, signum: signal.Signals) -> bool:
     return True
 
 
-__all__ = ["carrying", "live_groups", "signal_all", "signal_group"]
+def group_exists(pgid: int) -> bool:
+    """Some process (a zombie included) is still in the group: signal 0 checks without sending anything."""
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process reused the id: not ours, but the id is taken
+        return True
+    return True
+
+
+__all__ = ["carrying", "group_exists", "live_groups", "signal_all", "signal_group"]

@@ -9,7 +9,8 @@ threads, and each exit or stop scanned ``/proc`` on its own. Here one loop does 
 - ``stop`` sends ``SIGTERM`` to the container's group and to the processes carrying its marker (those that
   left the group, ``sandbox.py``), and sets a deadline after which the group gets ``SIGKILL``;
 - a container has ended once nothing of its group and nothing that carried its marker is alive; what all
-  the ending containers wait on is read from ``/proc`` once per tick (``proctable.py``), not once each.
+  the ending containers wait on is read from ``/proc`` once per tick (``proctable.py``), not once each,
+  and only while some ending group still has a process (the kernel says so for a signal 0 to the group).
 
 Callbacks (``on_exit``, ``then``) run on the loop thread and must be quick (enqueue a key, release a port).
 """
@@ -230,7 +231,18 @@ class Supervisor:
         self._ending.extend(fresh)
 
     def _settle(self) -> None:
-        """Finish the endings whose group and marked processes are gone (or that waited long enough)."""
+        """Finish the endings whose group and marked processes are gone (or that waited long enough). The
+        kernel answers first for a group with no process left at all (``killpg(pgid, 0)``): only when some
+        ending still has one (perhaps a zombie) or marked processes is ``/proc`` read."""
+        left = []
+        for ending in self._ending:
+            if ending.marked or proctable.group_exists(ending.watch.proc.pid):
+                left.append(ending)
+            else:
+                self._finish(ending)
+        self._ending = left
+        if not left:
+            return
         live = proctable.live_groups()
         groups, now = set(live.values()), time.monotonic()
         waiting = []

@@ -52,6 +52,7 @@ from gangplane.agent.pod_access import (
     container_of,
     grace_of,
     newer,
+    remembered,
     result_after,
     store_reader,
     uid_of,
@@ -361,11 +362,9 @@ class NodeAgent:
         the files by the next container start."""
         folder = sandbox.pod_dir(self._pods_root, pod)
         folder.mkdir(parents=True, exist_ok=True)
-        access = self._api.get()
-        volumes = pod_volumes(
-            pod, folder, self._read, self.node.capacity, token_source(pod, self._read, access)
-        )
-        volumes |= service_account_volume(pod, folder, self._read, access)
+        access, read = self._api.get(), remembered(self._read)
+        volumes = pod_volumes(pod, folder, read, self.node.capacity, token_source(pod, read, access))
+        volumes |= service_account_volume(pod, folder, read, access)
         return PodPlace(folder, volumes, access.env() if access else {})
 
     def _report_backoff(self, pod: Object, state: _Pod, now: float) -> None:

@@ -42,6 +42,20 @@ def store_reader(store: Store) -> ObjectReader:
     return read
 
 
+def remembered(read: ObjectReader) -> ObjectReader:
+    """``read``, answering a repeated question from the first answer: one pod start asks for its
+    ServiceAccount twice (token volume and projected tokens), which is a round trip each over HTTPS."""
+    answers: dict[tuple[str, str, str], Mapping[str, Any] | None] = {}
+
+    def read_once(plural: str, namespace: str, name: str) -> Mapping[str, Any] | None:
+        key = (plural, namespace, name)
+        if key not in answers:
+            answers[key] = read(plural, namespace, name)
+        return answers[key]
+
+    return read_once
+
+
 def uid_of(pod: Object) -> str:
     return str(pod["metadata"].get("uid") or "")
 

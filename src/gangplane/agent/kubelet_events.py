@@ -70,9 +70,8 @@ class EventSink:
     def event(self, obj: Object, type_: str, reason: str, message: str, field_path: str = "") -> None:
         with self._ready:
             if len(self._queue) >= self._limit or self._closed:
-                _log.warning(
-                    "event %s for %s dropped: %d events queued", reason, _name(obj), len(self._queue)
-                )
+                why = "the agent stopped" if self._closed else f"{len(self._queue)} events queued"
+                _log.warning("event %s for %s dropped: %s", reason, _name(obj), why)
                 return
             self._queue.append((obj, type_, reason, message, field_path))
             self._ready.notify()

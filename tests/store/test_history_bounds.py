@@ -1,13 +1,16 @@
 """The watch history's bounds (store/history.py): per type as kube-apiserver's watch cache, a floor of recent
-changes per type, freshness beyond it, and global count and byte caps that take from the largest type."""
+changes per type, freshness beyond it, and global count and byte caps that take from the largest type; and
+what a past version costs (store/objects.py ``sharing_unchanged``)."""
 
 from __future__ import annotations
 
 import pytest
 
 from gangplane.errors import Gone
+from gangplane.store import catalog
 from gangplane.store.base import EventType
 from gangplane.store.history import Change, History
+from gangplane.store.memory import MemoryStore
 from gangplane.store.objects import TypeKey
 
 PODS: TypeKey = ("", "pods")
@@ -76,3 +79,18 @@ def test_a_type_never_written_resumes_from_the_initial_floor() -> None:
     assert history.since(40, PODS) == []
     with pytest.raises(Gone):
         history.since(39, PODS)
+
+
+def test_consecutive_versions_share_what_a_write_left_alone() -> None:
+    """A past version in the history costs only what changed: a status update shares the stored spec."""
+    store = MemoryStore()
+    pod = {"metadata": {"name": "p", "namespace": "default", "labels": {"a": "b"}},
+           "spec": {"containers": [{"name": "c", "image": "busybox"}]}}  # fmt: skip
+    created = store.create(catalog.PODS, pod)
+    before = store.list_shared(catalog.PODS).items[0]
+    store.update_status(catalog.PODS, {**created, "status": {"phase": "Running"}})
+    after = store.list_shared(catalog.PODS).items[0]
+    assert after["status"] == {"phase": "Running"} and "status" not in before
+    assert after["spec"] is before["spec"]
+    assert after["metadata"]["labels"] is before["metadata"]["labels"]
+    assert after["metadata"] is not before["metadata"]  # its resourceVersion differs

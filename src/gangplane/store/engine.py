@@ -46,7 +46,16 @@ from gangplane.store.base import (
 )
 from gangplane.store.gc import owner_uids
 from gangplane.store.history import DEFAULT_HISTORY_BYTES, Change, History
-from gangplane.store.objects import Key, TypeKey, copy_object, copy_objects, key_of, meta, type_key
+from gangplane.store.objects import (
+    Key,
+    TypeKey,
+    copy_object,
+    copy_objects,
+    key_of,
+    meta,
+    sharing_unchanged,
+    type_key,
+)
 from gangplane.store.objects import resource_version as stored_version
 from gangplane.store.selectors import ObjectFilter, build_filter
 from gangplane.store.watchers import Watcher, bookmark
@@ -269,6 +278,7 @@ class Engine:
         rv = self._rv + 1
         obj = dict(new)
         obj["metadata"] = {**meta(new), "resourceVersion": str(rv)}
+        obj = sharing_unchanged(old, obj)
         body = validation.encoded(rt, obj) if kind is not EventType.DELETED else ""
         if self._dry_run:
             return {

@@ -19,5 +19,9 @@ if _TESTS_DIR not in sys.path:
 
 settings.register_profile("ci", derandomize=True, database=None, deadline=None, print_blob=True)
 settings.register_profile("dev", max_examples=200, deadline=None)
+# Informers share the store's dicts; in tests they cache frozen copies so any in-place edit raises
+# (client/readonly.py). Set here so the control planes the end-to-end tests start inherit it.
+os.environ.setdefault("GANGPLANE_CHECK_SHARED", "1")
+
 _IN_CI = os.environ.get("CI", "").lower() in ("true", "1", "yes")
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if _IN_CI else "dev"))

@@ -93,7 +93,7 @@ def test_history_always_keeps_the_newest_change() -> None:
     history = History(10, floor=0, max_bytes=1)
     for rv in (1, 2, 3):
         history.append(Change(rv, ("", "pods"), "ADDED", {}, None, 100))  # type: ignore[arg-type]
-    assert [c.rv for c in history.since(2)] == [3]
+    assert [c.rv for c in history.since(2, ("", "pods"))] == [3]
 
 
 def test_legacy_problems_do_not_block_finalizer_removal(tmp_path: Path) -> None:

@@ -6,7 +6,8 @@ controller-runtime's split (reference/scheduler-internals.md §3): its ``client.
 writes to the API server; ``APIReader`` reads live. ``CacheReads`` and ``LiveReads`` are the two halves here,
 behind one ``Reads`` protocol, so a steady-state reconcile over a synced cache costs no API request at all.
 
-Cached objects are shared with every reader: ``Reads`` results are read-only by contract. ``StoreReader``
+Cached objects are shared with every reader (in-process, they are the store's own committed dicts):
+``Reads`` results are read-only by contract, and the test suite enforces it (``client/readonly.py``). ``StoreReader``
 adapts any ``Reads`` to the runtime plugins' ``Reader`` (apiVersion/kind addressing) and hands them copies.
 """
 

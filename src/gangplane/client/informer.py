@@ -6,7 +6,10 @@ Contract:
   events the gap hid, so handlers see every object's latest state (level-based, not every intermediate one);
 - handlers run on the informer's thread, in registration order, with ``(type, object, old)``; they must be
   quick (enqueue a key) and must not mutate the objects;
-- ``get`` / ``list`` / ``by_index`` return the cached dicts themselves: read-only by contract;
+- ``get`` / ``list`` / ``by_index`` return the cached dicts themselves: read-only by contract. Over an
+  in-process store (``SharingStore``) those are the store's own committed dicts, not copies, so a process
+  holds each object once however many informers watch it; an in-place edit would corrupt the store, its
+  history and every reader, so consumers copy what they change (``client/readonly.py`` checks it in tests);
 - ``wait_synced`` returns once the first list has been delivered to the handlers.
 """
 
@@ -17,9 +20,11 @@ import logging
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import replace
+from typing import Protocol, runtime_checkable
 
+from gangplane.client.readonly import checking, freeze
 from gangplane.errors import ApiError, Gone
-from gangplane.store.base import EventType, ListOptions, Object, ResourceType, Store, Watch
+from gangplane.store.base import EventType, ListOptions, Object, ObjectList, ResourceType, Store, Watch
 
 Handler = Callable[[EventType, Object, Object | None], None]
 IndexFunc = Callable[[Object], Iterable[str]]
@@ -28,6 +33,24 @@ Key = tuple[str, str]
 _log = logging.getLogger(__name__)
 _RETRY_SECONDS = 0.5
 _WATCH_SECONDS = 300.0
+
+
+@runtime_checkable
+class SharingStore(Protocol):
+    """An in-process store that can hand out its committed (never mutated) dicts instead of copies."""
+
+    def list_shared(self, rt: ResourceType, options: ListOptions = ...) -> ObjectList: ...
+
+    def watch(
+        self,
+        rt: ResourceType,
+        options: ListOptions = ...,
+        resource_version: str = ...,
+        *,
+        bookmarks: bool = ...,
+        timeout: float | None = ...,
+        shared: bool = ...,
+    ) -> Watch: ...
 
 
 def object_key(obj: Object) -> Key:
@@ -52,6 +75,7 @@ class Informer:
         self._stopped = threading.Event()
         self._watch: Watch | None = None
         self._thread: threading.Thread | None = None
+        self._freeze = checking()
 
     # -- configuration (before start) -------------------------------------------------------------------
     def add_handler(self, handler: Handler) -> None:
@@ -117,7 +141,12 @@ class Informer:
                 self._stopped.wait(_RETRY_SECONDS)
 
     def _relist(self) -> str:
-        listed = self.store.list(self.rt, self._options)
+        store = self.store
+        listed = (
+            store.list_shared(self.rt, self._options)
+            if isinstance(store, SharingStore)
+            else store.list(self.rt, self._options)
+        )
         fresh = {object_key(o): o for o in listed.items}
         with self._lock:
             gone = [o for k, o in self._cache.items() if k not in fresh]
@@ -130,7 +159,7 @@ class Informer:
 
     def _watch_from(self, rv: str) -> None:
         while not self._stopped.is_set():
-            self._watch = self.store.watch(self.rt, self._options, rv, bookmarks=True, timeout=_WATCH_SECONDS)
+            self._watch = self._open_watch(rv)
             if self._stopped.is_set():
                 self._watch.close()
                 return
@@ -139,8 +168,18 @@ class Informer:
                 if event.type is not EventType.BOOKMARK:
                     self._apply(event.type, event.object)
 
+    def _open_watch(self, rv: str) -> Watch:
+        store = self.store
+        if isinstance(store, SharingStore):
+            return store.watch(
+                self.rt, self._options, rv, bookmarks=True, timeout=_WATCH_SECONDS, shared=True
+            )
+        return store.watch(self.rt, self._options, rv, bookmarks=True, timeout=_WATCH_SECONDS)
+
     def _apply(self, kind: EventType, obj: Object) -> None:
         key = object_key(obj)
+        if self._freeze:
+            obj = freeze(obj)
         with self._lock:
             old = self._cache.get(key)
             if kind is EventType.DELETED:
@@ -182,4 +221,4 @@ class Informer:
                         del self._indexes[name][value]
 
 
-__all__ = ["Handler", "IndexFunc", "Informer", "Key", "object_key"]
+__all__ = ["Handler", "IndexFunc", "Informer", "Key", "SharingStore", "object_key"]

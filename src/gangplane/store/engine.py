@@ -46,7 +46,16 @@ from gangplane.store.base import (
 )
 from gangplane.store.gc import owner_uids
 from gangplane.store.history import DEFAULT_HISTORY_BYTES, Change, History
-from gangplane.store.objects import Key, TypeKey, copy_object, copy_objects, key_of, meta, type_key
+from gangplane.store.objects import (
+    Key,
+    TypeKey,
+    copy_object,
+    copy_objects,
+    key_of,
+    meta,
+    sharing_unchanged,
+    type_key,
+)
 from gangplane.store.objects import resource_version as stored_version
 from gangplane.store.selectors import ObjectFilter, build_filter
 from gangplane.store.watchers import Watcher, bookmark
@@ -269,6 +278,7 @@ class Engine:
         rv = self._rv + 1
         obj = dict(new)
         obj["metadata"] = {**meta(new), "resourceVersion": str(rv)}
+        obj = sharing_unchanged(old, obj)
         body = validation.encoded(rt, obj) if kind is not EventType.DELETED else ""
         if self._dry_run:
             return {
@@ -355,6 +365,14 @@ class Engine:
             return ObjectList(copy_objects([o for _, o in page]), str(rv), token, len(rows) - options.limit)
         return ObjectList(copy_objects([o for _, o in rows]), str(rv))
 
+    def list_shared(self, rt: ResourceType, options: ListOptions = EVERYTHING) -> ObjectList:
+        """``list`` (every match, no paging) of the committed dicts themselves, not copies: for in-process
+        readers that never mutate them (informers), so they hold no second copy of the store."""
+        selection = build_filter(options.namespace, options.label_selector, options.field_selector)
+        with self._lock:
+            rv = self._rv
+        return ObjectList([o for _, o in self._select(rt, selection)], str(rv))
+
     def watch(
         self,
         rt: ResourceType,
@@ -363,9 +381,11 @@ class Engine:
         *,
         bookmarks: bool = False,
         timeout: float | None = None,
+        shared: bool = False,
     ) -> Watch:
         """``resource_version`` "" or "0": synthetic ADDED events for the current objects, then changes;
-        otherwise every change after that version (``Gone`` if the history no longer covers it)."""
+        otherwise every change after that version (``Gone`` if the history no longer covers it). ``shared``:
+        events carry the committed dicts, not copies (``list_shared``'s readers)."""
         selection = build_filter(options.namespace, options.label_selector, options.field_selector)
         if resource_version not in ("", "0") and not resource_version.isdigit():
             raise _bad_option("resourceVersion", resource_version, "must be a decimal integer")
@@ -376,6 +396,7 @@ class Engine:
             on_close=self._unwatch,
             bookmark_interval=self._bookmark_interval if bookmarks else None,
             timeout=timeout,
+            shared=shared,
         )
         with self._lock:
             self._prime(rt, watcher, resource_version, bookmarks)
@@ -394,9 +415,8 @@ class Engine:
             return
         watcher.since = min(int(resource_version), self._rv)  # a future version: every change from now on
         tk = type_key(rt)
-        for change in self._history.since(int(resource_version)):
-            if change.type_key == tk:
-                watcher.offer(change)
+        for change in self._history.since(int(resource_version), tk):
+            watcher.offer(change)
 
     def _drained_rv(self, watcher: Watcher) -> int | None:
         with self._lock:

@@ -1,22 +1,33 @@
 """A bounded, in-memory log of committed changes, so a watch can resume from a resourceVersion.
 
-The log keeps the newest ``capacity`` changes across all types, and no more than ``max_bytes`` of them
-(measured as their JSON size, counting a MODIFIED change's previous version too), so large objects updated
-often cannot pin memory. A resume point older than what the log still
-covers raises ``errors.Gone`` (HTTP 410): the client must list again. Appending is O(1); the log holds no
-lock of its own (the engine's write lock serialises appends and reads).
+Kept per resource type, as kube-apiserver's watch cache keeps one cache per type: a burst of one type (Events)
+cannot evict another's recent past. Each type keeps its newest ``min_per_type`` changes at least, and beyond
+that only changes younger than ``fresh_seconds`` (kube-apiserver sizes each watch cache between 100 and
+100 * 1024 events by the same 75 s "event fresh duration": k8s.io/apiserver pkg/storage/cacher/watch_cache.go).
+Across all types the log holds no more than ``capacity`` changes and ``max_bytes`` of them (their JSON size,
+counting a MODIFIED change's previous version too), taking the oldest changes of the largest type first, so
+large objects updated often cannot pin memory. Old versions live only here (the store holds the current ones,
+and a change shares its object with the store), so this bound is most of what the history costs.
+
+A resume point older than what the log still covers for that type raises ``errors.Gone`` (HTTP 410): the
+client must list again, which every informer does. Appending is O(1) amortised plus O(types) when a global
+bound is hit; the log holds no lock of its own (the engine's write lock serialises appends and reads).
 """
 
 from __future__ import annotations
 
+import time
 from collections import deque
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
 from gangplane.errors import Gone
 from gangplane.store.base import EventType, Object
 from gangplane.store.objects import TypeKey
 
 DEFAULT_HISTORY_BYTES = 64 * 1024 * 1024
+MIN_PER_TYPE = 100  # kube-apiserver's --default-watch-cache-size
+FRESH_SECONDS = 75.0  # kube-apiserver's eventFreshDuration
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,37 +43,77 @@ class Change:
     size: int = 0  # bytes this change keeps alive (its JSON, twice when it also holds the old version)
 
 
-class History:
-    """Changes with ``floor < rv <= newest``; every change after ``floor`` is present."""
+@dataclass(slots=True)
+class _TypeLog:
+    """One type's changes with ``floor < rv``: every change of the type after ``floor`` is present."""
 
-    def __init__(self, capacity: int, floor: int, max_bytes: int = DEFAULT_HISTORY_BYTES) -> None:
-        if capacity < 1 or max_bytes < 1:
-            raise ValueError("history capacity and max_bytes must be at least 1")
-        self._changes: deque[Change] = deque()
-        self._capacity = capacity
-        self._max_bytes = max_bytes
+    floor: int
+    changes: deque[tuple[Change, float]] = field(default_factory=deque)
+
+
+class History:
+    """Per type, the changes after that type's floor; ``floor`` is where a type never written starts."""
+
+    def __init__(
+        self,
+        capacity: int,
+        floor: int,
+        max_bytes: int = DEFAULT_HISTORY_BYTES,
+        *,
+        min_per_type: int = MIN_PER_TYPE,
+        fresh_seconds: float = FRESH_SECONDS,
+        now: Callable[[], float] = time.monotonic,
+    ) -> None:
+        if capacity < 1 or max_bytes < 1 or min_per_type < 1:
+            raise ValueError("history capacity, max_bytes and min_per_type must be at least 1")
+        self._logs: dict[TypeKey, _TypeLog] = {}
+        self._capacity, self._max_bytes = capacity, max_bytes
+        self._min_per_type, self._fresh, self._now = min_per_type, fresh_seconds, now
+        self._count = 0
+        self._next_sweep = 0.0
         self.bytes = 0
         self.floor = floor
 
     def append(self, change: Change) -> None:
         """Keep the newest change always (a watcher may be resuming from just before it)."""
-        self._changes.append(change)
+        log = self._logs.setdefault(change.type_key, _TypeLog(self.floor))
+        now = self._now()
+        log.changes.append((change, now))
+        self._count += 1
         self.bytes += change.size
-        while len(self._changes) > 1 and (
-            len(self._changes) > self._capacity or self.bytes > self._max_bytes
-        ):
-            dropped = self._changes.popleft()
-            self.bytes -= dropped.size
-            self.floor = dropped.rv
+        self._expire(log, now)
+        if now >= self._next_sweep:  # types gone quiet age out too, without a pass over all on every write
+            self._next_sweep = now + 1.0
+            for each in self._logs.values():
+                self._expire(each, now)
+        while self._count > 1 and (self._count > self._capacity or self.bytes > self._max_bytes):
+            self._drop(max(self._logs.values(), key=lambda each: (len(each.changes), each is not log)))
 
-    def since(self, rv: int) -> list[Change]:
-        """Changes with a version above ``rv``, oldest first; ``Gone`` if some were already dropped."""
-        if rv < self.floor:
-            raise Gone(f"too old resource version: {rv} ({self.floor})")
-        start = len(self._changes)
-        while start > 0 and self._changes[start - 1].rv > rv:
+    def _expire(self, log: _TypeLog, now: float) -> None:
+        while len(log.changes) > self._min_per_type and now - log.changes[0][1] > self._fresh:
+            self._drop(log)
+
+    def _drop(self, log: _TypeLog) -> None:
+        dropped, _ = log.changes.popleft()
+        self._count -= 1
+        self.bytes -= dropped.size
+        log.floor = dropped.rv
+
+    def since(self, rv: int, type_key: TypeKey) -> list[Change]:
+        """Changes of ``type_key`` with a version above ``rv``, oldest first; ``Gone`` if some were already
+        dropped."""
+        log = self._logs.get(type_key) or _TypeLog(self.floor)
+        if rv < log.floor:
+            raise Gone(f"too old resource version: {rv} ({log.floor})")
+        changes = log.changes
+        start = len(changes)
+        while start > 0 and changes[start - 1][0].rv > rv:
             start -= 1
-        return [self._changes[i] for i in range(start, len(self._changes))]
+        return [changes[i][0] for i in range(start, len(changes))]
+
+    def count(self, type_key: TypeKey) -> int:
+        log = self._logs.get(type_key)
+        return 0 if log is None else len(log.changes)
 
     def __len__(self) -> int:
-        return len(self._changes)
+        return self._count

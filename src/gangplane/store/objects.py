@@ -31,6 +31,18 @@ def copy_object(obj: Object) -> Object:
     return {k: clone(v) for k, v in obj.items()}
 
 
+def sharing_unchanged(old: Object | None, new: Object) -> Object:
+    """``new`` with each top-level and ``metadata`` field that equals ``old``'s taken from ``old`` itself. Stored
+    versions are never mutated, so consecutive versions can share what a write left alone (a status update
+    shares the spec): a past version kept in the watch history then costs only what changed."""
+    if old is None:
+        return new
+    out = {k: old[k] if k != "metadata" and k in old and old[k] == v else v for k, v in new.items()}
+    old_m = meta(old)
+    out["metadata"] = {k: old_m[k] if k in old_m and old_m[k] == v else v for k, v in meta(new).items()}
+    return out
+
+
 def copy_objects(objs: list[Object]) -> list[Object]:
     """Copies of many objects at once; pickling the batch is faster than copying each one."""
     copied: list[Object] = pickle.loads(pickle.dumps(objs, pickle.HIGHEST_PROTOCOL))

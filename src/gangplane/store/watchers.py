@@ -2,8 +2,9 @@
 
 The engine calls ``Watcher.offer`` under its write lock with each durable change; ``offer`` only filters
 and enqueues (no copying, no I/O). The reader's thread copies each object as it is yielded, so callers may
-mutate what they receive. A watch ends on ``close()`` (from any thread), on its timeout, or when the store
-closes.
+mutate what they receive, except for a ``shared`` watch: its events carry the committed dicts themselves,
+for in-process readers that never mutate them (informers; see ``client/readonly.py`` for the check).
+A watch ends on ``close()`` (from any thread), on its timeout, or when the store closes.
 """
 
 from __future__ import annotations
@@ -59,8 +60,10 @@ class Watcher:
         on_close: Callable[[Watcher], None],
         bookmark_interval: float | None,
         timeout: float | None,
+        shared: bool = False,
     ) -> None:
         self.rt = rt
+        self.shared = shared
         self.selection = selection
         self.since = 0  # the version the watch started after: changes up to it are not offered again
         self.queue: queue.SimpleQueue[object] = queue.SimpleQueue()
@@ -106,6 +109,8 @@ class Watcher:
                 if item is _CLOSED:
                     return
                 assert isinstance(item, WatchEvent)
-                yield WatchEvent(item.type, clone(item.object), item.resource_version)
+                yield (
+                    item if self.shared else WatchEvent(item.type, clone(item.object), item.resource_version)
+                )
         finally:
             self.close()

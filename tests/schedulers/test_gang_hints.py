@@ -1,6 +1,7 @@
-"""The gang path through the loop, event by event: a gang is activated by a member added, bound or gone, or
-its PodGroup's spec, never by the scheduler's own status writes (its members' ``PodScheduled=False``
-conditions, its PodGroup's status); a PodGroup's status is recomputed only after its members or it changed."""
+"""The gang path through the loop, event by event: a gang is activated by a member added (once it has
+``minMember`` pods), bound or gone, or its PodGroup's spec, never by the scheduler's own status writes (its
+members' ``PodScheduled=False`` conditions, its PodGroup's status); a PodGroup's status is recomputed only
+after its members or it changed."""
 
 from __future__ import annotations
 
@@ -63,13 +64,18 @@ def test_a_gang_is_not_reactivated_by_its_own_status_writes(store: MemoryStore, 
     _caught_up(loop, store)  # the conditions and the PodGroup status came back as events
     assert loop.passes == 1 and not loop.queue.has_work()
     assert loop.queue.counts()[State.UNSCHEDULABLE] == 2
-    for i in range(2, 4):  # a member added is a reason
-        store.create(PODS, pod(f"g-{i}", group="g"))
+    store.create(PODS, pod("g-2", group="g"))  # 3 of 4: PreFilter would still reject it, so no attempt
+    _caught_up(loop, store)
+    assert loop.queue.counts()[State.UNSCHEDULABLE] == 3
+    statuses_only = loop.run_once()  # the PodGroup's status may follow its new member; no gang attempt
+    assert not any(r.pending or r.bindings for _, r in statuses_only.results)
+    assert _scheduled(store, "g-2") is None
+    store.create(PODS, pod("g-3", group="g"))  # the member that completes the gang is a reason
     _caught_up(loop, store)
     assert loop.queue.has_work()
     assert len(loop.run_once().bindings()) == 4
     _caught_up(loop, store)  # bound members, the PodGroup's Scheduling status: nothing left to do
-    assert loop.passes == 2 and not loop.queue.has_work()
+    assert loop.passes == 3 and not loop.queue.has_work()
     assert _phase(store, "g") == "Scheduling"
 
 

@@ -193,6 +193,15 @@ def prefilter_members(spec: GroupSpec, members: Sequence[Obj]) -> PendingReason 
     return PendingReason((), Status.UNSCHEDULABLE_AND_UNRESOLVABLE, message, group=spec.key)
 
 
+def may_pass_prefilter(pod_group: Obj | None, members: Sequence[Obj], args: CoschedulingArgs) -> bool:
+    """The QueueingHint for a member added: can its gang now pass PreFilter's member counts? A missing or
+    malformed PodGroup says yes (the attempt gives the reason)."""
+    spec = group_spec(pod_group, args) if pod_group is not None else None
+    if not isinstance(spec, GroupSpec):
+        return True
+    return prefilter_members(spec, [p for p in members if not _deleting(p)]) is None
+
+
 def prefilter_resources(spec: GroupSpec, snapshot: Snapshot) -> PendingReason | None:
     """PreFilter step 4: ``minResources`` plus ``pods: minMember`` against the *sum* of free capacity over all
     nodes, this group's own bound pods counted as free — a feasibility check, never a packing. Unresolvable
@@ -304,6 +313,7 @@ __all__ = [
     "group_of",
     "group_spec",
     "group_specs",
+    "may_pass_prefilter",
     "members_by_group",
     "pod_group_status",
     "prefilter_members",

@@ -23,6 +23,7 @@ from gangplane.api.scheduling.slurm import SCHEDULER_NAME as SLURM_BRIDGE
 from gangplane.clock import rfc3339
 from gangplane.schedulers import coscheduling as cos
 from gangplane.schedulers.base import (
+    Changes,
     ClusterView,
     CycleResult,
     Eviction,
@@ -83,6 +84,12 @@ class DefaultScheduler:
 
     def group_of(self, pod: Mapping[str, Any]) -> str | None:
         return cos.group_of(pod)
+
+    def may_attempt(self, group: str, changes: Changes) -> bool:
+        """QueueingHint for a new member of ``group``: worth an attempt only once its gang has ``minMember``
+        (ungated) pods — before that PreFilter rejects it for the reason its siblings already carry."""
+        pod_group = changes.get(COSCHEDULING_PODGROUPS, group)
+        return cos.may_pass_prefilter(pod_group, changes.members(group), self.args)
 
     def cycle(self, view: ClusterView) -> CycleResult:
         result = CycleResult()

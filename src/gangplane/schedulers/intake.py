@@ -8,7 +8,9 @@ pod schedulable moves it back to the active queue. The hints, per event:
   a node update that changes nothing a fit check reads (a heartbeat): nothing;
 - bound pod deleted or finished (capacity freed): move all; a binding that failed: move all;
 - pending pod added, or its spec / labels / annotations changed: activate its unit (a status write, such as
-  our own ``PodScheduled=False``, is not a reason to try again);
+  our own ``PodScheduled=False``, is not a reason to try again); a new member of a gang that still has
+  fewer than ``minMember`` (ungated) pods joins its unit without an attempt (the scheduler's ``may_attempt``:
+  PreFilter would reject it for the reason its siblings carry);
 - a gang member added, bound or gone (deleted, being deleted): activate its gang (siblings form in
   consecutive passes); a member's status write is not (Coscheduling registers pod adds, not updates);
 - an object a scheduler watches (PodGroup, Queue, HyperNode, ...) added, deleted or its spec, labels or
@@ -27,10 +29,10 @@ All methods run under the loop's lock.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
-from gangplane.schedulers.base import Scheduler
+from gangplane.schedulers.base import Changes, Scheduler
 from gangplane.schedulers.cache import PodEntry, SchedulerCache
 from gangplane.schedulers.core.objects import DEFAULT_SCHEDULER, NodeInfo, pod_key
 from gangplane.schedulers.queue import Queueing, SchedulingQueue
@@ -56,9 +58,12 @@ def _member_facts(pod: Mapping[str, Any]) -> tuple[Any, ...]:
 
 
 def _gang_event(before: PodEntry | None, entry: PodEntry | None) -> bool:
-    """A member added, bound or gone: the gang QueueingHint. A status write (a condition) is none of these."""
-    if before is None or entry is None:
+    """A member added, bound or gone: the gang QueueingHint. A status write (a condition) is none of these.
+    A new pending member is left to ``Intake._enqueue`` (its scheduler's ``may_attempt``)."""
+    if entry is None:
         return True
+    if before is None:
+        return not entry.pending
     was, now = before.obj, entry.obj
     bound = not (was.get("spec") or {}).get("nodeName") and (now.get("spec") or {}).get("nodeName")
     going = not (was.get("metadata") or {}).get("deletionTimestamp") and (now.get("metadata") or {}).get(
@@ -80,9 +85,14 @@ def may_help(old: NodeInfo | None, new: NodeInfo) -> bool:
 
 class Intake:
     def __init__(
-        self, cache: SchedulerCache, queue: SchedulingQueue, schedulers: Mapping[str, Scheduler]
+        self,
+        cache: SchedulerCache,
+        queue: SchedulingQueue,
+        schedulers: Mapping[str, Scheduler],
+        changes: Callable[[str], Changes] | None = None,
     ) -> None:
-        self.cache, self.queue, self.schedulers = cache, queue, schedulers
+        """``changes``: keyed reads for a scheduler's hints (``may_attempt``), as its cycle gets them."""
+        self.cache, self.queue, self.schedulers, self._changes = cache, queue, schedulers, changes
         self.broken: dict[str, dict[str, str]] = {name: {} for name in schedulers}
         self._per_unit = {n: s for n, s in schedulers.items() if queue.modes.get(n) is Queueing.PER_UNIT}
 
@@ -125,10 +135,19 @@ class Intake:
             return
         self._forget_broken(entry.obj)
         changed = before is None or not before.pending or _desired(before.obj) != _desired(entry.obj)
-        if changed or key not in self.queue:
+        if before is None and key not in self.queue and not self._may_attempt(name, entry.info.group):
+            self.queue.join(entry.info)
+        elif changed or key not in self.queue:
             self.queue.add(entry.info)
         else:
             self.queue.refresh(entry.info)
+
+    def _may_attempt(self, name: str, group: str | None) -> bool:
+        """The scheduler's hint for a new member (``may_attempt``); without one, every new pod is tried."""
+        hint = getattr(self.schedulers[name], "may_attempt", None)
+        if group is None or hint is None or self._changes is None:
+            return True
+        return bool(hint(group, self._changes(name)))
 
     def _after(self, before: PodEntry | None, entry: PodEntry | None) -> None:
         """Hints from a pod change beyond its own queueing: freed capacity, gangs, statuses."""

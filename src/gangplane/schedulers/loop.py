@@ -112,7 +112,9 @@ class SchedulerLoop:
         }
         self.cache = SchedulerCache(partial(group_key, self.schedulers))
         self.queue = SchedulingQueue({n: queueing_of(s) for n, s in self.schedulers.items()})
-        self.intake = Intake(self.cache, self.queue, self.schedulers)
+        self.intake = Intake(
+            self.cache, self.queue, self.schedulers, partial(self._changes, groups=frozenset())
+        )
         self.writer = ResultWriter(store, clock, self.informers)
         self.writer.lost = self._status_lost
         self.binder = BindingWorker(binder or binder_for(store, clock), self._bound, workers=bind_workers)

@@ -94,6 +94,17 @@ class SchedulingQueue:
         self._of[pod.key] = uid
         self._activate(unit)
 
+    def join(self, pod: PodInfo) -> None:
+        """A new pod whose unit no event can help yet (its gang still lacks members): it waits with its unit,
+        in the unit's state, without an attempt. Without a unit to join it is added as usual."""
+        uid = (pod.scheduler_name, _unit_key(pod))
+        unit = self.units.get(uid)
+        if unit is None or pod.key in self._of:
+            self.add(pod)
+            return
+        unit.pods[pod.key] = pod
+        self._of[pod.key] = uid
+
     def refresh(self, pod: PodInfo) -> None:
         """A queued pod's info was rebuilt (a new resourceVersion) without a change that warrants a retry."""
         uid = self._of.get(pod.key)

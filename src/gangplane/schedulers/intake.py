@@ -64,12 +64,14 @@ def _gang_event(before: PodEntry | None, entry: PodEntry | None) -> bool:
         return True
     if before is None:
         return not entry.pending
-    was, now = before.obj, entry.obj
-    bound = not (was.get("spec") or {}).get("nodeName") and (now.get("spec") or {}).get("nodeName")
-    going = not (was.get("metadata") or {}).get("deletionTimestamp") and (now.get("metadata") or {}).get(
-        "deletionTimestamp"
+    return _newly(before.obj, entry.obj, "spec", "nodeName") or _newly(
+        before.obj, entry.obj, "metadata", "deletionTimestamp"
     )
-    return bool(bound or going)
+
+
+def _newly(was: Mapping[str, Any], now: Mapping[str, Any], part: str, field: str) -> bool:
+    """``part.field`` was empty and is set now (bound; being deleted)."""
+    return not (was.get(part) or {}).get(field) and bool((now.get(part) or {}).get(field))
 
 
 def _groups(scheduler: Scheduler, before: PodEntry | None, entry: PodEntry | None) -> set[str]:

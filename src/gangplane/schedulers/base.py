@@ -52,7 +52,9 @@ class Queueing(StrEnum):
     """How the loop's scheduling queue feeds a scheduler (``schedulers/queue.py``), read from an optional
     ``queueing`` attribute. ``PER_UNIT``: ``view.pending`` holds the active units only — each gang or lone
     pod that is new, changed, or requeued by an event that may help it. ``SESSION`` (the default): every
-    pending pod of the scheduler, whenever any of them is active or an object it watches changed."""
+    pending pod of the scheduler, whenever any of them is active or an object it watches changed. A
+    scheduler may also define ``may_attempt(group, changes) -> bool``, the QueueingHint for a new member of
+    ``group``: ``False`` lets the member wait with its gang without an attempt (``intake.py``)."""
 
     PER_UNIT = "PerUnit"
     SESSION = "Session"

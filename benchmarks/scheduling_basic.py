@@ -96,6 +96,7 @@ class BindWatch:
     def __init__(self, state: Path, url: str, expected: int) -> None:
         self.state, self.url, self.expected = state, url, expected
         self.bound: dict[str, float] = {}
+        self.other_writes = 0  # pod updates that are not its binding (e.g. PodScheduled=False conditions)
         self.done = threading.Event()
         rv = (
             _client(state, url).get(f"{NS}/pods", params={"limit": "1"}).json()["metadata"]["resourceVersion"]
@@ -107,8 +108,13 @@ class BindWatch:
         params = {"watch": "1", "resourceVersion": rv, "allowWatchBookmarks": "false"}
         with _client(self.state, self.url).stream("GET", f"{NS}/pods", params=params, timeout=None) as stream:
             for line in stream.iter_lines():
-                pod = json.loads(line)["object"]
+                event = json.loads(line)
+                pod = event["object"]
                 name = pod["metadata"]["name"]
+                if event["type"] == "MODIFIED" and not (
+                    pod["spec"].get("nodeName") and name not in self.bound
+                ):
+                    self.other_writes += 1
                 if pod["spec"].get("nodeName") and name not in self.bound:
                     self.bound[name] = time.perf_counter()
                     if len(self.bound) >= self.expected:
@@ -137,6 +143,21 @@ def create_pods(state: Path, url: str, count: int, clients: int, gangs: bool) ->
     started = time.perf_counter()
     _parallel(work, clients)
     return started
+
+
+def server_cpu(pid: int) -> float:
+    times = psutil.Process(pid).cpu_times()
+    return float(times.user + times.system)
+
+
+def scheduler_writes(state: Path, url: str) -> str:
+    """What the schedulers wrote besides bindings: Events (and the repeats counted on them)."""
+    events = _client(state, url).get(f"{NS}/events").json()["items"]
+    repeats = sum(int(e.get("count") or 1) for e in events)
+    reasons: dict[str, int] = {}
+    for e in events:
+        reasons[e.get("reason", "")] = reasons.get(e.get("reason", ""), 0) + 1
+    return f"{len(events)} Events ({repeats} with repeats; by reason {dict(sorted(reasons.items()))})"
 
 
 def idle_cpu(pid: int, seconds: float) -> float:
@@ -173,19 +194,28 @@ def main() -> None:
                 f"= {args.nodes / registration:.0f} nodes/s (target ≤ 5 s)"
             )
             watch = BindWatch(state, started.url, args.pods // GANG * GANG if args.gangs else args.pods)
+            cpu = server_cpu(started.pid)
             first = create_pods(state, started.url, args.pods, args.clients, args.gangs)
             created = time.perf_counter() - first
             watch.done.wait(args.timeout)
+            cpu = server_cpu(started.pid) - cpu
             bound = len(watch.bound)
             last = max(watch.bound.values(), default=first)
             rate = bound / max(last - first, 1e-9)
+            objects = args.pods + (args.pods // GANG if args.gangs else 0)
             print(
                 f"{args.pods} {kind} pods created by {args.clients} clients in {created:.1f}s "
-                f"= {args.pods / created:.0f} creates/s"
+                f"= {objects / created:.0f} creates/s (PodGroups included)"
             )
             print(
                 f"{bound} bound in {last - first:.1f}s = {rate:.0f} pods/s through the API "
                 f"({rate / KUBE_ANCHOR[0]:.2f}× kube-scheduler's 680 pods/s floor; target {TARGETS[kind]:.0f})"
+            )
+            print(
+                f"server CPU from the first create to the last binding: {cpu:.1f}s "
+                f"({cpu / max(last - first, 1e-9) * 100:.0f}% of a core, {cpu / max(bound, 1) * 1e3:.2f} ms per "
+                f"bound pod); pod writes besides bindings: {watch.other_writes}; "
+                f"{scheduler_writes(state, started.url)}"
             )
             if args.idle > 0:
                 time.sleep(2.0)  # let the last status writes settle

@@ -22,7 +22,7 @@ snapshot, the view or any ``PodInfo`` beyond the call. It may keep its own small
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Protocol
@@ -52,7 +52,9 @@ class Queueing(StrEnum):
     """How the loop's scheduling queue feeds a scheduler (``schedulers/queue.py``), read from an optional
     ``queueing`` attribute. ``PER_UNIT``: ``view.pending`` holds the active units only — each gang or lone
     pod that is new, changed, or requeued by an event that may help it. ``SESSION`` (the default): every
-    pending pod of the scheduler, whenever any of them is active or an object it watches changed."""
+    pending pod of the scheduler, whenever any of them is active or an object it watches changed. A
+    scheduler may also define ``may_attempt(group, changes) -> bool``, the QueueingHint for a new member of
+    ``group``: ``False`` lets the member wait with its gang without an attempt (``intake.py``)."""
 
     PER_UNIT = "PerUnit"
     SESSION = "Session"
@@ -100,6 +102,20 @@ class CycleResult:
 
 
 @dataclass(frozen=True, slots=True)
+class Changes:
+    """What the loop knows about a ``PER_UNIT`` scheduler's groups beyond the object lists, so that its cycle
+    costs what changed: ``groups``, the group keys (``"<namespace>/<name>"``) whose members or group object
+    changed since its last cycle in a way its statuses read (a member added or gone, its phase, deletion or
+    owners; the group object added, deleted or its spec changed; a status write of it that lost a race);
+    ``members``, the pod dicts of every scheduler whose ``group_of`` names a group, in key order; ``get``, one
+    watched object by type and key, or ``None``."""
+
+    groups: frozenset[str]
+    members: Callable[[str], Sequence[Mapping[str, Any]]]
+    get: Callable[[ResourceType, str], Mapping[str, Any] | None]
+
+
+@dataclass(frozen=True, slots=True)
 class ClusterView:
     """One scheduler's input for one cycle.
 
@@ -107,13 +123,15 @@ class ClusterView:
     units for a ``Queueing.PER_UNIT`` scheduler — oldest first (creation time, then key), gated pods included
     (``PodInfo.gated``; a per-unit scheduler gets them only once ungated). ``objects`` holds, per type in the
     scheduler's ``watches``, every object of that type as a wire dict (read-only by contract), in (namespace,
-    name) order.
+    name) order. ``changes`` is given by the loop to a ``PER_UNIT`` scheduler (see ``Changes``); ``None`` (a
+    pure pass, the simulator) means nothing is known to be unchanged: read ``objects`` whole.
     """
 
     now: float
     snapshot: Snapshot
     pending: tuple[PodInfo, ...]
     objects: Mapping[ResourceType, Sequence[Mapping[str, Any]]] = field(default_factory=dict)
+    changes: Changes | None = None
 
     def objects_of(self, rt: ResourceType) -> Sequence[Mapping[str, Any]]:
         return self.objects.get(rt, ())
@@ -146,6 +164,7 @@ class Scheduler(Protocol):
 
 __all__ = [
     "Binding",
+    "Changes",
     "ClusterView",
     "CycleResult",
     "Eviction",

@@ -17,10 +17,11 @@ import numpy as np
 
 from gangplane.api.scheduling import coscheduling as cs
 from gangplane.clock import parse_rfc3339, rfc3339
-from gangplane.schedulers.base import PendingReason, Status
+from gangplane.schedulers.base import ClusterView, PendingReason, Status
 from gangplane.schedulers.core.objects import BROKEN_INPUT, TERMINAL_PHASES
 from gangplane.schedulers.core.resources import PODS, amounts
 from gangplane.schedulers.core.snapshot import Snapshot
+from gangplane.store import catalog
 
 Obj = Mapping[str, Any]
 
@@ -69,17 +70,70 @@ class GroupSpec:
 INVALID_POD_GROUP = "InvalidPodGroup"
 
 
+def object_key(obj: Obj) -> str:
+    meta = obj.get("metadata") or {}
+    return f"{meta.get('namespace') or 'default'}/{meta.get('name')}"
+
+
+def group_spec(obj: Obj, args: CoschedulingArgs) -> GroupSpec | tuple[str, str]:
+    """A PodGroup's spec, or ``(message, reason)`` for a malformed one: only its own pods wait on it."""
+    try:
+        return GroupSpec.of(obj, args)
+    except BROKEN_INPUT as err:
+        return (f"PodGroup {object_key(obj)} is malformed: {err}", INVALID_POD_GROUP)
+
+
 def group_specs(objs: Iterable[Obj], args: CoschedulingArgs) -> dict[str, GroupSpec | tuple[str, str]]:
-    """Each PodGroup's spec, or ``(message, reason)`` for a malformed one: only its own pods wait on it."""
-    out: dict[str, GroupSpec | tuple[str, str]] = {}
-    for obj in objs:
-        meta = obj.get("metadata") or {}
-        key = f"{meta.get('namespace') or 'default'}/{meta.get('name')}"
-        try:
-            out[key] = GroupSpec.of(obj, args)
-        except BROKEN_INPUT as err:
-            out[key] = (f"PodGroup {key} is malformed: {err}", INVALID_POD_GROUP)
-    return out
+    """Each PodGroup's spec (``group_spec``) by key."""
+    return {object_key(obj): group_spec(obj, args) for obj in objs}
+
+
+class PodGroups:
+    """The PodGroups and members one cycle reads. With the loop's ``Changes`` only what the cycle touches is
+    read (a pending gang's PodGroup and members, by key) and statuses are recomputed only for the groups that
+    changed; without them (a pure pass, the simulator) every PodGroup and pod is read once, every status
+    recomputed."""
+
+    def __init__(self, view: ClusterView, args: CoschedulingArgs) -> None:
+        self._changes, self._args = view.changes, args
+        self._specs: dict[str, GroupSpec | tuple[str, str]] = {}
+        self._objects: dict[str, Obj] = {}
+        self._members: dict[str, list[Obj]] = {}
+        if self._changes is None:
+            self._objects = {object_key(o): o for o in view.objects_of(catalog.COSCHEDULING_PODGROUPS)}
+            self._specs = {key: group_spec(obj, args) for key, obj in self._objects.items()}
+            # every pod is read only when some PodGroup exists: plain pods never need it
+            self._members = members_by_group(view.objects_of(catalog.PODS)) if self._objects else {}
+
+    def spec(self, key: str) -> GroupSpec | tuple[str, str] | None:
+        if self._changes is not None and key not in self._specs:
+            obj = self._object(key)
+            if obj is not None:
+                self._specs[key] = group_spec(obj, self._args)
+        return self._specs.get(key)
+
+    def members(self, key: str) -> list[Obj]:
+        """The group's pods not being deleted (upstream lists labelled pods in the namespace)."""
+        if self._changes is None or key in self._members:
+            return self._members.get(key, [])
+        found = self._members[key] = [p for p in self._changes.members(key) if not _deleting(p)]
+        return found
+
+    def changed(self) -> list[tuple[str, Obj]]:
+        """The PodGroups whose status may have changed, in key order."""
+        if self._changes is None:
+            return sorted(self._objects.items())
+        found = ((key, self._object(key)) for key in sorted(self._changes.groups))
+        return [(key, obj) for key, obj in found if obj is not None]
+
+    def _object(self, key: str) -> Obj | None:
+        if self._changes is None:
+            return self._objects.get(key)
+        return self._changes.get(catalog.COSCHEDULING_PODGROUPS, key)
+
+
+def _deleting(pod: Obj) -> bool:
+    return bool((pod.get("metadata") or {}).get("deletionTimestamp"))
 
 
 @dataclass(slots=True)
@@ -121,7 +175,7 @@ def members_by_group(pods: Iterable[Obj]) -> dict[str, list[Obj]]:
     found: dict[str, list[Obj]] = {}
     for pod in pods:
         key = group_of(pod)
-        if key is not None and not (pod.get("metadata") or {}).get("deletionTimestamp"):
+        if key is not None and not _deleting(pod):
             found.setdefault(key, []).append(pod)
     return found
 
@@ -137,6 +191,15 @@ def prefilter_members(spec: GroupSpec, members: Sequence[Obj]) -> PendingReason 
         f"ungated: {ungated}, minMember: {spec.min_member}"
     )
     return PendingReason((), Status.UNSCHEDULABLE_AND_UNRESOLVABLE, message, group=spec.key)
+
+
+def may_pass_prefilter(pod_group: Obj | None, members: Sequence[Obj], args: CoschedulingArgs) -> bool:
+    """The QueueingHint for a member added: can its gang now pass PreFilter's member counts? A missing or
+    malformed PodGroup says yes (the attempt gives the reason)."""
+    spec = group_spec(pod_group, args) if pod_group is not None else None
+    if not isinstance(spec, GroupSpec):
+        return True
+    return prefilter_members(spec, [p for p in members if not _deleting(p)]) is None
 
 
 def prefilter_resources(spec: GroupSpec, snapshot: Snapshot) -> PendingReason | None:
@@ -244,10 +307,13 @@ __all__ = [
     "CoschedulingArgs",
     "GroupBackoff",
     "GroupSpec",
+    "PodGroups",
     "active_members",
     "gave_up",
     "group_of",
+    "group_spec",
     "group_specs",
+    "may_pass_prefilter",
     "members_by_group",
     "pod_group_status",
     "prefilter_members",

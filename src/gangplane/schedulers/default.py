@@ -7,8 +7,9 @@ LeastAllocated scoring); a pod that fits nowhere may preempt lower-priority pods
 PodGroup is placed with its whole gang: PreFilter (enough members, ``minResources``), then all-or-nothing
 placement of every pending member at once; a failed gang is rejected whole and backed off, unless the share
 of ``minMember`` still missing is within ``podGroupRejectPercentage``. Before any of that, kube-scheduler's
-VolumeBinding PreFilter holds pods whose claims are unusable (``volume_binding.py``). The PodGroup status is
-recomputed from its pods every cycle and written when it changed.
+VolumeBinding PreFilter holds pods whose claims are unusable (``volume_binding.py``). A PodGroup's status is
+recomputed from its pods in the cycle after they or it changed (``ClusterView.changes``; every cycle in a pure
+pass) and written when it differs.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from gangplane.api.scheduling.slurm import SCHEDULER_NAME as SLURM_BRIDGE
 from gangplane.clock import rfc3339
 from gangplane.schedulers import coscheduling as cos
 from gangplane.schedulers.base import (
+    Changes,
     ClusterView,
     CycleResult,
     Eviction,
@@ -83,23 +85,25 @@ class DefaultScheduler:
     def group_of(self, pod: Mapping[str, Any]) -> str | None:
         return cos.group_of(pod)
 
+    def may_attempt(self, group: str, changes: Changes) -> bool:
+        """QueueingHint for a new member of ``group``: worth an attempt only once its gang has ``minMember``
+        (ungated) pods — before that PreFilter rejects it for the reason its siblings already carry."""
+        pod_group = changes.get(COSCHEDULING_PODGROUPS, group)
+        return cos.may_pass_prefilter(pod_group, changes.members(group), self.args)
+
     def cycle(self, view: ClusterView) -> CycleResult:
         result = CycleResult()
-        groups = cos.group_specs(view.objects_of(COSCHEDULING_PODGROUPS), self.args)
-        # every pod is read only when some PodGroup exists: plain pods never need it
-        members = cos.members_by_group(view.objects_of(PODS)) if groups else {}
+        groups = cos.PodGroups(view, self.args)
         for run in _runs(self._queue(view, groups, result)):
             if run[0].group is None:
                 self._schedule_pods(view, [unit.pods[0] for unit in run], result)
             else:
-                self._schedule_gang(view, run[0], members.get(run[0].key, []), result)
-        result.status_writes.extend(self._pod_group_statuses(view, members))
+                self._schedule_gang(view, run[0], groups.members(run[0].key), result)
+        result.status_writes.extend(self._pod_group_statuses(view, groups))
         return result
 
     # -- queue ----------------------------------------------------------------------------------------------
-    def _queue(
-        self, view: ClusterView, groups: Mapping[str, cos.GroupSpec | tuple[str, str]], result: CycleResult
-    ) -> list[_Unit]:
+    def _queue(self, view: ClusterView, groups: cos.PodGroups, result: CycleResult) -> list[_Unit]:
         units: list[_Unit] = []
         gangs: dict[str, list[PodInfo]] = {}
         for pod in self._volume_filtered(view, result):
@@ -110,7 +114,7 @@ class DefaultScheduler:
             else:
                 gangs.setdefault(pod.group, []).append(pod)
         for key, pods in gangs.items():
-            spec = groups.get(key)
+            spec = groups.spec(key)
             if not isinstance(spec, cos.GroupSpec):  # Permit: a labelled pod needs a usable PodGroup
                 status = Status.UNSCHEDULABLE if spec is None else Status.ERROR
                 message, reason = (f"PodGroup {key} not found", "Unschedulable") if spec is None else spec
@@ -225,14 +229,14 @@ class DefaultScheduler:
         result.pending.append(PendingReason(keys, Status.UNSCHEDULABLE, message, group=spec.key))
 
     # -- PodGroup status ------------------------------------------------------------------------------------
-    def _pod_group_statuses(self, view: ClusterView, members: Mapping[str, list[Any]]) -> list[StatusWrite]:
-        """Status of the PodGroups this instance owns: those with a member naming this scheduler, and — for the
-        ``scheduler-plugins-scheduler`` instance — those with no pods yet (so exactly one instance writes)."""
+    def _pod_group_statuses(self, view: ClusterView, groups: cos.PodGroups) -> list[StatusWrite]:
+        """Status of the changed PodGroups this instance owns: those with a member naming this scheduler, and —
+        for the ``scheduler-plugins-scheduler`` instance — those with no pods yet (so exactly one instance
+        writes). Written only when it differs from the status the PodGroup carries."""
         writes: list[StatusWrite] = []
-        for pg in view.objects_of(COSCHEDULING_PODGROUPS):
+        for key, pg in groups.changed():
             meta = pg.get("metadata") or {}
-            key = f"{meta.get('namespace') or 'default'}/{meta.get('name')}"
-            group = members.get(key, [])
+            group = groups.members(key)
             if not self._owns(group):
                 continue
             try:

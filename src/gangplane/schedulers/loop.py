@@ -20,7 +20,15 @@ from typing import Any
 
 from gangplane.client.informer import Informer
 from gangplane.clock import Clock
-from gangplane.schedulers.base import CycleResult, PendingReason, Queueing, Scheduler, Status
+from gangplane.schedulers.base import (
+    Changes,
+    CycleResult,
+    PendingReason,
+    Queueing,
+    Scheduler,
+    Status,
+    StatusWrite,
+)
 from gangplane.schedulers.binder import BindFn, BindingWorker, BindRequest, binder_for
 from gangplane.schedulers.cache import SchedulerCache
 from gangplane.schedulers.core.gang import Binding
@@ -104,8 +112,11 @@ class SchedulerLoop:
         }
         self.cache = SchedulerCache(partial(group_key, self.schedulers))
         self.queue = SchedulingQueue({n: queueing_of(s) for n, s in self.schedulers.items()})
-        self.intake = Intake(self.cache, self.queue, self.schedulers)
+        self.intake = Intake(
+            self.cache, self.queue, self.schedulers, partial(self._changes, groups=frozenset())
+        )
         self.writer = ResultWriter(store, clock, self.informers)
+        self.writer.lost = self._status_lost
         self.binder = BindingWorker(binder or binder_for(store, clock), self._bound, workers=bind_workers)
         self._lists = _ObjectLists(self.informers)
         self._lock = threading.RLock()
@@ -116,6 +127,9 @@ class SchedulerLoop:
         self._writes: ThreadPoolExecutor | None = None  # one thread: a pass's writes land in order
         self._written: list[Future[None]] = []
         self.passes = 0
+        self._per_unit = [n for n, s in self.schedulers.items() if queueing_of(s) is Queueing.PER_UNIT]
+        for name in self._per_unit:  # a group's members by key, for ``Changes.members``
+            self.informers[PODS].add_index(_group_index(name), partial(_group_of, self.schedulers[name]))
         for rt, informer in self.informers.items():
             informer.add_handler(partial(self._on_event, rt))
 
@@ -197,8 +211,9 @@ class SchedulerLoop:
             snapshot = self._snapshot = self.cache.update_snapshot(self._snapshot)
         self.passes += 1
         running = {n: s for n, s in self.schedulers.items() if n in batch.pending}
+        changes = {n: self._changes(n, batch.groups.get(n, frozenset())) for n in self._per_unit}
         token = snapshot.checkpoint()
-        planned = run_pass(now, snapshot, batch.pending, _LazyObjects(self._lists), running)
+        planned = run_pass(now, snapshot, batch.pending, _LazyObjects(self._lists), running, changes)
         snapshot.rollback(token)  # the cache, not the pass, decides what the kept snapshot counts
         with self._lock:
             requests = [self._assume(b) for _, r in planned.results for b in r.bindings]
@@ -211,6 +226,21 @@ class SchedulerLoop:
         for name, result in planned.results:
             self._write(result, name)
         return planned
+
+    def _changes(self, name: str, groups: frozenset[str]) -> Changes:
+        return Changes(groups, partial(self.informers[PODS].by_index, _group_index(name)), self._get)
+
+    def _get(self, rt: ResourceType, key: str) -> Object | None:
+        informer = self.informers.get(rt)
+        namespace, _, name = key.partition("/")
+        return informer.get(namespace, name) if informer is not None else None
+
+    def _status_lost(self, scheduler: str, write: StatusWrite) -> None:
+        """A status write lost a race (writer thread): its group is decided again in the next pass."""
+        if scheduler in self._per_unit:
+            with self._lock:
+                self.queue.mark_dirty(scheduler, f"{write.namespace or 'default'}/{write.name}")
+            self._changed.set()
 
     def _write(self, result: CycleResult, scheduler: str) -> None:
         """Evictions, status writes and conditions: on the writer thread when started (the next pass does
@@ -251,6 +281,15 @@ class SchedulerLoop:
                 self.queue.backoff(entry.info.key, self.clock.now())
             self.queue.move()
         self._changed.set()
+
+
+def _group_index(scheduler: str) -> str:
+    return f"group/{scheduler}"
+
+
+def _group_of(scheduler: Scheduler, pod: Object) -> list[str]:
+    group = scheduler.group_of(pod)
+    return [group] if group is not None else []
 
 
 def _broken_results(broken: Mapping[str, Mapping[str, str]]) -> list[tuple[str, CycleResult]]:

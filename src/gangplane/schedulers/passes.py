@@ -12,7 +12,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from gangplane.schedulers.base import ClusterView, CycleResult, PendingReason, Scheduler, Status
+from gangplane.schedulers.base import Changes, ClusterView, CycleResult, PendingReason, Scheduler, Status
 from gangplane.schedulers.core.gang import Binding
 from gangplane.schedulers.core.objects import (
     BROKEN_INPUT,
@@ -178,14 +178,17 @@ def run_pass(
     pending: Mapping[str, Sequence[PodInfo]],
     objects: Objects,
     schedulers: Mapping[str, Scheduler],
+    changes: Mapping[str, Changes] | None = None,
 ) -> PassResult:
     """The pass itself over a snapshot the caller built: ``plan_pass`` builds it from wire dicts, the
-    simulator keeps one incrementally. Each scheduler sees its ``pending`` pods and the ``objects`` it
-    watches; its cycle runs under a checkpoint, then its bindings are counted and its victims dropped."""
+    simulator keeps one incrementally. Each scheduler sees its ``pending`` pods, the ``objects`` it
+    watches and what changed for it (``changes``, from the loop); its cycle runs under a checkpoint, then its
+    bindings are counted and its victims dropped."""
     out = PassResult(snapshot=snapshot)
     for name, scheduler in schedulers.items():
         mine = tuple(pending.get(name, ()))
-        view = ClusterView(now, snapshot, mine, _Watched(objects, scheduler.watches))
+        known = (changes or {}).get(name)
+        view = ClusterView(now, snapshot, mine, _Watched(objects, scheduler.watches), known)
         token = snapshot.checkpoint()
         result = _guarded_cycle(name, scheduler, view)
         snapshot.rollback(token)

@@ -60,6 +60,7 @@ class Batch:
     seq: int
     pending: dict[str, tuple[PodInfo, ...]] = field(default_factory=dict)
     units: dict[str, list[Unit]] = field(default_factory=dict)
+    groups: dict[str, frozenset[str]] = field(default_factory=dict)  # changed groups (``mark_dirty``)
 
     def __bool__(self) -> bool:
         return bool(self.pending)
@@ -75,7 +76,7 @@ class SchedulingQueue:
         self.units: dict[tuple[str, str], Unit] = {}
         self._of: dict[str, tuple[str, str]] = {}  # pod key -> unit id
         self._backoff: list[tuple[float, int, tuple[str, str]]] = []  # heap: (expiry, tie, unit id)
-        self._dirty: set[str] = set()
+        self._dirty: dict[str, set[str]] = {}  # scheduler -> groups changed since its last cycle
         self._in: dict[State, dict[tuple[str, str], Unit]] = {state: {} for state in State}  # units by state
         self._moved: dict[str | None, int] = {}  # scheduler (None: all) -> seq of its last move
         self.seq = 0  # bumped by every event that activates or moves something
@@ -92,6 +93,17 @@ class SchedulingQueue:
         unit.pods[pod.key] = pod
         self._of[pod.key] = uid
         self._activate(unit)
+
+    def join(self, pod: PodInfo) -> None:
+        """A new pod whose unit no event can help yet (its gang still lacks members): it waits with its unit,
+        in the unit's state, without an attempt. Without a unit to join it is added as usual."""
+        uid = (pod.scheduler_name, _unit_key(pod))
+        unit = self.units.get(uid)
+        if unit is None or pod.key in self._of:
+            self.add(pod)
+            return
+        unit.pods[pod.key] = pod
+        self._of[pod.key] = uid
 
     def refresh(self, pod: PodInfo) -> None:
         """A queued pod's info was rebuilt (a new resourceVersion) without a change that warrants a retry."""
@@ -128,9 +140,12 @@ class SchedulingQueue:
             if scheduler in (None, unit.scheduler):
                 self._activate(unit)
 
-    def mark_dirty(self, scheduler: str) -> None:
-        """Run ``scheduler``'s cycle in the next pass even with nothing active (its statuses may change)."""
-        self._dirty.add(scheduler)
+    def mark_dirty(self, scheduler: str, group: str | None = None) -> None:
+        """Run ``scheduler``'s cycle in the next pass even with nothing active (its statuses may change);
+        ``group``: the group whose status may change, handed to that cycle (``Batch.groups``)."""
+        groups = self._dirty.setdefault(scheduler, set())
+        if group is not None:
+            groups.add(group)
         self.seq += 1
 
     def _activate(self, unit: Unit) -> None:
@@ -159,6 +174,7 @@ class SchedulingQueue:
                 batch.units[name] = [u for u in self.units.values() if u.scheduler == name]
             pods = [p for u in batch.units.get(name, ()) for p in u.pods.values()]
             batch.pending[name] = tuple(sorted(pods, key=lambda p: (p.created, p.key)))
+            batch.groups[name] = frozenset(self._dirty.get(name, ()))
         self._dirty.clear()
         return batch
 

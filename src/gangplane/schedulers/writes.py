@@ -73,6 +73,7 @@ class ResultWriter:
     def __init__(self, store: Store, clock: Clock, informers: Mapping[ResourceType, Informer]) -> None:
         self.store, self.clock, self.informers = store, clock, informers
         self._recorders: dict[str, EventRecorder] = {}
+        self.lost: Callable[[str, StatusWrite], None] | None = None  # told of a status write that lost a race
 
     def recorder(self, scheduler: str) -> EventRecorder:
         """The Event recorder of ``scheduler`` (created on first use; dict writes are atomic)."""
@@ -99,18 +100,22 @@ class ResultWriter:
         for eviction in result.evictions:
             self.guard(partial(self._evict, eviction, scheduler, now))
         for write in result.status_writes:
-            self.guard(partial(self._write_status, write))
+            if not self.guard(partial(self._write_status, write)) and self.lost is not None:
+                self.lost(scheduler, write)  # decided again from the newer object
         for reason in result.pending:
             if reason.status == Status.SKIP:  # not this scheduler's business: leave the pod's condition alone
                 continue
             for key in reason.pod_keys:
                 self.guard(partial(self._mark_pending, key, reason, now))
 
-    def guard(self, action: Callable[[], object]) -> None:
+    def guard(self, action: Callable[[], object]) -> bool:
+        """Run ``action``; ``False`` when it lost a race (skipped, decided again by a later pass)."""
         try:
             action()
         except (Conflict, NotFound) as err:
             _log.debug("scheduler write skipped, retried next pass: %s", err)
+            return False
+        return True
 
     def _cached_pod(self, key: str) -> Object:
         pod = self.informers[PODS].get(*_split(key))

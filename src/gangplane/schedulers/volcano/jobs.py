@@ -66,6 +66,7 @@ class Job:
     obj: Mapping[str, Any]
     tasks: list[Task] = field(default_factory=list)
     synthetic: bool = False  # an automatic PodGroup (no object to write status to)
+    revision: tuple[str, ...] = ()  # resourceVersions of the PodGroup and its pods; () when one is unknown
 
     def count(self, statuses: frozenset[TaskStatus]) -> int:
         return sum(1 for t in self.tasks if t.status in statuses)

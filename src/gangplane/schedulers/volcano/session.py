@@ -34,6 +34,7 @@ from gangplane.schedulers.volcano.book import QueueBook
 from gangplane.schedulers.volcano.config import VolcanoConfig
 from gangplane.schedulers.volcano.hypernodes import HyperNodeTree, build_tree
 from gangplane.schedulers.volcano.jobs import Job, TaskStatus
+from gangplane.schedulers.volcano.memo import Memo, revision
 from gangplane.schedulers.volcano.proportion import QueuePolicy
 from gangplane.schedulers.volcano.vec import Vec
 from gangplane.store.catalog import HYPERNODES, PRIORITY_CLASSES, VOLCANO_PODGROUPS, VOLCANO_QUEUES
@@ -67,6 +68,8 @@ class Session:
 
     def drf_share(self, job: Job) -> float:
         """Dominant share of the job's allocation in the cluster (``drf`` JobOrder)."""
+        if not any(t.status in jb.HOLDING for t in job.tasks):
+            return 0.0  # nothing allocated (most waiting jobs): no vector math
         total = self.book.total
         used = self.qvec(job.allocated(len(self.index)))
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -111,7 +114,8 @@ def _auto_group(pod: Mapping[str, Any]) -> dict[str, Any]:
     return {"metadata": group, "spec": {"minMember": 1, "queue": queue}, "status": {"phase": "Inqueue"}}
 
 
-def open_session(view: ClusterView, config: VolcanoConfig) -> Session:
+def open_session(view: ClusterView, config: VolcanoConfig, memo: Memo | None = None) -> Session:
+    """``memo`` keeps parsed PodGroups and pods between sessions (one scheduler's own); ``None`` parses all."""
     snapshot = view.snapshot
     index = snapshot.index
     tree = build_tree(view.objects_of(HYPERNODES), snapshot.nodes)
@@ -119,7 +123,7 @@ def open_session(view: ClusterView, config: VolcanoConfig) -> Session:
     policies, broken_queues = _policies(queue_objs, index)
     for name in broken_queues:
         del queue_objs[name]
-    jobs, left_out = _jobs(view, config, tree, queue_objs, broken_queues)
+    jobs, left_out = _jobs(view, config, tree, queue_objs, broken_queues, memo or Memo())
     demands = qs.demands(jobs.values(), len(index), index.position(PODS))
     total = _total(snapshot)
     book = QueueBook(index.names, total, policies, demands, config.share_policy, config.hierarchical)
@@ -176,8 +180,10 @@ def _jobs(
     tree: HyperNodeTree,
     queue_objs: Mapping[str, Mapping[str, Any]],
     broken_queues: Mapping[str, str],
+    memo: Memo,
 ) -> tuple[dict[str, Job], dict[str, str]]:
     classes = priority_classes(view.objects_of(PRIORITY_CLASSES))
+    context = (view.snapshot.index, tuple(sorted(tree.tier_names.items())), tree.root_tier)
     members = _members(view, config)
     groups = {_key(g): g for g in view.objects_of(VOLCANO_PODGROUPS)}
     synthetic = set()
@@ -188,7 +194,7 @@ def _jobs(
     jobs: dict[str, Job] = {}
     left_out: dict[str, str] = {}
     for key in sorted(groups):
-        job = _job(view, tree, groups[key], members.get(key, []), classes)
+        job = _job(view, tree, groups[key], members.get(key, []), classes, (memo, key, context))
         if isinstance(job, str):
             left_out[key] = job
             continue
@@ -210,17 +216,27 @@ def _job(
     pg: Mapping[str, Any],
     pods: Sequence[tuple[Mapping[str, Any], PodInfo]],
     classes: PriorityClasses,
+    kept: tuple[Memo, str, tuple[object, ...]],
 ) -> Job | str:
     """The job of one PodGroup, or why it cannot be scheduled (a malformed PodGroup or PriorityClass holds
-    back this job only)."""
+    back this job only). ``kept``: the memo, the job key and what else its parse depends on."""
     if (problem := classes.problem((pg.get("spec") or {}).get("priorityClassName"))) is not None:
         return problem
+    memo, key, context = kept
+    index = view.snapshot.index
     try:
         priority = _priority(pg, classes.values, [i for _, i in pods])
-        job = jb.new_job(pg, view.snapshot.index, priority, tree.tier_names, tree.root_tier)
-        job.tasks = sorted((jb.new_task(p, i, view.snapshot.index) for p, i in pods), key=_task_order)
+        job = memo.job(
+            pg,
+            key,
+            (priority, *context),
+            lambda: jb.new_job(pg, index, priority, tree.tier_names, tree.root_tier),
+        )
+        job.tasks = sorted((memo.task(p, i, index) for p, i in pods), key=_task_order)
     except BROKEN_INPUT as err:
         return f"PodGroup {_key(pg)} is malformed: {err}"
+    revisions = (revision(pg), *(revision(p) for p, _ in sorted(pods, key=lambda m: m[1].key)))
+    job.revision = revisions if all(revisions) else ()
     return job
 
 

@@ -44,7 +44,7 @@ def allocate(session: Session) -> None:
         queue = min(per_queue, key=session.book.order_key)
         jobs = per_queue[queue]
         if session.book.overused(queue) or not jobs:
-            for job in jobs:
+            for job in jobs if session.config.explain else ():
                 session.messages.setdefault(job.key, session.book.overused_reason(queue))
             del per_queue[queue]
             continue
@@ -52,7 +52,7 @@ def allocate(session: Session) -> None:
         if (known := hopeless.get(job.shape())) is not None:
             session.messages[job.key] = known
             continue
-        attempt = placement.place(session, job)
+        attempt = placement.place(session, job, explain=session.config.explain)
         if not attempt.ok:
             session.messages[job.key] = hopeless[job.shape()] = attempt.message
             continue

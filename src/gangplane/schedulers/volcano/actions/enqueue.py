@@ -55,6 +55,9 @@ class _Overcommit:
             f"(Inqueue), {quantity_text(name, minimum[dim])} more requested"
         )
 
+    def fits(self, minimum: Vec) -> bool:
+        return self.idle is None or vec.le_on(self.inqueue + minimum, self.idle, minimum)
+
     def admit(self, minimum: Vec) -> None:
         self.inqueue = self.inqueue + minimum
 
@@ -67,9 +70,10 @@ def enqueue(session: Session) -> None:
             job.phase = vc.PodGroupPhase.INQUEUE
             continue
         minimum = session.qvec(job.min_resources)
-        reason = session.book.enqueue_reason(job.queue, minimum) or overcommit.reason(minimum)
-        if reason is not None:
-            session.inqueue_reasons[job.key] = f"not admitted (Pending): {reason}"
+        if not (session.book.enqueueable(job.queue, minimum) and overcommit.fits(minimum)):
+            if session.config.explain:
+                reason = session.book.enqueue_reason(job.queue, minimum) or overcommit.reason(minimum)
+                session.inqueue_reasons[job.key] = f"not admitted (Pending): {reason}"
             continue
         job.phase = vc.PodGroupPhase.INQUEUE
         session.book.add_inqueue(job.queue, minimum)

@@ -169,6 +169,12 @@ def waiting_for_releasing(session: Session, job: Job, releasing: list[Task]) -> 
     return ok
 
 
+def quiet(session: Session, jobs: Iterable[Job]) -> bool:
+    """Without victims, would ``run_disruptive`` over ``jobs`` leave even the messages as they are? Yes
+    unless pods are terminating (a job may wait for them) or a job may not preempt (it is told so)."""
+    return not releasing(session) and all(may_preempt(job) for job in jobs)
+
+
 def run_disruptive(
     session: Session,
     jobs: Iterable[Job],

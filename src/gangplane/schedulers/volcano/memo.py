@@ -1,36 +1,56 @@
 """What a Volcano scheduler keeps between sessions, so a session costs what changed rather than every object
-parsed again: PodGroups and pods parsed once per resourceVersion, and the PodGroups whose status a session
-recomputed as it stood.
+parsed again: each job as parsed from its PodGroup and pods, with its queue demand, reused while their
+resourceVersions (and the pods' infos) are the same; and the PodGroups whose status a session recomputed as
+it stood.
 
 Upstream keeps the same in its scheduler cache (``pkg/scheduler/cache``: ``JobInfo``/``TaskInfo`` updated by
-informer events, cloned into each session's snapshot). Only objects with a ``resourceVersion`` are kept (a
-store always sets one); a dict without one is parsed every session, as before. Entries of objects that are
-gone are dropped at the end of each session. Pure: no I/O, no clock.
+informer events, cloned into each session). A kept job is handed to the next session with its phase and task
+statuses as parsed (a session changes them). Only objects with a ``resourceVersion`` are kept (a store always
+sets one); without one a job is parsed every session, as before. Jobs not seen in a session are dropped when
+it closes. Pure: no I/O, no clock.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from gangplane.schedulers.core.objects import PodInfo
-from gangplane.schedulers.core.resources import ResourceIndex
-from gangplane.schedulers.volcano import jobs as jb
-from gangplane.schedulers.volcano.jobs import Job, Task, TaskStatus
+from gangplane.schedulers.volcano.book import QueueDemand
+from gangplane.schedulers.volcano.jobs import Job, TaskStatus
+
+Members = Sequence[tuple[Mapping[str, Any], PodInfo]]
 
 
 def revision(obj: Mapping[str, Any]) -> str:
     return str((obj.get("metadata") or {}).get("resourceVersion") or "")
 
 
-@dataclass(frozen=True, slots=True)
-class PodFacts:
-    """A pod's task facts that do not depend on the session (its ``PodInfo`` does: it comes from the view)."""
+@dataclass(slots=True)
+class _Kept:
+    inputs: tuple[object, ...]  # the PodGroup's resourceVersion and what else the parse depended on
+    pods: list[tuple[str, PodInfo]]  # each member's resourceVersion and info, in view order
+    job: Job
+    phase: str
+    statuses: tuple[TaskStatus, ...]
+    demand: QueueDemand | None = None
 
-    status: TaskStatus
-    role: str
-    best_effort: bool
+    def same(self, inputs: tuple[object, ...], members: Members) -> bool:
+        return (
+            self.inputs == inputs
+            and len(self.pods) == len(members)
+            and all(
+                info is now and rv == revision(pod)
+                for (rv, info), (pod, now) in zip(self.pods, members, strict=True)
+            )
+        )
+
+    def reset(self) -> Job:
+        self.job.phase = self.phase
+        for task, status in zip(self.job.tasks, self.statuses, strict=True):
+            task.status = status
+        return self.job
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,72 +63,53 @@ class Settled:
 
 
 class Memo:
-    """Parsed PodGroups and pods by key, each with the resourceVersion (and resource index) it was parsed at."""
+    """Kept jobs by key, and settled PodGroup statuses by key."""
 
     def __init__(self) -> None:
-        self._pods: dict[str, tuple[str, ResourceIndex, PodFacts]] = {}
-        self._groups: dict[str, tuple[tuple[object, ...], Job]] = {}
+        self._jobs: dict[str, _Kept] = {}
         self.settled: dict[str, Settled] = {}
-        self._seen_pods: set[str] = set()
-        self._seen_groups: set[str] = set()
-
-    def task(self, pod: Mapping[str, Any], info: PodInfo, index: ResourceIndex) -> Task:
-        """A fresh ``Task`` (sessions change task statuses) from facts parsed once per resourceVersion."""
-        rv = revision(pod)
-        self._seen_pods.add(info.key)
-        kept = self._pods.get(info.key)
-        if rv and kept is not None and kept[0] == rv and kept[1] == index:
-            facts = kept[2]
-        else:
-            task = jb.new_task(pod, info, index)
-            facts = PodFacts(task.status, task.role, task.best_effort)
-            if rv:
-                self._pods[info.key] = (rv, index, facts)
-        return Task(info, facts.status, facts.role, facts.best_effort)
+        self._seen: set[str] = set()
 
     def job(
-        self, pg: Mapping[str, Any], key: str, context: tuple[object, ...], build: Callable[[], Job]
+        self,
+        pg: Mapping[str, Any],
+        key: str,
+        members: Members,
+        context: tuple[object, ...],
+        build: Callable[[], Job],
     ) -> Job:
-        """A fresh ``Job`` for PodGroup ``pg``: a copy of the one parsed at this resourceVersion in this
-        ``context`` (priority, resource index, HyperNode tiers), else ``build()``."""
-        rv = revision(pg)
-        self._seen_groups.add(key)
-        kept = self._groups.get(key)
-        if rv and kept is not None and kept[0] == (rv, *context):
-            return copy_job(kept[1])
+        """The job of PodGroup ``pg`` and its ``members``: the kept one when nothing it was parsed from
+        changed (same resourceVersions, same member infos, same ``context``: priority, resource index,
+        HyperNode tiers), else ``build()``, kept when every object has a resourceVersion."""
+        self._seen.add(key)
+        inputs = (revision(pg), *context)
+        kept = self._jobs.get(key)
+        if kept is not None and inputs[0] and kept.same(inputs, members):
+            return kept.reset()
+        self._jobs.pop(key, None)
         job = build()
-        if rv:
-            self._groups[key] = ((rv, *context), copy_job(job))
+        pods = [(revision(pod), info) for pod, info in members]
+        if inputs[0] and all(rv for rv, _ in pods):
+            job.revision = (str(inputs[0]), *(rv for rv, _ in pods))
+            statuses = tuple(t.status for t in job.tasks)
+            self._jobs[key] = _Kept(inputs, pods, job, job.phase, statuses)
         return job
 
+    def demand(self, job: Job, compute: Callable[[Job], QueueDemand]) -> QueueDemand:
+        """``compute(job)`` at session open, once per kept job."""
+        kept = self._jobs.get(job.key)
+        if kept is None or kept.job is not job:
+            return compute(job)
+        if kept.demand is None:
+            kept.demand = compute(job)
+        return kept.demand
+
     def sweep(self) -> None:
-        """Forget what the session just closed did not see (deleted pods and PodGroups)."""
-        for table, seen in ((self._pods, self._seen_pods), (self._groups, self._seen_groups)):
-            for key in [k for k in table if k not in seen]:
+        """Forget the jobs the session just closed did not see (deleted PodGroups)."""
+        for table in (self._jobs, self.settled):
+            for key in [k for k in table if k not in self._seen]:
                 del table[key]
-        for key in [k for k in self.settled if k not in self._seen_groups]:
-            del self.settled[key]
-        self._seen_pods, self._seen_groups = set(), set()
+        self._seen = set()
 
 
-def copy_job(job: Job) -> Job:
-    """The parsed fields of ``job``, without tasks (they are the session's own)."""
-    return Job(
-        job.key,
-        job.namespace,
-        job.name,
-        job.queue,
-        job.priority,
-        job.min_member,
-        job.min_task_member,
-        job.min_resources,
-        job.topology,
-        job.phase,
-        job.order,
-        job.obj,
-        synthetic=job.synthetic,
-        revision=job.revision,
-    )
-
-
-__all__ = ["Memo", "PodFacts", "Settled", "copy_job", "revision"]
+__all__ = ["Memo", "Settled", "revision"]

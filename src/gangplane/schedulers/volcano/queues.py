@@ -6,7 +6,7 @@ Upstream creates ``root`` (weight 1, not reclaimable) and ``default`` (weight 1,
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -88,10 +88,20 @@ def job_demand(job: Job, width: int, pods_col: int) -> QueueDemand:
     return QueueDemand(allocated, allocated + pending, inqueue, elastic)
 
 
-def demands(jobs: Iterable[Job], width: int, pods_col: int) -> dict[str, QueueDemand]:
+def demands(
+    jobs: Iterable[Job],
+    width: int,
+    pods_col: int,
+    kept: Callable[[Job, Callable[[Job], QueueDemand]], QueueDemand] | None = None,
+) -> dict[str, QueueDemand]:
+    """Per queue, the sum of its jobs' demands; ``kept(job, compute)`` may answer a job's from a cache."""
     out: dict[str, QueueDemand] = {}
+
+    def compute(job: Job) -> QueueDemand:
+        return job_demand(job, width, pods_col)
+
     for job in jobs:
-        d = job_demand(job, width, pods_col)
+        d = compute(job) if kept is None else kept(job, compute)
         if (held := out.get(job.queue)) is not None:
             d = QueueDemand(
                 held.allocated + d.allocated,

@@ -34,7 +34,7 @@ from gangplane.schedulers.volcano.book import QueueBook
 from gangplane.schedulers.volcano.config import VolcanoConfig
 from gangplane.schedulers.volcano.hypernodes import HyperNodeTree, build_tree
 from gangplane.schedulers.volcano.jobs import Job, TaskStatus
-from gangplane.schedulers.volcano.memo import Memo, revision
+from gangplane.schedulers.volcano.memo import Memo
 from gangplane.schedulers.volcano.proportion import QueuePolicy
 from gangplane.schedulers.volcano.vec import Vec
 from gangplane.store.catalog import HYPERNODES, PRIORITY_CLASSES, VOLCANO_PODGROUPS, VOLCANO_QUEUES
@@ -115,7 +115,7 @@ def _auto_group(pod: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def open_session(view: ClusterView, config: VolcanoConfig, memo: Memo | None = None) -> Session:
-    """``memo`` keeps parsed PodGroups and pods between sessions (one scheduler's own); ``None`` parses all."""
+    """``memo`` keeps parsed jobs between sessions (one scheduler's own); ``None`` parses every object."""
     snapshot = view.snapshot
     index = snapshot.index
     tree = build_tree(view.objects_of(HYPERNODES), snapshot.nodes)
@@ -123,8 +123,9 @@ def open_session(view: ClusterView, config: VolcanoConfig, memo: Memo | None = N
     policies, broken_queues = _policies(queue_objs, index)
     for name in broken_queues:
         del queue_objs[name]
-    jobs, left_out = _jobs(view, config, tree, queue_objs, broken_queues, memo or Memo())
-    demands = qs.demands(jobs.values(), len(index), index.position(PODS))
+    memo = memo or Memo()
+    jobs, left_out = _jobs(view, config, tree, queue_objs, broken_queues, memo)
+    demands = qs.demands(jobs.values(), len(index), index.position(PODS), memo.demand)
     total = _total(snapshot)
     book = QueueBook(index.names, total, policies, demands, config.share_policy, config.hierarchical)
     session = Session(config, index, snapshot, book, jobs, tree, queue_objs, now=view.now)
@@ -226,17 +227,22 @@ def _job(
     index = view.snapshot.index
     try:
         priority = _priority(pg, classes.values, [i for _, i in pods])
-        job = memo.job(
-            pg,
-            key,
-            (priority, *context),
-            lambda: jb.new_job(pg, index, priority, tree.tier_names, tree.root_tier),
+        return memo.job(
+            pg, key, pods, (priority, *context), lambda: _new_job(pg, pods, index, priority, tree)
         )
-        job.tasks = sorted((memo.task(p, i, index) for p, i in pods), key=_task_order)
     except BROKEN_INPUT as err:
         return f"PodGroup {_key(pg)} is malformed: {err}"
-    revisions = (revision(pg), *(revision(p) for p, _ in sorted(pods, key=lambda m: m[1].key)))
-    job.revision = revisions if all(revisions) else ()
+
+
+def _new_job(
+    pg: Mapping[str, Any],
+    pods: Sequence[tuple[Mapping[str, Any], PodInfo]],
+    index: ResourceIndex,
+    priority: int,
+    tree: HyperNodeTree,
+) -> Job:
+    job = jb.new_job(pg, index, priority, tree.tier_names, tree.root_tier)
+    job.tasks = sorted((jb.new_task(p, i, index) for p, i in pods), key=_task_order)
     return job
 
 

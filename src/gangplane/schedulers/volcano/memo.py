@@ -17,8 +17,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from gangplane.schedulers.core.objects import PodInfo
+from gangplane.schedulers.core.resources import ResourceIndex
 from gangplane.schedulers.volcano.book import QueueDemand
 from gangplane.schedulers.volcano.jobs import Job, TaskStatus
+from gangplane.schedulers.volcano.proportion import QueuePolicy
 
 Members = Sequence[tuple[Mapping[str, Any], PodInfo]]
 
@@ -63,10 +65,11 @@ class Settled:
 
 
 class Memo:
-    """Kept jobs by key, and settled PodGroup statuses by key."""
+    """Kept jobs by key, settled PodGroup statuses by key, and Queue policies by name (few: never swept)."""
 
     def __init__(self) -> None:
         self._jobs: dict[str, _Kept] = {}
+        self._policies: dict[str, tuple[tuple[str, ResourceIndex], QueuePolicy]] = {}
         self.settled: dict[str, Settled] = {}
         self._seen: set[str] = set()
 
@@ -94,6 +97,19 @@ class Memo:
             statuses = tuple(t.status for t in job.tasks)
             self._jobs[key] = _Kept(inputs, pods, job, job.phase, statuses)
         return job
+
+    def policy(
+        self, obj: Mapping[str, Any], index: ResourceIndex, parse: Callable[[], QueuePolicy]
+    ) -> QueuePolicy:
+        """Queue ``obj``'s policy, parsed once per resourceVersion and resource index (``parse`` may raise)."""
+        name, rv = str((obj.get("metadata") or {}).get("name")), revision(obj)
+        kept = self._policies.get(name)
+        if rv and kept is not None and kept[0] == (rv, index):
+            return kept[1]
+        policy = parse()
+        if rv:
+            self._policies[name] = ((rv, index), policy)
+        return policy
 
     def demand(self, job: Job, compute: Callable[[Job], QueueDemand]) -> QueueDemand:
         """``compute(job)`` at session open, once per kept job."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -120,10 +121,10 @@ def open_session(view: ClusterView, config: VolcanoConfig, memo: Memo | None = N
     index = snapshot.index
     tree = build_tree(view.objects_of(HYPERNODES), snapshot.nodes)
     queue_objs = dict(qs.with_builtin_queues(view.objects_of(VOLCANO_QUEUES)))
-    policies, broken_queues = _policies(queue_objs, index)
+    memo = memo or Memo()
+    policies, broken_queues = _policies(queue_objs, index, memo)
     for name in broken_queues:
         del queue_objs[name]
-    memo = memo or Memo()
     jobs, left_out = _jobs(view, config, tree, queue_objs, broken_queues, memo)
     demands = qs.demands(jobs.values(), len(index), index.position(PODS), memo.demand)
     total = _total(snapshot)
@@ -134,13 +135,13 @@ def open_session(view: ClusterView, config: VolcanoConfig, memo: Memo | None = N
 
 
 def _policies(
-    queue_objs: Mapping[str, Mapping[str, Any]], index: ResourceIndex
+    queue_objs: Mapping[str, Mapping[str, Any]], index: ResourceIndex, memo: Memo
 ) -> tuple[list[QueuePolicy], dict[str, str]]:
     """Queue policies; a malformed Queue is set aside (its jobs wait with the reason), not the session."""
     policies, broken = [], {}
     for name, obj in queue_objs.items():
         try:
-            policies.append(qs.policy_of(obj, index))
+            policies.append(memo.policy(obj, index, partial(qs.policy_of, obj, index)))
         except BROKEN_INPUT as err:
             broken[name] = f"queue {name} is malformed: {err}"
     return policies, broken

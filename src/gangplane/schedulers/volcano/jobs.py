@@ -32,6 +32,7 @@ class TaskStatus(StrEnum):
 HOLDING = frozenset({TaskStatus.ALLOCATED, TaskStatus.BOUND, TaskStatus.RUNNING, TaskStatus.RELEASING})
 """Statuses whose requests count against a node and a queue."""
 READY = frozenset({TaskStatus.ALLOCATED, TaskStatus.BOUND, TaskStatus.RUNNING, TaskStatus.SUCCEEDED})
+_VALID = READY | {TaskStatus.PENDING}
 
 
 @dataclass(slots=True)
@@ -97,7 +98,7 @@ class Job:
 
     def valid_reason(self) -> str | None:
         """``JobValid``: enough tasks exist to ever reach the gang minimum (``NotEnoughTasks``)."""
-        valid = self.count(READY | {TaskStatus.PENDING})
+        valid = self.count(_VALID)
         if valid < self.min_member:
             return f"{valid}/{self.min_member} pods of the gang exist"
         return None

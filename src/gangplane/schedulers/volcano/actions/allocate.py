@@ -11,7 +11,7 @@ from gangplane.api.scheduling import volcano as vc
 from gangplane.schedulers.volcano import placement
 from gangplane.schedulers.volcano.actions.enqueue import PENDING_PHASES
 from gangplane.schedulers.volcano.config import Action
-from gangplane.schedulers.volcano.jobs import Job
+from gangplane.schedulers.volcano.jobs import Job, TaskStatus
 from gangplane.schedulers.volcano.session import Session
 
 
@@ -30,8 +30,8 @@ def candidates(session: Session) -> list[Job]:
         if not session.book.is_leaf(job.queue):
             session.messages[job.key] = f"queue {job.queue} is not a leaf queue"
             continue
-        if any(not t.best_effort for t in job.pending()):
-            chosen.append(job)
+        if any(t.status == TaskStatus.PENDING and not t.best_effort and not t.pod.gated for t in job.tasks):
+            chosen.append(job)  # pending work that needs resources
     return chosen
 
 

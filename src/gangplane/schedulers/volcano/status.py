@@ -65,9 +65,10 @@ def releasing_keeps_gang(job: Job, pipelined: bool) -> bool:
 def _condition(session: Session, job: Job, old: list[Mapping[str, Any]]) -> dict[str, Any] | None:
     if not job.tasks:
         return None
-    if not job.ready() and releasing_keeps_gang(job, job.key in session.pipelined):
+    ready = job.ready()
+    if not ready and releasing_keeps_gang(job, job.key in session.pipelined):
         return None
-    if job.ready():
+    if ready:
         cond = {
             "type": vc.PodGroupConditionType.SCHEDULED,
             "status": "True",

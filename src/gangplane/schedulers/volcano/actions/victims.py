@@ -51,7 +51,9 @@ def preemptable(task: Task) -> bool:
 def units_of(job: Job) -> list[Unit]:
     """Elastic extras (newest first, preemptable only) one by one, then the gang's remaining members as one
     unit — only if all of them are preemptable, since evicting part of a gang would break it."""
-    running = [t for t in job.tasks if t.status in EVICTABLE and not any(_protected(x) for x in job.tasks)]
+    if any(_protected(x) for x in job.tasks):
+        return []
+    running = [t for t in job.tasks if t.status in EVICTABLE]
     running.sort(key=lambda t: (-t.pod.created, t.pod.key))
     extra = max(job.ready_count() - job.min_member, 0)
     movable = [t for t in running if preemptable(t)]

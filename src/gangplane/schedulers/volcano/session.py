@@ -60,6 +60,7 @@ class Session:
     pipelined: set[str] = field(default_factory=set)
     inqueue_reasons: dict[str, str] = field(default_factory=dict)
     left_out: dict[str, str] = field(default_factory=dict)  # job key -> why the job is not in the session
+    victim_units: dict[str, list[Any]] = field(default_factory=dict)  # job key -> its units while they stand
 
     def qvec(self, row: Vector) -> Vec:
         """A request row as a queue-math vector: float, the ``pods`` column cleared."""
@@ -83,6 +84,7 @@ class Session:
 
     def bind(self, job: Job, task: jb.Task, row: int) -> None:
         task.status = TaskStatus.ALLOCATED
+        self.victim_units.pop(job.key, None)
         self.bindings.append(Binding(task.pod.key, self.snapshot.nodes[row].name))
         self.book.allocate(job.queue, self.qvec(task.pod.requests))
 

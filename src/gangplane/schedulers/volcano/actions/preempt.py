@@ -21,7 +21,7 @@ def _victim_units(session: Session, job: Job) -> list[victims.Unit]:
     others = [j for j in session.jobs.values() if j.queue == job.queue and j.priority < job.priority]
     others.sort(key=lambda j: j.order, reverse=True)  # newest first ...
     others.sort(key=lambda j: j.priority)  # ... within the lowest priority first (stable)
-    return [unit for other in others for unit in victims.units_of(other)]
+    return [unit for other in others for unit in victims.session_units(session, other)]
 
 
 def _any_unit(job: Job) -> Callable[[victims.Unit], bool]:

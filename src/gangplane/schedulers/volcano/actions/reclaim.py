@@ -65,7 +65,7 @@ def _units_of_tiers(
     for tier in tiers:
         for other in merge(*(holders[q] for q in tier), key=lambda j: (j.priority, j.key)):
             if session.book.may_give(other.queue) and other.holding():
-                yield from victims.units_of(other)
+                yield from victims.session_units(session, other)
 
 
 def _acceptor(session: Session) -> Callable[[victims.Unit], bool]:

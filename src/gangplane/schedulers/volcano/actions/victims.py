@@ -63,6 +63,15 @@ def units_of(job: Job) -> list[Unit]:
     return [*singles, Unit(job, rest)] if rest and all(preemptable(t) for t in rest) else singles
 
 
+def session_units(session: Session, job: Job) -> list[Unit]:
+    """``units_of(job)`` as the session stands, built once: victim searches walk the same jobs again and
+    again, and a job's units change only with its task statuses (``Session.bind``, ``evict`` drop them)."""
+    units = session.victim_units.get(job.key)
+    if units is None:
+        units = session.victim_units[job.key] = units_of(job)
+    return units
+
+
 def may_preempt(job: Job) -> bool:
     """Upstream's preempt and reclaim skip each pending task whose pod says ``preemptionPolicy: Never`` and
     let the job's other tasks evict (``reclaim_test.go`` "Reclaim succeeds for second task when first task
@@ -137,6 +146,7 @@ def evict(session: Session, job: Job, units: list[Unit], reason: str, releasing:
     not bound) and say so."""
     count = 0
     for unit in units:
+        session.victim_units.pop(unit.job.key, None)
         for task in unit.tasks:
             task.status = TaskStatus.RELEASING
             releasing.append(task)

@@ -144,6 +144,17 @@ class QueueBook:
             return attr.deserved, "deserved share"
         return attr.real_capability, "capability"
 
+    def enqueueable(self, name: str, min_resources: Vec) -> bool:
+        """``enqueue_reason(...) is None`` without building the message (hot path)."""
+        for queue in self.chain(name):
+            attr = self.attrs[queue]
+            held = attr.allocated + attr.inqueue - attr.elastic
+            if not attr.policy.is_open or not vec.le_on(
+                held + min_resources, attr.real_capability, min_resources
+            ):
+                return False
+        return True
+
     def enqueue_reason(self, name: str, min_resources: Vec) -> str | None:
         """JobEnqueueable: ``minResources + allocated + inqueue − elastic ≤ realCapability`` (every level)."""
         for queue in self.chain(name):

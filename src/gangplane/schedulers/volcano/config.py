@@ -28,7 +28,9 @@ class VolcanoConfig:
     """``actions`` run in the given order. ``share_policy`` picks the ``proportion`` or ``capacity`` plugin
     (``hierarchical`` = capacity's ``enableHierarchy``). ``overcommit_factor`` is the ``overcommit``
     plugin's factor (``None`` drops the plugin). ``strategy`` is the node score (``binpack`` plugin by
-    default). ``scheduler_names`` are the ``--scheduler-name`` values whose pods this scheduler owns."""
+    default). ``scheduler_names`` are the ``--scheduler-name`` values whose pods this scheduler owns.
+    ``explain=False`` builds no "why pending" text: no pending reasons, and an Unschedulable condition says
+    only how many tasks are missing (the simulator, where nobody reads them, unless ``--explain``)."""
 
     actions: tuple[Action, ...] = ALL_ACTIONS
     share_policy: SharePolicy = SharePolicy.PROPORTION
@@ -36,3 +38,4 @@ class VolcanoConfig:
     overcommit_factor: float | None = 1.2
     strategy: Strategy = Strategy.BINPACK
     scheduler_names: tuple[str, ...] = (vc.SCHEDULER_NAME,)
+    explain: bool = True

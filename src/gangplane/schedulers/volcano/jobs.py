@@ -32,6 +32,7 @@ class TaskStatus(StrEnum):
 HOLDING = frozenset({TaskStatus.ALLOCATED, TaskStatus.BOUND, TaskStatus.RUNNING, TaskStatus.RELEASING})
 """Statuses whose requests count against a node and a queue."""
 READY = frozenset({TaskStatus.ALLOCATED, TaskStatus.BOUND, TaskStatus.RUNNING, TaskStatus.SUCCEEDED})
+_VALID = READY | {TaskStatus.PENDING}
 
 
 @dataclass(slots=True)
@@ -66,6 +67,7 @@ class Job:
     obj: Mapping[str, Any]
     tasks: list[Task] = field(default_factory=list)
     synthetic: bool = False  # an automatic PodGroup (no object to write status to)
+    revision: tuple[str, ...] = ()  # resourceVersions of the PodGroup and its pods; () when one is unknown
 
     def count(self, statuses: frozenset[TaskStatus]) -> int:
         return sum(1 for t in self.tasks if t.status in statuses)
@@ -96,7 +98,7 @@ class Job:
 
     def valid_reason(self) -> str | None:
         """``JobValid``: enough tasks exist to ever reach the gang minimum (``NotEnoughTasks``)."""
-        valid = self.count(READY | {TaskStatus.PENDING})
+        valid = self.count(_VALID)
         if valid < self.min_member:
             return f"{valid}/{self.min_member} pods of the gang exist"
         return None

@@ -6,7 +6,7 @@ Upstream creates ``root`` (weight 1, not reclaimable) and ``default`` (weight 1,
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -88,16 +88,26 @@ def job_demand(job: Job, width: int, pods_col: int) -> QueueDemand:
     return QueueDemand(allocated, allocated + pending, inqueue, elastic)
 
 
-def demands(jobs: Iterable[Job], width: int, pods_col: int) -> dict[str, QueueDemand]:
-    out: dict[str, QueueDemand] = {}
+def demands(
+    jobs: Iterable[Job],
+    width: int,
+    pods_col: int,
+    kept: Callable[[Job, Callable[[Job], QueueDemand]], QueueDemand] | None = None,
+) -> dict[str, QueueDemand]:
+    """Per queue, the sum of its jobs' demands; ``kept(job, compute)`` may answer a job's from a cache.
+    Sums are over whole stacks (the vectors hold whole units, so the order of additions cannot matter)."""
+    per_queue: dict[str, list[QueueDemand]] = {}
+
+    def compute(job: Job) -> QueueDemand:
+        return job_demand(job, width, pods_col)
+
     for job in jobs:
-        d = job_demand(job, width, pods_col)
-        if (held := out.get(job.queue)) is not None:
-            d = QueueDemand(
-                held.allocated + d.allocated,
-                held.request + d.request,
-                held.inqueue + d.inqueue,
-                held.elastic + d.elastic,
-            )
-        out[job.queue] = d
-    return out
+        per_queue.setdefault(job.queue, []).append(compute(job) if kept is None else kept(job, compute))
+    return {queue: _sum(parts) for queue, parts in per_queue.items()}
+
+
+def _sum(parts: list[QueueDemand]) -> QueueDemand:
+    if len(parts) == 1:
+        return parts[0]
+    stacked = np.array([(d.allocated, d.request, d.inqueue, d.elastic) for d in parts]).sum(axis=0)
+    return QueueDemand(stacked[0], stacked[1], stacked[2], stacked[3])

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -34,6 +35,7 @@ from gangplane.schedulers.volcano.book import QueueBook
 from gangplane.schedulers.volcano.config import VolcanoConfig
 from gangplane.schedulers.volcano.hypernodes import HyperNodeTree, build_tree
 from gangplane.schedulers.volcano.jobs import Job, TaskStatus
+from gangplane.schedulers.volcano.memo import Memo
 from gangplane.schedulers.volcano.proportion import QueuePolicy
 from gangplane.schedulers.volcano.vec import Vec
 from gangplane.store.catalog import HYPERNODES, PRIORITY_CLASSES, VOLCANO_PODGROUPS, VOLCANO_QUEUES
@@ -58,6 +60,7 @@ class Session:
     pipelined: set[str] = field(default_factory=set)
     inqueue_reasons: dict[str, str] = field(default_factory=dict)
     left_out: dict[str, str] = field(default_factory=dict)  # job key -> why the job is not in the session
+    victim_units: dict[str, list[Any]] = field(default_factory=dict)  # job key -> its units while they stand
 
     def qvec(self, row: Vector) -> Vec:
         """A request row as a queue-math vector: float, the ``pods`` column cleared."""
@@ -67,6 +70,8 @@ class Session:
 
     def drf_share(self, job: Job) -> float:
         """Dominant share of the job's allocation in the cluster (``drf`` JobOrder)."""
+        if not any(t.status in jb.HOLDING for t in job.tasks):
+            return 0.0  # nothing allocated (most waiting jobs): no vector math
         total = self.book.total
         used = self.qvec(job.allocated(len(self.index)))
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -79,6 +84,7 @@ class Session:
 
     def bind(self, job: Job, task: jb.Task, row: int) -> None:
         task.status = TaskStatus.ALLOCATED
+        self.victim_units.pop(job.key, None)
         self.bindings.append(Binding(task.pod.key, self.snapshot.nodes[row].name))
         self.book.allocate(job.queue, self.qvec(task.pod.requests))
 
@@ -111,16 +117,18 @@ def _auto_group(pod: Mapping[str, Any]) -> dict[str, Any]:
     return {"metadata": group, "spec": {"minMember": 1, "queue": queue}, "status": {"phase": "Inqueue"}}
 
 
-def open_session(view: ClusterView, config: VolcanoConfig) -> Session:
+def open_session(view: ClusterView, config: VolcanoConfig, memo: Memo | None = None) -> Session:
+    """``memo`` keeps parsed jobs between sessions (one scheduler's own); ``None`` parses every object."""
     snapshot = view.snapshot
     index = snapshot.index
     tree = build_tree(view.objects_of(HYPERNODES), snapshot.nodes)
     queue_objs = dict(qs.with_builtin_queues(view.objects_of(VOLCANO_QUEUES)))
-    policies, broken_queues = _policies(queue_objs, index)
+    memo = memo or Memo()
+    policies, broken_queues = _policies(queue_objs, index, memo)
     for name in broken_queues:
         del queue_objs[name]
-    jobs, left_out = _jobs(view, config, tree, queue_objs, broken_queues)
-    demands = qs.demands(jobs.values(), len(index), index.position(PODS))
+    jobs, left_out = _jobs(view, config, tree, queue_objs, broken_queues, memo)
+    demands = qs.demands(jobs.values(), len(index), index.position(PODS), memo.demand)
     total = _total(snapshot)
     book = QueueBook(index.names, total, policies, demands, config.share_policy, config.hierarchical)
     session = Session(config, index, snapshot, book, jobs, tree, queue_objs, now=view.now)
@@ -129,13 +137,13 @@ def open_session(view: ClusterView, config: VolcanoConfig) -> Session:
 
 
 def _policies(
-    queue_objs: Mapping[str, Mapping[str, Any]], index: ResourceIndex
+    queue_objs: Mapping[str, Mapping[str, Any]], index: ResourceIndex, memo: Memo
 ) -> tuple[list[QueuePolicy], dict[str, str]]:
     """Queue policies; a malformed Queue is set aside (its jobs wait with the reason), not the session."""
     policies, broken = [], {}
     for name, obj in queue_objs.items():
         try:
-            policies.append(qs.policy_of(obj, index))
+            policies.append(memo.policy(obj, index, partial(qs.policy_of, obj, index)))
         except BROKEN_INPUT as err:
             broken[name] = f"queue {name} is malformed: {err}"
     return policies, broken
@@ -176,8 +184,10 @@ def _jobs(
     tree: HyperNodeTree,
     queue_objs: Mapping[str, Mapping[str, Any]],
     broken_queues: Mapping[str, str],
+    memo: Memo,
 ) -> tuple[dict[str, Job], dict[str, str]]:
     classes = priority_classes(view.objects_of(PRIORITY_CLASSES))
+    context = (view.snapshot.index, tuple(sorted(tree.tier_names.items())), tree.root_tier)
     members = _members(view, config)
     groups = {_key(g): g for g in view.objects_of(VOLCANO_PODGROUPS)}
     synthetic = set()
@@ -188,7 +198,7 @@ def _jobs(
     jobs: dict[str, Job] = {}
     left_out: dict[str, str] = {}
     for key in sorted(groups):
-        job = _job(view, tree, groups[key], members.get(key, []), classes)
+        job = _job(view, tree, groups[key], members.get(key, []), classes, (memo, key, context))
         if isinstance(job, str):
             left_out[key] = job
             continue
@@ -210,17 +220,32 @@ def _job(
     pg: Mapping[str, Any],
     pods: Sequence[tuple[Mapping[str, Any], PodInfo]],
     classes: PriorityClasses,
+    kept: tuple[Memo, str, tuple[object, ...]],
 ) -> Job | str:
     """The job of one PodGroup, or why it cannot be scheduled (a malformed PodGroup or PriorityClass holds
-    back this job only)."""
+    back this job only). ``kept``: the memo, the job key and what else its parse depends on."""
     if (problem := classes.problem((pg.get("spec") or {}).get("priorityClassName"))) is not None:
         return problem
+    memo, key, context = kept
+    index = view.snapshot.index
     try:
         priority = _priority(pg, classes.values, [i for _, i in pods])
-        job = jb.new_job(pg, view.snapshot.index, priority, tree.tier_names, tree.root_tier)
-        job.tasks = sorted((jb.new_task(p, i, view.snapshot.index) for p, i in pods), key=_task_order)
+        return memo.job(
+            pg, key, pods, (priority, *context), lambda: _new_job(pg, pods, index, priority, tree)
+        )
     except BROKEN_INPUT as err:
         return f"PodGroup {_key(pg)} is malformed: {err}"
+
+
+def _new_job(
+    pg: Mapping[str, Any],
+    pods: Sequence[tuple[Mapping[str, Any], PodInfo]],
+    index: ResourceIndex,
+    priority: int,
+    tree: HyperNodeTree,
+) -> Job:
+    job = jb.new_job(pg, index, priority, tree.tier_names, tree.root_tier)
+    job.tasks = sorted((jb.new_task(p, i, index) for p, i in pods), key=_task_order)
     return job
 
 

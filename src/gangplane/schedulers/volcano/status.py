@@ -15,6 +15,7 @@ from gangplane.api.scheduling import volcano as vc
 from gangplane.clock import rfc3339
 from gangplane.schedulers.base import PendingReason, Status, StatusWrite
 from gangplane.schedulers.volcano.jobs import Job, TaskStatus
+from gangplane.schedulers.volcano.memo import Settled
 from gangplane.schedulers.volcano.session import Session
 from gangplane.store.catalog import VOLCANO_PODGROUPS, VOLCANO_QUEUES
 
@@ -26,10 +27,13 @@ _SCHEDULED_NOW = frozenset({TaskStatus.RUNNING, TaskStatus.BOUND, *FINISHED})  #
 
 
 def why(session: Session, job: Job) -> str:
-    """The plain-words reason a gang is not (fully) running, with numbers."""
-    reason = session.messages.get(job.key) or session.inqueue_reasons.get(job.key)
+    """The plain-words reason a gang is not (fully) running, with numbers (only the count unless the
+    session explains)."""
     missing = max(job.min_member - job.ready_count(), 0)
     head = f"{missing}/{len(job.tasks)} tasks in gang unschedulable"
+    if not session.config.explain:
+        return head
+    reason = session.messages.get(job.key) or session.inqueue_reasons.get(job.key)
     return f"{head}: {reason}" if reason else head
 
 
@@ -61,9 +65,10 @@ def releasing_keeps_gang(job: Job, pipelined: bool) -> bool:
 def _condition(session: Session, job: Job, old: list[Mapping[str, Any]]) -> dict[str, Any] | None:
     if not job.tasks:
         return None
-    if not job.ready() and releasing_keeps_gang(job, job.key in session.pipelined):
+    ready = job.ready()
+    if not ready and releasing_keeps_gang(job, job.key in session.pipelined):
         return None
-    if job.ready():
+    if ready:
         cond = {
             "type": vc.PodGroupConditionType.SCHEDULED,
             "status": "True",
@@ -109,23 +114,51 @@ def pod_group_status(session: Session, job: Job) -> dict[str, Any]:
     return status
 
 
-def pod_group_writes(session: Session) -> list[StatusWrite]:
-    writes = []
+def _inputs(session: Session, job: Job) -> tuple[object, ...]:
+    """Everything a job's new status is computed from besides ``now`` (used only when it changes), or ``()``
+    when its objects carry no resourceVersion."""
+    if not job.revision:
+        return ()
+    statuses = tuple(t.status for t in job.tasks)
+    said = (
+        (session.messages.get(job.key), session.inqueue_reasons.get(job.key))
+        if session.config.explain
+        else ()
+    )
+    return (job.revision, job.phase, statuses, job.key in session.pipelined, said)
+
+
+def pod_group_writes(
+    session: Session, settled: dict[str, Settled]
+) -> tuple[list[StatusWrite], dict[str, str]]:
+    """The PodGroup status writes, and every job's phase for the queue counts. A job whose status inputs
+    are those of a session that left its status as it was (``settled``) is not recomputed."""
+    writes, phases = [], {}
     for job in session.jobs.values():
+        inputs = _inputs(session, job)
+        if inputs and (kept := settled.get(job.key)) is not None and kept.inputs == inputs:
+            phases[job.key] = kept.phase
+            continue
+        phases[job.key] = phase(session, job, False)
         if job.synthetic:
             continue
         status = pod_group_status(session, job)
         if status != (job.obj.get("status") or {}):
             writes.append(StatusWrite(VOLCANO_PODGROUPS, job.namespace, job.name, status))
-    return writes
+            phases[job.key] = str(status["phase"])
+            settled.pop(job.key, None)
+        elif inputs:
+            settled[job.key] = Settled(inputs, phases[job.key])
+    return writes, phases
 
 
 def queue_writes(session: Session, phases: Mapping[str, str]) -> list[StatusWrite]:
     writes = []
+    per_queue = Counter((j.queue, phases[j.key]) for j in session.jobs.values())
     for name, obj in session.queue_objs.items():
         if "uid" not in (obj.get("metadata") or {}) and name in (vc.ROOT_QUEUE, vc.DEFAULT_QUEUE):
             continue  # the built-in queue exists only in memory this cycle
-        counts = Counter(phases[j.key] for j in session.jobs.values() if j.queue == name)
+        counts = {p.value: per_queue[(name, p.value)] for p in vc.PodGroupPhase}
         old = dict(obj.get("status") or {})
         allocated = session.book.attr(name).allocated if name in session.book else None
         status = {

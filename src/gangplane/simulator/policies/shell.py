@@ -60,24 +60,28 @@ class GroupShell:
         self.placer = GangPlacer(cluster)
         self.integration = integration
         self.period = options.cycle_interval or SCHEDULE_PERIOD
-        self._queues = integration.queue_objects()
+        self._revision = 0
+        self._queues = {name: self._stamp(q) for name, q in integration.queue_objects().items()}
         self._groups: dict[int, Obj] = {}
         self._pods: dict[int, list[Obj]] = {}
         self._jobs: dict[int, JobSpec] = {}
+        self._pending: dict[int, tuple[PodInfo, ...]] = {}  # waiting jobs' members as the core sees them
         self._waiting: set[int] = set()
         self._moved = False
         self.explain_log = None if options.explain is None else ExplainLog(options.explain)
 
     def submit(self, job: JobSpec, now: float) -> None:
         self._jobs[job.id] = job
-        self._groups[job.id] = self.integration.pod_group(job)
-        self._pods[job.id] = [self.integration.pod(job, i) for i in range(job.members)]
+        self._groups[job.id] = self._stamp(self.integration.pod_group(job))
+        self._pods[job.id] = [self._stamp(self.integration.pod(job, i)) for i in range(job.members)]
+        self._pending[job.id] = self.placer.pods(job)
         self._waiting.add(job.id)
 
     def release(self, job_id: int, now: float) -> None:
         self.placer.release(job_id)
         for table in (self._groups, self._pods, self._jobs):
             del table[job_id]
+        self._pending.pop(job_id, None)
 
     def schedule(self, now: float) -> Sequence[Decision]:
         if not self._waiting:
@@ -96,7 +100,7 @@ class GroupShell:
         return now + self.period if self._moved and self._waiting else None
 
     def _view(self) -> tuple[list[PodInfo], Objects]:
-        pending = [pod for job_id in sorted(self._waiting) for pod in self.placer.pods(self._jobs[job_id])]
+        pending = [pod for job_id in sorted(self._waiting) for pod in self._pending[job_id]]
         objects: Objects = {
             **self.integration.static_objects(),
             PODS: [pod for job_id in sorted(self._pods) for pod in self._pods[job_id]],
@@ -116,8 +120,11 @@ class GroupShell:
                     f"{self.name} bound {len(nodes)} of {job.members} members of gang j{job_id}"
                 )
             placed = self.placer.bind(job, nodes)
-            self._pods[job_id] = [self.integration.pod(job, i, node) for i, node in enumerate(placed)]
+            self._pods[job_id] = [
+                self._stamp(self.integration.pod(job, i, node)) for i, node in enumerate(placed)
+            ]
             self._waiting.discard(job_id)
+            del self._pending[job_id]
             decisions.append(Start(job_id, placed))
 
     def _evict(self, job_id: int, now: float, decisions: list[Decision]) -> None:
@@ -132,12 +139,22 @@ class GroupShell:
         moved = False
         for write in result.status_writes:
             if write.rt == self.integration.queue_type and write.name in self._queues:
-                self._queues[write.name] = {**self._queues[write.name], "status": dict(write.status)}
+                self._queues[write.name] = self._updated(self._queues[write.name], write.status)
             elif write.rt == self.integration.group_type and (job_id := int(write.name[1:])) in self._groups:
                 old = self._groups[job_id].get("status") or {}
                 moved |= old.get("phase") != write.status.get("phase")
-                self._groups[job_id] = {**self._groups[job_id], "status": dict(write.status)}
+                self._groups[job_id] = self._updated(self._groups[job_id], write.status)
         return moved
+
+    def _stamp(self, obj: Obj) -> Obj:
+        """A new ``resourceVersion`` on a new object, as a store sets one on every write (schedulers keep
+        what they parsed by it)."""
+        self._revision += 1
+        obj["metadata"] = {**obj["metadata"], "resourceVersion": str(self._revision)}
+        return obj
+
+    def _updated(self, obj: Obj, status: Mapping[str, Any]) -> Obj:
+        return self._stamp({**obj, "status": dict(status)})
 
 
 Objects = dict[ResourceType, Sequence[Mapping[str, Any]]]

@@ -4,7 +4,8 @@ weighted queues, driven through the store-shaped shell (``policies.shell``).
 Each simulator queue is a Volcano ``Queue`` (``weight`` = ``QueueSpec.weight``, ``capability`` =
 ``nominal_gpus + borrowing_limit`` GPUs when both are set, else unlimited); each job is a ``PodGroup``
 (``minMember`` = members) whose pods carry the group annotation and ``schedulerName: volcano``. Volcano runs
-every ``schedulePeriod`` (1 s), which is the shell's period.
+every ``schedulePeriod`` (1 s), which is the shell's period. It builds "why pending" text only when a job is
+to be explained (``--explain``).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from collections.abc import Mapping
 from gangplane.api.scheduling import volcano as vc
 from gangplane.clock import rfc3339
 from gangplane.schedulers.core.resources import GPU
+from gangplane.schedulers.volcano.config import VolcanoConfig
 from gangplane.schedulers.volcano.scheduler import VolcanoScheduler
 from gangplane.simulator.cluster import ClusterSpec, QueueSpec
 from gangplane.simulator.jobs import JobSpec
@@ -66,8 +68,8 @@ class VolcanoObjects:
     group_type: ResourceType = VOLCANO_PODGROUPS
     queue_type: ResourceType = VOLCANO_QUEUES
 
-    def __init__(self, cluster: ClusterSpec) -> None:
-        self.scheduler = VolcanoScheduler()
+    def __init__(self, cluster: ClusterSpec, explain: bool = False) -> None:
+        self.scheduler = VolcanoScheduler(VolcanoConfig(explain=explain))
         self._queues = cluster.queues
 
     def static_objects(self) -> Mapping[ResourceType, list[Obj]]:
@@ -87,7 +89,7 @@ class Volcano(GroupShell):
     name = "volcano"
 
     def __init__(self, cluster: ClusterSpec, options: PolicyOptions) -> None:
-        super().__init__(cluster, options, VolcanoObjects(cluster))
+        super().__init__(cluster, options, VolcanoObjects(cluster, explain=options.explain is not None))
 
 
 __all__ = ["Volcano", "VolcanoObjects", "pod_group_object", "pod_object", "queue_object"]

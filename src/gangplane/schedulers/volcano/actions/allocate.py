@@ -11,7 +11,7 @@ from gangplane.api.scheduling import volcano as vc
 from gangplane.schedulers.volcano import placement
 from gangplane.schedulers.volcano.actions.enqueue import PENDING_PHASES
 from gangplane.schedulers.volcano.config import Action
-from gangplane.schedulers.volcano.jobs import Job
+from gangplane.schedulers.volcano.jobs import Job, TaskStatus
 from gangplane.schedulers.volcano.session import Session
 
 
@@ -30,8 +30,8 @@ def candidates(session: Session) -> list[Job]:
         if not session.book.is_leaf(job.queue):
             session.messages[job.key] = f"queue {job.queue} is not a leaf queue"
             continue
-        if any(not t.best_effort for t in job.pending()):
-            chosen.append(job)
+        if any(t.status == TaskStatus.PENDING and not t.best_effort and not t.pod.gated for t in job.tasks):
+            chosen.append(job)  # pending work that needs resources
     return chosen
 
 
@@ -44,7 +44,7 @@ def allocate(session: Session) -> None:
         queue = min(per_queue, key=session.book.order_key)
         jobs = per_queue[queue]
         if session.book.overused(queue) or not jobs:
-            for job in jobs:
+            for job in jobs if session.config.explain else ():
                 session.messages.setdefault(job.key, session.book.overused_reason(queue))
             del per_queue[queue]
             continue
@@ -52,7 +52,7 @@ def allocate(session: Session) -> None:
         if (known := hopeless.get(job.shape())) is not None:
             session.messages[job.key] = known
             continue
-        attempt = placement.place(session, job)
+        attempt = placement.place(session, job, explain=session.config.explain)
         if not attempt.ok:
             session.messages[job.key] = hopeless[job.shape()] = attempt.message
             continue

@@ -13,7 +13,8 @@ from gangplane.schedulers.volcano.session import Session
 
 def backfill(session: Session) -> None:
     snapshot = session.snapshot
-    for job in sorted(session.jobs.values(), key=session.job_order):
+    jobs = [j for j in session.jobs.values() if any(t.best_effort for t in j.pending())]
+    for job in sorted(jobs, key=session.job_order):  # only jobs with best-effort work (usually none)
         if job.phase in PENDING_PHASES or job.valid_reason() is not None:
             continue
         for task in (t for t in job.pending() if t.best_effort):

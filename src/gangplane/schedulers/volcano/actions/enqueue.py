@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from gangplane.api.scheduling import volcano as vc
+from gangplane.schedulers.core.resources import Vector
 from gangplane.schedulers.volcano import vec
 from gangplane.schedulers.volcano.book import quantity_text
 from gangplane.schedulers.volcano.jobs import Job
@@ -23,13 +24,9 @@ def _round_robin(session: Session, jobs: list[Job]) -> list[Job]:
     per_queue: dict[str, list[Job]] = {}
     for job in sorted(jobs, key=session.job_order):
         per_queue.setdefault(job.queue, []).append(job)
-    queues = sorted(per_queue, key=session.book.order_key)
-    ordered: list[Job] = []
-    while any(per_queue.values()):
-        for queue in queues:
-            if per_queue[queue]:
-                ordered.append(per_queue[queue].pop(0))
-    return ordered
+    lines = [per_queue[q] for q in sorted(per_queue, key=session.book.order_key)]
+    rounds = max((len(line) for line in lines), default=0)
+    return [line[i] for i in range(rounds) for line in lines if i < len(line)]
 
 
 class _Overcommit:
@@ -55,6 +52,17 @@ class _Overcommit:
             f"(Inqueue), {quantity_text(name, minimum[dim])} more requested"
         )
 
+    def fits(self, minimum: Vec) -> bool:
+        return self.idle is None or vec.le_on(self.inqueue + minimum, self.idle, minimum)
+
+    def refuses_all(self, minima: list[Vector]) -> bool:
+        """Would ``fits`` refuse each of ``minima``? Yes when, on a dimension all of them request, not even
+        the least of them fits (one vector test instead of one per job)."""
+        if self.idle is None or not minima:
+            return False
+        least = np.min(np.stack(minima), axis=0).astype(np.float64)
+        return not vec.le_on(self.inqueue + least, self.idle, least)
+
     def admit(self, minimum: Vec) -> None:
         self.inqueue = self.inqueue + minimum
 
@@ -62,14 +70,21 @@ class _Overcommit:
 def enqueue(session: Session) -> None:
     overcommit = _Overcommit(session)
     pending = [j for j in session.jobs.values() if j.phase in PENDING_PHASES]
+    minima = [j.min_resources for j in pending if j.min_resources is not None]
+    if not session.config.explain and overcommit.refuses_all(minima):
+        for job in pending:  # nothing with minResources is admitted, and nobody asks why: only the rest
+            if job.min_resources is None:
+                job.phase = vc.PodGroupPhase.INQUEUE
+        return
     for job in _round_robin(session, pending):
         if job.min_resources is None:
             job.phase = vc.PodGroupPhase.INQUEUE
             continue
         minimum = session.qvec(job.min_resources)
-        reason = session.book.enqueue_reason(job.queue, minimum) or overcommit.reason(minimum)
-        if reason is not None:
-            session.inqueue_reasons[job.key] = f"not admitted (Pending): {reason}"
+        if not (session.book.enqueueable(job.queue, minimum) and overcommit.fits(minimum)):
+            if session.config.explain:
+                reason = session.book.enqueue_reason(job.queue, minimum) or overcommit.reason(minimum)
+                session.inqueue_reasons[job.key] = f"not admitted (Pending): {reason}"
             continue
         job.phase = vc.PodGroupPhase.INQUEUE
         session.book.add_inqueue(job.queue, minimum)

@@ -21,11 +21,20 @@ def _victim_units(session: Session, job: Job) -> list[victims.Unit]:
     others = [j for j in session.jobs.values() if j.queue == job.queue and j.priority < job.priority]
     others.sort(key=lambda j: j.order, reverse=True)  # newest first ...
     others.sort(key=lambda j: j.priority)  # ... within the lowest priority first (stable)
-    return [unit for other in others for unit in victims.units_of(other)]
+    return [unit for other in others for unit in victims.session_units(session, other)]
 
 
 def _any_unit(job: Job) -> Callable[[victims.Unit], bool]:
     return lambda unit: True
+
+
+def _lowest_holders(session: Session) -> dict[str, int]:
+    """Per queue, the lowest priority of a job holding an evictable task (a victim needs a lower one)."""
+    lowest: dict[str, int] = {}
+    for job in session.jobs.values():
+        if job.priority < lowest.get(job.queue, job.priority + 1) and job.count(victims.EVICTABLE):
+            lowest[job.queue] = job.priority
+    return lowest
 
 
 def preempt(session: Session) -> None:
@@ -34,4 +43,7 @@ def preempt(session: Session) -> None:
         for j in sorted(candidates(session), key=session.job_order)
         if j.topology is None and j.starving() and j.key not in session.pipelined
     ]
+    lowest = _lowest_holders(session) if jobs else {}
+    if not any(j.priority > lowest.get(j.queue, j.priority) for j in jobs) and victims.quiet(session, jobs):
+        return  # no job has a victim, and victims only get fewer: the action would change nothing
     victims.run_disruptive(session, jobs, lambda job: _victim_units(session, job), _any_unit, REASON)

@@ -65,7 +65,7 @@ def _units_of_tiers(
     for tier in tiers:
         for other in merge(*(holders[q] for q in tier), key=lambda j: (j.priority, j.key)):
             if session.book.may_give(other.queue) and other.holding():
-                yield from victims.units_of(other)
+                yield from victims.session_units(session, other)
 
 
 def _acceptor(session: Session) -> Callable[[victims.Unit], bool]:
@@ -89,7 +89,10 @@ def _may_reclaim(session: Session, job: Job) -> bool:
 
 
 def reclaim(session: Session) -> None:
-    jobs = [j for j in sorted(candidates(session), key=session.job_order) if _may_reclaim(session, j)]
+    chosen = candidates(session)
+    if not any(session.book.may_give(q) for q in session.book.attrs) and victims.quiet(session, chosen):
+        return  # no queue can give (none above its share): no victim now or later in this action
+    jobs = [j for j in sorted(chosen, key=session.job_order) if _may_reclaim(session, j)]
     accept = _acceptor(session)
     holders = _holders(session)
     victims.run_disruptive(

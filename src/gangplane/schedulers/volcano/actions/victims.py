@@ -51,7 +51,9 @@ def preemptable(task: Task) -> bool:
 def units_of(job: Job) -> list[Unit]:
     """Elastic extras (newest first, preemptable only) one by one, then the gang's remaining members as one
     unit — only if all of them are preemptable, since evicting part of a gang would break it."""
-    running = [t for t in job.tasks if t.status in EVICTABLE and not any(_protected(x) for x in job.tasks)]
+    if any(_protected(x) for x in job.tasks):
+        return []
+    running = [t for t in job.tasks if t.status in EVICTABLE]
     running.sort(key=lambda t: (-t.pod.created, t.pod.key))
     extra = max(job.ready_count() - job.min_member, 0)
     movable = [t for t in running if preemptable(t)]
@@ -59,6 +61,15 @@ def units_of(job: Job) -> list[Unit]:
     chosen = {t.pod.key for u in singles for t in u.tasks}
     rest = tuple(t for t in running if t.pod.key not in chosen)
     return [*singles, Unit(job, rest)] if rest and all(preemptable(t) for t in rest) else singles
+
+
+def session_units(session: Session, job: Job) -> list[Unit]:
+    """``units_of(job)`` as the session stands, built once: victim searches walk the same jobs again and
+    again, and a job's units change only with its task statuses (``Session.bind``, ``evict`` drop them)."""
+    units = session.victim_units.get(job.key)
+    if units is None:
+        units = session.victim_units[job.key] = units_of(job)
+    return units
 
 
 def may_preempt(job: Job) -> bool:
@@ -135,6 +146,7 @@ def evict(session: Session, job: Job, units: list[Unit], reason: str, releasing:
     not bound) and say so."""
     count = 0
     for unit in units:
+        session.victim_units.pop(unit.job.key, None)
         for task in unit.tasks:
             task.status = TaskStatus.RELEASING
             releasing.append(task)
@@ -167,6 +179,12 @@ def waiting_for_releasing(session: Session, job: Job, releasing: list[Task]) -> 
             f"waiting for {len(releasing)} terminating pods to release their resources"
         )
     return ok
+
+
+def quiet(session: Session, jobs: Iterable[Job]) -> bool:
+    """Without victims, would ``run_disruptive`` over ``jobs`` leave even the messages as they are? Yes
+    unless pods are terminating (a job may wait for them) or a job may not preempt (it is told so)."""
+    return not releasing(session) and all(may_preempt(job) for job in jobs)
 
 
 def run_disruptive(

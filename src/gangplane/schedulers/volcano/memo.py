@@ -1,0 +1,131 @@
+"""What a Volcano scheduler keeps between sessions, so a session costs what changed rather than every object
+parsed again: each job as parsed from its PodGroup and pods, with its queue demand, reused while their
+resourceVersions (and the pods' infos) are the same; and the PodGroups whose status a session recomputed as
+it stood.
+
+Upstream keeps the same in its scheduler cache (``pkg/scheduler/cache``: ``JobInfo``/``TaskInfo`` updated by
+informer events, cloned into each session). A kept job is handed to the next session with its phase and task
+statuses as parsed (a session changes them). Only objects with a ``resourceVersion`` are kept (a store always
+sets one); without one a job is parsed every session, as before. Jobs not seen in a session are dropped when
+it closes. Pure: no I/O, no clock.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from gangplane.schedulers.core.objects import PodInfo
+from gangplane.schedulers.core.resources import ResourceIndex
+from gangplane.schedulers.volcano.book import QueueDemand
+from gangplane.schedulers.volcano.jobs import Job, TaskStatus
+from gangplane.schedulers.volcano.proportion import QueuePolicy
+
+Members = Sequence[tuple[Mapping[str, Any], PodInfo]]
+
+
+def revision(obj: Mapping[str, Any]) -> str:
+    return str((obj.get("metadata") or {}).get("resourceVersion") or "")
+
+
+@dataclass(slots=True)
+class _Kept:
+    inputs: tuple[object, ...]  # the PodGroup's resourceVersion and what else the parse depended on
+    pods: list[tuple[str, PodInfo]]  # each member's resourceVersion and info, in view order
+    job: Job
+    phase: str
+    statuses: tuple[TaskStatus, ...]
+    demand: QueueDemand | None = None
+
+    def same(self, inputs: tuple[object, ...], members: Members) -> bool:
+        return (
+            self.inputs == inputs
+            and len(self.pods) == len(members)
+            and all(
+                info is now and rv == revision(pod)
+                for (rv, info), (pod, now) in zip(self.pods, members, strict=True)
+            )
+        )
+
+    def reset(self) -> Job:
+        self.job.phase = self.phase
+        for task, status in zip(self.job.tasks, self.statuses, strict=True):
+            task.status = status
+        return self.job
+
+
+@dataclass(frozen=True, slots=True)
+class Settled:
+    """A PodGroup whose recomputed status equalled the stored one, with the inputs it was computed from and
+    its phase for queue counts: while those inputs recur, the status is the same and is not recomputed."""
+
+    inputs: tuple[object, ...]
+    phase: str
+
+
+class Memo:
+    """Kept jobs by key, settled PodGroup statuses by key, and Queue policies by name (few: never swept)."""
+
+    def __init__(self) -> None:
+        self._jobs: dict[str, _Kept] = {}
+        self._policies: dict[str, tuple[tuple[str, ResourceIndex], QueuePolicy]] = {}
+        self.settled: dict[str, Settled] = {}
+        self._seen: set[str] = set()
+
+    def job(
+        self,
+        pg: Mapping[str, Any],
+        key: str,
+        members: Members,
+        context: tuple[object, ...],
+        build: Callable[[], Job],
+    ) -> Job:
+        """The job of PodGroup ``pg`` and its ``members``: the kept one when nothing it was parsed from
+        changed (same resourceVersions, same member infos, same ``context``: priority, resource index,
+        HyperNode tiers), else ``build()``, kept when every object has a resourceVersion."""
+        self._seen.add(key)
+        inputs = (revision(pg), *context)
+        kept = self._jobs.get(key)
+        if kept is not None and inputs[0] and kept.same(inputs, members):
+            return kept.reset()
+        self._jobs.pop(key, None)
+        job = build()
+        pods = [(revision(pod), info) for pod, info in members]
+        if inputs[0] and all(rv for rv, _ in pods):
+            job.revision = (str(inputs[0]), *(rv for rv, _ in pods))
+            statuses = tuple(t.status for t in job.tasks)
+            self._jobs[key] = _Kept(inputs, pods, job, job.phase, statuses)
+        return job
+
+    def policy(
+        self, obj: Mapping[str, Any], index: ResourceIndex, parse: Callable[[], QueuePolicy]
+    ) -> QueuePolicy:
+        """Queue ``obj``'s policy, parsed once per resourceVersion and resource index (``parse`` may raise)."""
+        name, rv = str((obj.get("metadata") or {}).get("name")), revision(obj)
+        kept = self._policies.get(name)
+        if rv and kept is not None and kept[0] == (rv, index):
+            return kept[1]
+        policy = parse()
+        if rv:
+            self._policies[name] = ((rv, index), policy)
+        return policy
+
+    def demand(self, job: Job, compute: Callable[[Job], QueueDemand]) -> QueueDemand:
+        """``compute(job)`` at session open, once per kept job."""
+        kept = self._jobs.get(job.key)
+        if kept is None or kept.job is not job:
+            return compute(job)
+        if kept.demand is None:
+            kept.demand = compute(job)
+        return kept.demand
+
+    def sweep(self) -> None:
+        """Forget the jobs the session just closed did not see (deleted PodGroups)."""
+        for table in (self._jobs, self.settled):
+            for key in [k for k in table if k not in self._seen]:
+                del table[key]
+        self._seen = set()
+
+
+__all__ = ["Memo", "Settled", "revision"]

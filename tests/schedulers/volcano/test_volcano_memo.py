@@ -1,0 +1,131 @@
+"""A Volcano scheduler that keeps what it parsed between cycles (``memo.py``) decides exactly as a fresh one.
+
+Driven the way the live loop drives it: objects carry a resourceVersion that changes with their content (as
+a store sets it), pods are kept by the loop's scheduler cache (one ``PodInfo`` per resourceVersion) and each
+pass runs over the cache's incremental snapshot. Every cycle, the kept scheduler and a fresh one see the same
+view and must return the same bindings, evictions, status writes and pending reasons.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from functools import partial
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from vcworld import World, node
+
+from gangplane.schedulers.base import CycleResult
+from gangplane.schedulers.cache import SchedulerCache
+from gangplane.schedulers.core.snapshot import Snapshot
+from gangplane.schedulers.passes import group_key, run_pass
+from gangplane.schedulers.volcano import VolcanoConfig, VolcanoScheduler
+from gangplane.store.catalog import PODS
+
+Obj = dict[str, Any]
+
+
+class Stamps:
+    """A store's resourceVersions: an object keeps its version (and identity) while its content is the same."""
+
+    def __init__(self) -> None:
+        self.serial = 0
+        self.kept: dict[str, tuple[str, Obj]] = {}
+
+    def __call__(self, key: str, obj: Obj) -> Obj:
+        body = json.dumps(obj, sort_keys=True)
+        kept = self.kept.get(key)
+        if kept is not None and kept[0] == body:
+            return kept[1]
+        self.serial += 1
+        stamped = copy.deepcopy(obj)
+        stamped["metadata"]["resourceVersion"] = str(self.serial)
+        self.kept[key] = (body, stamped)
+        return stamped
+
+
+class Driver:
+    def __init__(self, world: World, config: VolcanoConfig) -> None:
+        self.world, self.config = world, config
+        self.kept = VolcanoScheduler(config)
+        self.cache = SchedulerCache(partial(group_key, {"volcano": self.kept}))
+        self.stamps = Stamps()
+        self.snapshot: Snapshot | None = None
+
+    def cycle(self) -> CycleResult:
+        w = self.world
+        for n in w.nodes:
+            self.cache.set_node(self.stamps(f"node/{n['metadata']['name']}", n))
+        pods = {key: self.stamps(f"pod/{key}", pod) for key, pod in w.pods.items()}
+        for key in [k for k in self.cache.pods if k not in pods]:
+            self.cache.delete_pod(key)
+        for pod in pods.values():
+            self.cache.set_pod(pod)
+        objects: dict[Any, list[Obj]] = {
+            rt: [self.stamps(f"{rt}/{i}", o) for i, o in enumerate(objs)] for rt, objs in w.objects().items()
+        }
+        objects[PODS] = list(pods.values())
+        snapshot = self.snapshot = self.cache.update_snapshot(self.snapshot)
+        infos = [e.info for e in self.cache.pending_infos() if e.info is not None]
+        pending = {"volcano": sorted(infos, key=lambda p: (p.created, p.key))}
+        results = []
+        for scheduler in (self.kept, VolcanoScheduler(self.config)):
+            token = snapshot.checkpoint()
+            results.append(run_pass(w.now, snapshot, pending, objects, {"volcano": scheduler}).results[0][1])
+            snapshot.rollback(token)
+        kept, fresh = results
+        assert kept == fresh
+        w.last = kept
+        w.apply(kept)
+        w.now += 1.0
+        return kept
+
+
+def _finish(w: World, ages: dict[str, int], life: int) -> None:
+    """Pods that ran ``life`` cycles succeed (a PodGroup may then be unchanged while its pods change)."""
+    for key, pod in w.pods.items():
+        if pod["status"]["phase"] == "Running":
+            ages[key] = ages.get(key, 0) + 1
+            if ages[key] >= life:
+                pod["status"]["phase"] = "Succeeded"
+
+
+jobs_strategy = st.lists(
+    st.tuples(
+        st.integers(1, 4),  # size
+        st.integers(1, 4),  # gpu per pod
+        st.sampled_from(["a", "b", "c"]),  # queue
+        st.integers(0, 2),  # priority
+        st.booleans(),  # minResources
+    ),
+    min_size=1,
+    max_size=8,
+)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    n_nodes=st.integers(1, 4),
+    cap=st.one_of(st.none(), st.integers(2, 12)),
+    jobs=jobs_strategy,
+    explain=st.booleans(),
+    life=st.integers(2, 4),
+)
+def test_a_scheduler_keeping_its_parses_decides_as_a_fresh_one(
+    n_nodes: int, cap: int | None, jobs: list[tuple[int, int, str, int, bool]], explain: bool, life: int
+) -> None:
+    config = VolcanoConfig(explain=explain)
+    w = World(nodes=[node(f"n{i}", gpu=4) for i in range(n_nodes)], config=config)
+    w.add_queue("a", **({"capability": {"nvidia.com/gpu": str(cap)}} if cap is not None else {}))
+    w.add_queue("b", weight=2)
+    w.add_queue("c")
+    for i, (size, gpu, queue, prio, minres) in enumerate(jobs):
+        w.add_job(f"j{i}", size, gpu=gpu, queue=queue, priority=prio, min_resources=minres)
+    driver = Driver(w, config)
+    ages: dict[str, int] = {}
+    for _ in range(4 * len(jobs) + 4):
+        driver.cycle()
+        w.resubmit_evicted()
+        _finish(w, ages, life)

@@ -27,6 +27,7 @@ from typing import IO, Any
 
 from gangplane.agent.nodes import ClusterConfig
 from gangplane.agent.pool import AgentPool
+from gangplane.agent.remote import NodeApi
 from gangplane.client.kube import KubeStore, Unreachable
 from gangplane.client.kubeconfig import token_connection
 from gangplane.clock import WallClock
@@ -89,20 +90,27 @@ def _stop_at_end_of(stream: IO[str], stop: threading.Event) -> None:
 def run(handoff: Handoff, stop: threading.Event) -> int:
     """Run the agents until ``stop`` is set; returns the exit status."""
     conn = token_connection(handoff.server, handoff.ca, handoff.token)
-    with KubeStore.from_connection(conn) as store:
+    store = NodeApi(conn.client(), namespace=conn.namespace)
+    try:
         if not await_server(store, stop):
             _log.error("the API server at %s did not answer", handoff.server)
             return 0 if stop.is_set() else 1
-        pool = AgentPool(store, WallClock(), handoff.config, handoff.state / "logs")
-        try:
-            pool.start()
-            _log.info("node agents of %d nodes run in process", len(pool.agents))
-            while not stop.wait(1.0):  # a timed wait: the signal handlers run on this thread
-                pass
-        finally:
-            pool.stop()
-            _log.info("stopped %d container processes on %d nodes", pool.stopped, len(pool.agents))
+        store.start_caches()
+        _run_pool(AgentPool(store, WallClock(), handoff.config, handoff.state / "logs"), stop)
+    finally:
+        store.close()
     return 0
+
+
+def _run_pool(pool: AgentPool, stop: threading.Event) -> None:
+    try:
+        pool.start()
+        _log.info("node agents of %d nodes run in process", len(pool.agents))
+        while not stop.wait(1.0):  # a timed wait: the signal handlers run on this thread
+            pass
+    finally:
+        pool.stop()
+        _log.info("stopped %d container processes on %d nodes", pool.stopped, len(pool.agents))
 
 
 def main() -> None:

@@ -41,8 +41,8 @@ AgentsOption = Annotated[
     str | None,
     typer.Option(
         "--agents",
-        help="Where the node agents run: 'process' (an OS process of their own, the default) or 'inline' "
-        "(inside the API server's process).",
+        help="Where the node agents run: 'inline' (inside the API server's process, the default) or "
+        "'process' (an OS process of their own, talking to the API over HTTPS).",
     ),
 ]
 

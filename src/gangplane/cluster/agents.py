@@ -20,6 +20,7 @@ import os
 import subprocess
 import sys
 import threading
+from collections.abc import Sequence
 
 from gangplane.agent.daemon import MODULE, Handoff
 from gangplane.agent.leftovers import CLUSTER_ENV, cluster_id, reap
@@ -33,8 +34,14 @@ RESTART_DELAYS = (0.5, 1.0, 2.0, 5.0, 10.0)  # back-off between restarts of a pr
 
 
 class AgentProcess:
-    def __init__(self, handoff: Handoff, *, stop_timeout: float = STOP_TIMEOUT) -> None:
-        self.handoff, self.stop_timeout = handoff, stop_timeout
+    def __init__(
+        self,
+        handoff: Handoff,
+        *,
+        stop_timeout: float = STOP_TIMEOUT,
+        command: Sequence[str] = (sys.executable, "-m", MODULE),
+    ) -> None:
+        self.handoff, self.stop_timeout, self.command = handoff, stop_timeout, list(command)
         self.restarts = 0
         self._lock = threading.Lock()
         self._stopping = threading.Event()
@@ -55,7 +62,7 @@ class AgentProcess:
     def _spawn(self) -> subprocess.Popen[str]:
         env = {**os.environ, CLUSTER_ENV: cluster_id(self.handoff.state)}
         process = subprocess.Popen(
-            [sys.executable, "-m", MODULE],
+            self.command,
             stdin=subprocess.PIPE,
             env=env,
             text=True,

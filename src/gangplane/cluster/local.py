@@ -5,7 +5,7 @@
 - the embedded Kueue (TrainJobs labelled ``kueue.x-k8s.io/queue-name``), with Kueue's metrics;
 - the scheduler loop with every embedded scheduler, routed by ``spec.schedulerName``;
 - one node agent per configured node, running bound pods as local process groups (unless ``run_agents`` is
-  false: ``gangplane up`` runs them in a process of their own by default, ``cluster/agents.py``);
+  false: ``gangplane up --agents process`` runs them in a process of their own, ``cluster/agents.py``);
 - the Slurm Bridge (``slurm-bridge-scheduler``), when given a real Slurm to talk to;
 - Event expiry after ``event_ttl`` seconds (kube-apiserver's ``--event-ttl``).
 

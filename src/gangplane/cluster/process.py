@@ -1,12 +1,16 @@
 """The control-plane process ``gangplane up`` starts: the HTTPS API server over the durable store, with the
-embedded cluster (controllers, schedulers, node agents) running beside it in the same process.
+embedded cluster's controllers and schedulers running beside it in the same process, and the node agents
+either in an OS process of their own (``--agents process``: ``cluster/agents.py`` starts and supervises it;
+it talks to the API over HTTPS with a token this server issues at start) or in this one (``--agents inline``).
+docs/architecture.md ("Processes and threads") has the measurements behind the default.
 
 With ``--slurm-conf`` the Slurm Bridge (``slurm-bridge-scheduler``) places pods through that Slurm, and unless
 ``--config`` names other nodes the cluster's nodes are Slurm's own (cluster/slurm.py; docs/slurm.md).
 
-On SIGTERM/SIGINT uvicorn returns; the cluster then stops its controllers and schedulers and its agents stop
-every process group they started, so ``gangplane down`` leaves no pod process behind. At start, whatever pod
-process a crashed control plane of the same state directory left is killed (``agent/leftovers.py``).
+On SIGTERM/SIGINT the server keeps answering while the controllers and schedulers stop, then the agents stop
+every process group they started (TERM, grace period, KILL) and report; only then does the server exit, so
+``gangplane down`` leaves no pod process behind. At start, whatever pod process (or agent process) a crashed
+control plane of the same state directory left is killed (``agent/leftovers.py``).
 """
 
 from __future__ import annotations
@@ -47,7 +51,7 @@ from gangplane.store.base import Store
 _log = logging.getLogger(__name__)
 
 AGENTS_PROCESS, AGENTS_INLINE = "process", "inline"
-DEFAULT_AGENTS = AGENTS_PROCESS
+DEFAULT_AGENTS = AGENTS_INLINE  # measured: apart is slower to start pods here (docs/architecture.md)
 
 
 def cluster_config(path: Path | None, slurm: SlurmCli | None = None) -> ClusterConfig:
@@ -190,8 +194,8 @@ def main(argv: list[str] | None = None) -> None:
         "--agents",
         choices=[AGENTS_PROCESS, AGENTS_INLINE],
         default=DEFAULT_AGENTS,
-        help="run the node agents in a process of their own (talking to the API over HTTPS), or inside "
-        "this one (docs/architecture.md, 'Processes and threads')",
+        help="run the node agents inside this process (the default), or in a process of their own talking to "
+        "the API over HTTPS (docs/architecture.md, 'Processes and threads')",
     )
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s")

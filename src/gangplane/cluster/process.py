@@ -143,9 +143,9 @@ class _Stopper:
                 return
             self._done = True
             began = time.monotonic()
-            self.cluster.stop()
-            _log.info("controllers and schedulers stopped in %.1f s", time.monotonic() - began)
+            self.cluster.stop()  # with the agents inline, they stop last, after the schedulers
             if self.agent_process is not None:
+                _log.info("controllers and schedulers stopped in %.1f s", time.monotonic() - began)
                 self.agent_process.stop()
                 _log.info("node-agent process stopped in %.1f s", time.monotonic() - began)
             elif self.cluster.agents is not None:

@@ -16,7 +16,8 @@ fresh state directory and drives it over HTTPS from this process:
   ``gangplane down``: how long it takes and how many pod processes are left (found by the state directory's
   marker in ``/proc``). Target: 0 left.
 
-Not a timed test: ``.venv/bin/python benchmarks/api_cluster.py idle|running|memory|down [count]``.
+Not a timed test: ``.venv/bin/python benchmarks/api_cluster.py idle|running|memory|down [count]
+[--agents process|inline]`` (where ``gangplane up`` runs the node agents; CPU counts the agents' process too).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ import psutil
 from api_throughput import CLIENTS, PODS, Connection, free_port, in_parallel, register_nodes
 
 from gangplane.agent import proctable
+from gangplane.agent.daemon import MODULE as AGENT_MODULE
 from gangplane.agent.leftovers import CLUSTER_ENV, cluster_id
 from gangplane.cluster import launch
 
@@ -54,6 +56,7 @@ RUNTIME = {
                 "containers": [{"name": "node", "image": "busybox"}]}}}}}]}},
     },
 }  # fmt: skip
+WHERE: str | None = None  # `--agents process|inline`: where the node agents run (default: gangplane up's)
 
 
 class ControlPlane:
@@ -64,9 +67,15 @@ class ControlPlane:
         self.state = Path(self._tmp.name)
         config = self.state / "cluster.yaml"
         config.write_text(AGENTS.format(count=agents))
-        started = launch.start_background(self.state, port=free_port(), extra_args=["--config", str(config)])
+        extra = ["--config", str(config), *(["--agents", WHERE] if WHERE else [])]
+        started = launch.start_background(self.state, port=free_port(), extra_args=extra)
         assert started.url is not None and started.pid is not None
         self.url, self.process = started.url, psutil.Process(started.pid)
+
+    def processes(self) -> list[psutil.Process]:
+        """The control plane's own processes: the server and the node agents' process when they run apart
+        (never the pods)."""
+        return [self.process, *(p for p in self.process.children() if _runs(p, AGENT_MODULE))]
 
     def connection(self) -> Connection:
         return Connection(self.state, self.url)
@@ -74,6 +83,13 @@ class ControlPlane:
     def close(self) -> None:
         launch.stop(self.state)
         self._tmp.cleanup()
+
+
+def _runs(process: psutil.Process, module: str) -> bool:
+    try:
+        return module in process.cmdline()
+    except psutil.Error:  # a pod that just ended (a zombie until reaped)
+        return False
 
 
 def _bound_pods(state: Path, url: str, prefix: str, n: int) -> None:
@@ -90,10 +106,9 @@ def idle(nodes: int = 5000, pods: int = 10_000, seconds: float = 30.0) -> None:
         in_parallel(register_nodes, plane.state, plane.url, "node-", nodes)
         in_parallel(_bound_pods, plane.state, plane.url, "bound", pods)
         time.sleep(10)  # let controllers and the scheduler see everything once
-        before = plane.process.cpu_times()
+        before = _cpu_seconds(plane.processes())
         time.sleep(seconds)
-        after = plane.process.cpu_times()
-        busy = (after.user + after.system - before.user - before.system) / seconds
+        busy = (_cpu_seconds(plane.processes()) - before) / seconds
         rss = plane.process.memory_info().rss / 2**20
     finally:
         plane.close()
@@ -130,10 +145,10 @@ def running(count: int = 1000) -> None:
         )
         watcher.start()
         time.sleep(1)
-        began, cpu = time.perf_counter(), _cpu_seconds(plane.process)
+        began, cpu = time.perf_counter(), _cpu_seconds(plane.processes())
         in_parallel(_short_pods, plane.state, plane.url, "short", count // CLIENTS * CLIENTS)
         watcher.join(600)
-        used = _cpu_seconds(plane.process) - cpu
+        used = _cpu_seconds(plane.processes()) - cpu
     finally:
         plane.close()
     last = max(started.values())
@@ -145,9 +160,9 @@ def running(count: int = 1000) -> None:
     print(f"{'control-plane CPU, % of a core':40} {used * 100 / (last - began):10.0f}")
 
 
-def _cpu_seconds(process: psutil.Process) -> float:
-    times = process.cpu_times()  # without children_*: the pods' processes are not the control plane's
-    return float(times.user + times.system)
+def _cpu_seconds(processes: list[psutil.Process]) -> float:
+    times = [p.cpu_times() for p in processes]  # without children_*: the pods are not the control plane
+    return float(sum(t.user + t.system for t in times))
 
 
 def _record_starts(conn: Connection, count: int, started: dict[str, float]) -> None:
@@ -255,6 +270,10 @@ def down(count: int = 800) -> None:
 
 
 if __name__ == "__main__":
-    which = sys.argv[1] if len(sys.argv) > 1 else "idle"
-    args = [int(a) for a in sys.argv[2:]]
+    argv = sys.argv[1:]
+    if "--agents" in argv:
+        at = argv.index("--agents")
+        WHERE, argv = argv[at + 1], argv[:at] + argv[at + 2 :]
+    which = argv[0] if argv else "idle"
+    args = [int(a) for a in argv[1:]]
     {"idle": idle, "running": running, "memory": memory, "down": down}[which](*args)

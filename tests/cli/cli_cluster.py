@@ -4,8 +4,6 @@
 from __future__ import annotations
 
 import socket
-import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -18,6 +16,7 @@ from gangplane.server.admission import TrainerAdmission
 from gangplane.server.lifecycle import make_server
 from gangplane.server.resources import default_registry
 from gangplane.store import MemoryStore
+from serving import serving
 
 RUNTIME = """\
 apiVersion: trainer.kubeflow.org/v1alpha1
@@ -75,16 +74,8 @@ def embedded_cluster(state_dir: Path) -> Iterator[Cli]:
     trainer = TrainerAdmission(default_registry())
     store = MemoryStore(admission=trainer)
     trainer.bind(store)
-    server = make_server(state_dir, store, port=free_port())
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 15
-    while not server.started and thread.is_alive() and time.monotonic() < deadline:
-        time.sleep(0.02)
-    assert server.started, "the server did not start"
     try:
-        yield Cli(state_dir, store)
+        with serving(make_server(state_dir, store, port=free_port())):
+            yield Cli(state_dir, store)
     finally:
-        server.should_exit = True
-        thread.join(10)
         store.close()

@@ -37,6 +37,15 @@ EventTtlOption = Annotated[
     ),
 ]
 
+AgentsOption = Annotated[
+    str | None,
+    typer.Option(
+        "--agents",
+        help="Where the node agents run: 'inline' (inside the API server's process, the default) or "
+        "'process' (an OS process of their own, talking to the API over HTTPS).",
+    ),
+]
+
 
 def _state_dir() -> Path:
     return lifecycle.default_state_dir()
@@ -48,6 +57,7 @@ def up(
     config: ConfigOption = None,
     slurm_conf: SlurmOption = None,
     event_ttl: EventTtlOption = None,
+    agents: AgentsOption = None,
 ) -> None:
     """Start the control plane and the embedded cluster in the background and write a kubeconfig for it."""
     already = lifecycle.status(_state_dir())
@@ -60,6 +70,11 @@ def up(
             _err.print(f"[red]gangplane up failed:[/red] --event-ttl: {exc}")
             raise typer.Exit(2) from None
         extra += ["--event-ttl", event_ttl]
+    if agents:
+        if agents not in ("process", "inline"):
+            _err.print(f"[red]gangplane up failed:[/red] --agents: {agents!r} is not 'process' or 'inline'")
+            raise typer.Exit(2)
+        extra += ["--agents", agents]
     try:
         current = launch.start_background(_state_dir(), host, port, extra_args=extra)
     except RuntimeError as exc:

@@ -65,4 +65,22 @@ def load_connection(
     return Connection(single.cluster.server, single.namespace, single.context_name, args)
 
 
-__all__ = ["DEFAULT_TIMEOUT", "Connection", "KubeconfigError", "load_connection"]
+def token_connection(
+    server: str, ca_file: Path, token: str, *, timeout: float = DEFAULT_TIMEOUT
+) -> Connection:
+    """A connection to ``server`` (trusting the CA in ``ca_file``) as the holder of bearer ``token``: a
+    kubeconfig that never touches the disk, for a process handed its credential by the one that started it."""
+    context = "in-memory"
+    conf = {
+        "clusters": [{"name": context, "cluster": {"server": server, "certificate-authority": str(ca_file)}}],
+        "users": [{"name": context, "user": {"token": token}}],
+        "contexts": [{"name": context, "context": {"cluster": context, "user": context}}],
+        "current-context": context,
+    }
+    single = KubeConfig.from_dict(conf).get()
+    assert single is not None  # the one context above is the current one
+    args = ConnectionParams(timeout=httpx2.Timeout(timeout)).httpx_params(single)
+    return Connection(server, single.namespace, context, args)
+
+
+__all__ = ["DEFAULT_TIMEOUT", "Connection", "KubeconfigError", "load_connection", "token_connection"]

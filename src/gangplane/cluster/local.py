@@ -4,7 +4,8 @@
   namespace's default ServiceAccount and root CA) on one ``Manager``;
 - the embedded Kueue (TrainJobs labelled ``kueue.x-k8s.io/queue-name``), with Kueue's metrics;
 - the scheduler loop with every embedded scheduler, routed by ``spec.schedulerName``;
-- one node agent per configured node, running bound pods as local process groups;
+- one node agent per configured node, running bound pods as local process groups (unless ``run_agents`` is
+  false: ``gangplane up --agents process`` runs them in a process of their own, ``cluster/agents.py``);
 - the Slurm Bridge (``slurm-bridge-scheduler``), when given a real Slurm to talk to;
 - Event expiry after ``event_ttl`` seconds (kube-apiserver's ``--event-ttl``).
 
@@ -51,6 +52,7 @@ class LocalCluster:
         scheduler_period: float = 1.0,
         slurm: SlurmCli | None = None,
         event_ttl: float = DEFAULT_TTL,
+        run_agents: bool = True,
     ) -> None:
         self.store, self.clock = store, clock
         self.metrics = CollectorRegistry()
@@ -68,14 +70,16 @@ class LocalCluster:
         self.scheduler = SchedulerLoop(
             store, clock, (schedulers or default_registry()).build(), period=scheduler_period
         )
-        self.agents = AgentPool(store, clock, config, logs_dir, workdir=workdir)
+        # without them here, the node agents run in a process of their own (cluster/agents.py)
+        self.agents = AgentPool(store, clock, config, logs_dir, workdir=workdir) if run_agents else None
         self.expiry = EventExpiry(store, clock, event_ttl)  # kube-apiserver's --event-ttl
         self.slurm = build_slurm_bridge(store, clock, slurm, manager=self.manager) if slurm else None
         self._running: list[str] = []
 
     def start(self, timeout: float = 30.0) -> None:
-        self.agents.start(timeout)
-        self._running.append("agents")
+        if self.agents is not None:
+            self.agents.start(timeout)
+            self._running.append("agents")
         self.manager.start(timeout)
         self._running.append("manager")
         self.scheduler.start(timeout)

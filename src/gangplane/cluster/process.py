@@ -1,12 +1,16 @@
 """The control-plane process ``gangplane up`` starts: the HTTPS API server over the durable store, with the
-embedded cluster (controllers, schedulers, node agents) running beside it in the same process.
+embedded cluster's controllers and schedulers running beside it in the same process, and the node agents
+either in an OS process of their own (``--agents process``: ``cluster/agents.py`` starts and supervises it;
+it talks to the API over HTTPS with a token this server issues at start) or in this one (``--agents inline``).
+docs/architecture.md ("Processes and threads") has the measurements behind the default.
 
 With ``--slurm-conf`` the Slurm Bridge (``slurm-bridge-scheduler``) places pods through that Slurm, and unless
 ``--config`` names other nodes the cluster's nodes are Slurm's own (cluster/slurm.py; docs/slurm.md).
 
-On SIGTERM/SIGINT uvicorn returns; the cluster then stops its controllers and schedulers and its agents stop
-every process group they started, so ``gangplane down`` leaves no pod process behind. At start, whatever pod
-process a crashed control plane of the same state directory left is killed (``agent/leftovers.py``).
+On SIGTERM/SIGINT the server keeps answering while the controllers and schedulers stop, then the agents stop
+every process group they started (TERM, grace period, KILL) and report; only then does the server exit, so
+``gangplane down`` leaves no pod process behind. At start, whatever pod process (or agent process) a crashed
+control plane of the same state directory left is killed (``agent/leftovers.py``).
 """
 
 from __future__ import annotations
@@ -14,13 +18,19 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import secrets
 import signal
+import threading
+import time
 from pathlib import Path
 from types import FrameType
 
+from gangplane.agent.daemon import Handoff
+from gangplane.agent.heartbeat import register
 from gangplane.agent.leftovers import reap
-from gangplane.agent.nodes import ClusterConfig, default_config, detect_host, load_config
+from gangplane.agent.nodes import ClusterConfig, default_config, detect_host, load_config, node_specs
 from gangplane.clock import WallClock
+from gangplane.cluster.agents import AgentProcess
 from gangplane.cluster.local import LocalCluster
 from gangplane.cluster.slurm import SlurmNodeNameError, slurm_cluster_config
 from gangplane.cluster.visibility import visibility_routes
@@ -35,8 +45,13 @@ from gangplane.server.lifecycle import (
     open_store,
     prepare,
 )
+from gangplane.server.statedir import server_url
+from gangplane.store.base import Store
 
 _log = logging.getLogger(__name__)
+
+AGENTS_PROCESS, AGENTS_INLINE = "process", "inline"
+DEFAULT_AGENTS = AGENTS_INLINE  # measured: apart is slower to start pods here (docs/architecture.md)
 
 
 def cluster_config(path: Path | None, slurm: SlurmCli | None = None) -> ClusterConfig:
@@ -61,6 +76,7 @@ def run(
     config: ClusterConfig,
     slurm: SlurmCli | None = None,
     event_ttl: float = DEFAULT_TTL,
+    agents: str = DEFAULT_AGENTS,
 ) -> None:
     paths = prepare(state_dir)
     held = lock(paths)  # before the store opens: one server per state directory
@@ -68,7 +84,13 @@ def run(
     if reaped:
         _log.warning("killed %d pod processes a previous control plane left", reaped)
     store = open_store(paths)
-    cluster = LocalCluster(store, WallClock(), config, paths.logs, slurm=slurm, event_ttl=event_ttl)
+    apart = agents == AGENTS_PROCESS
+    cluster = LocalCluster(
+        store, WallClock(), config, paths.logs, slurm=slurm, event_ttl=event_ttl, run_agents=not apart
+    )
+    token = secrets.token_urlsafe(32)  # the node agents' credential, valid while this server runs
+    agent_process = AgentProcess(Handoff(server_url(host, port), paths.cert, token, paths.root, config))
+    stop = _Stopper(cluster, agent_process if apart else None)
     _exit_cleanly_on_sigterm()
     try:
         server = make_server(
@@ -78,16 +100,57 @@ def run(
             port,
             metrics=cluster.metrics,
             extra_routes=visibility_routes(cluster.kueue.reconciler),
+            users={token: NODE_AGENTS} if apart else None,
+            drain=stop,
         )
+        if apart:
+            _register_nodes(store, config)  # `up` returns with its nodes; the agents refresh them
         cluster.start()
+        if apart:
+            agent_process.start()
         server.run()
     finally:
-        cluster.stop()
-        _log.info(
-            "stopped %d container processes on %d nodes", cluster.agents.stopped, len(cluster.agents.agents)
-        )
+        stop()
         store.close()
         os.close(held)
+
+
+# The node agents' user: a cluster admin, as gangplane serves no RBAC and no Node authorizer (docs/nodes.md).
+NODE_AGENTS = {
+    "username": "system:node-agents",
+    "groups": ["system:nodes", "system:masters", "system:authenticated"],
+}
+
+
+def _register_nodes(store: Store, config: ClusterConfig) -> None:
+    clock = WallClock()
+    for spec in node_specs(config):
+        register(store, clock, spec)
+
+
+class _Stopper:
+    """Stops, once, in this order: the controllers and schedulers (nothing creates pods any more), then the
+    node agents, which stop every pod (TERM, grace period, KILL) and say how many in the server log."""
+
+    def __init__(self, cluster: LocalCluster, agent_process: AgentProcess | None) -> None:
+        self.cluster, self.agent_process = cluster, agent_process
+        self._lock = threading.Lock()
+        self._done = False
+
+    def __call__(self) -> None:
+        with self._lock:
+            if self._done:
+                return
+            self._done = True
+            began = time.monotonic()
+            self.cluster.stop()  # with the agents inline, they stop last, after the schedulers
+            if self.agent_process is not None:
+                _log.info("controllers and schedulers stopped in %.1f s", time.monotonic() - began)
+                self.agent_process.stop()
+                _log.info("node-agent process stopped in %.1f s", time.monotonic() - began)
+            elif self.cluster.agents is not None:
+                pool = self.cluster.agents
+                _log.info("stopped %d container processes on %d nodes", pool.stopped, len(pool.agents))
 
 
 def _exit_cleanly_on_sigterm() -> None:
@@ -127,6 +190,13 @@ def main(argv: list[str] | None = None) -> None:
         default=DEFAULT_TTL,
         help="keep Events this long after their last update",
     )
+    parser.add_argument(
+        "--agents",
+        choices=[AGENTS_PROCESS, AGENTS_INLINE],
+        default=DEFAULT_AGENTS,
+        help="run the node agents inside this process (the default), or in a process of their own talking to "
+        "the API over HTTPS (docs/architecture.md, 'Processes and threads')",
+    )
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     _log.setLevel(logging.INFO)  # what start-up and shut-down did goes to the server log
@@ -137,4 +207,5 @@ def main(argv: list[str] | None = None) -> None:
         config = cluster_config(args.config, slurm)
     except (SlurmError, SlurmNodeNameError) as err:
         parser.exit(2, f"error: cannot take the nodes from Slurm ({args.slurm_conf}): {err}\n")
-    run(args.state_dir or default_state_dir(), args.host, args.port, config, slurm, args.event_ttl)
+    state = args.state_dir or default_state_dir()
+    run(state, args.host, args.port, config, slurm, args.event_ttl, args.agents)

@@ -9,8 +9,9 @@ atomically.
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import anyio
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
@@ -209,10 +210,12 @@ def create_app(
     clock: Clock | None = None,
     metrics: CollectorRegistry | None = None,
     extra_routes: Sequence[Route] = (),
+    users: Mapping[str, dict[str, Any]] | None = None,
 ) -> DashboardLogin:
     """The API server as an ASGI app: every route behind bearer-token auth except health and version (and
     the dashboard at ``/ui``, behind the same token or its session cookie: docs/dashboard.md).
-    ``extra_routes`` are served by the layer above (the embedded cluster's aggregated APIs)."""
+    ``extra_routes`` are served by the layer above (the embedded cluster's aggregated APIs); ``users`` are
+    static bearer tokens with their users (the node agents' process)."""
     ctx = Context(
         store,
         registry or default_registry(),
@@ -239,7 +242,7 @@ def create_app(
     )
     contained = ContainErrors(app)
     accounts = ServiceAccountTokens(store, token, registry_scope(ctx.registry))  # pods' tokens (auth.py)
-    return DashboardLogin(BearerAuth(contained, token, accounts), contained, token)
+    return DashboardLogin(BearerAuth(contained, token, accounts, users), contained, token)
 
 
 async def _route_not_found(request: Request, exc: Exception) -> Response:

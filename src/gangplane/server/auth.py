@@ -1,9 +1,11 @@
 """Bearer-token authentication as plain ASGI middleware (so streaming responses pass through untouched).
 
 Only the health endpoints and ``/version`` answer without a token, as they do for anonymous users on a
-Kubernetes API server. Two tokens are accepted:
+Kubernetes API server. Three kinds of token are accepted:
 
 - the admin token of the kubeconfig (compared in constant time): the cluster admin;
+- static tokens the control plane issued at start with a fixed user (kube-apiserver's
+  ``--token-auth-file``): the node agents' process (``cluster/agents.py``);
 - a pod's service-account token (``api/serviceaccount_token.py``), valid while its signature holds and the
   pod (and ServiceAccount, when it had one) it is bound to still exist with the same uid — deleting either
   revokes it, as for a Kubernetes bound token. Its requests are authorized by ``authz.allowed`` (403 when
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 import hmac
 import json
+from collections.abc import Mapping
 from typing import Any
 
 import anyio
@@ -73,12 +76,22 @@ class BearerAuth:
     """Rejects every request outside ``PUBLIC_PATHS`` without a valid ``Authorization: Bearer <token>``
     (401), and a service account's request outside its policy (403)."""
 
-    def __init__(self, app: ASGIApp, token: str, accounts: ServiceAccountTokens | None = None) -> None:
-        if not token:
+    def __init__(
+        self,
+        app: ASGIApp,
+        token: str,
+        accounts: ServiceAccountTokens | None = None,
+        users: Mapping[str, dict[str, Any]] | None = None,
+    ) -> None:
+        if not token or "" in (users or {}):
             raise ValueError("an empty token would let everyone in")
         self.app = app
         self.token = token
         self.accounts = accounts
+        self.users = dict(users or {})  # static tokens (kube-apiserver's --token-auth-file) -> user info
+
+    def _static_user(self, presented: str) -> dict[str, Any] | None:
+        return next((user for token, user in self.users.items() if authorized(token, presented)), None)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["path"] in PUBLIC_PATHS:
@@ -87,6 +100,9 @@ class BearerAuth:
         presented = bearer_token(scope["headers"])
         if authorized(self.token, presented):
             scope[USER_SCOPE_KEY] = ADMIN
+            await self.app(scope, receive, send)
+        elif presented is not None and (user := self._static_user(presented)) is not None:
+            scope[USER_SCOPE_KEY] = user  # only system:masters users are issued (the node agents')
             await self.app(scope, receive, send)
         elif self.accounts is None or presented is None:
             await _reject(send, Unauthorized("Unauthorized"))

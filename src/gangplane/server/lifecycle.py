@@ -11,11 +11,14 @@ from __future__ import annotations
 import contextlib
 import os
 import ssl
+import threading
 import urllib.error
 import urllib.request
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from types import FrameType
+from typing import Any
 
 import uvicorn
 import yaml
@@ -63,13 +66,18 @@ def make_server(
     *,
     metrics: CollectorRegistry | None = None,
     extra_routes: Sequence[Route] = (),
+    users: Mapping[str, dict[str, Any]] | None = None,
+    drain: Callable[[], None] | None = None,
 ) -> uvicorn.Server:
-    """An HTTPS uvicorn server for ``store``, with the token, certificate and kubeconfig of ``state_dir``."""
+    """An HTTPS uvicorn server for ``store``, with the token, certificate and kubeconfig of ``state_dir``;
+    ``users`` are further bearer tokens with their users, ``drain`` runs before it stops serving."""
     paths = prepare(state_dir)
     token = ensure_token(paths)
     ensure_default_namespace(store)
     ca_pem = ensure_certificate(paths, host)
-    app = create_app(store, token=token, logs_dir=paths.logs, metrics=metrics, extra_routes=extra_routes)
+    app = create_app(
+        store, token=token, logs_dir=paths.logs, metrics=metrics, extra_routes=extra_routes, users=users
+    )
     write_kubeconfig(paths, server_url(host, port), token, ca_pem)
     config = uvicorn.Config(
         app,
@@ -83,7 +91,33 @@ def make_server(
         access_log=False,
         proxy_headers=False,  # served on its own address, never behind a proxy: one ASGI layer less per request
     )
-    return uvicorn.Server(config)
+    return uvicorn.Server(config) if drain is None else DrainingServer(config, drain)
+
+
+class DrainingServer(uvicorn.Server):
+    """Keeps serving after the first SIGTERM/SIGINT until ``drain`` (run on a thread) has returned: what
+    runs beside the API server (controllers, node agents in their own process) stops while the API still
+    answers, as kube-apiserver outlives the kubelets of a cluster being shut down. A second signal stops
+    serving at once (uvicorn's own handling)."""
+
+    def __init__(self, config: uvicorn.Config, drain: Callable[[], None]) -> None:
+        super().__init__(config)
+        self._drain = drain
+        self._draining: threading.Thread | None = None
+
+    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+        if self._draining is not None:
+            super().handle_exit(sig, frame)
+            return
+        self._captured_signals.append(sig)  # re-raised once uvicorn has shut down, as its own handler does
+        self._draining = threading.Thread(target=self._drain_then_exit, name="drain", daemon=True)
+        self._draining.start()
+
+    def _drain_then_exit(self) -> None:
+        try:
+            self._drain()
+        finally:
+            self.should_exit = True
 
 
 def open_store(paths: Paths) -> SqliteStore:
@@ -167,6 +201,7 @@ def status(state_dir: Path) -> ServerStatus:
 __all__ = [
     "DEFAULT_HOST",
     "DEFAULT_PORT",
+    "DrainingServer",
     "Paths",
     "ServerStatus",
     "default_state_dir",

@@ -143,6 +143,7 @@ class Engine:
         self._flush_lock = threading.Lock()  # one transaction at a time; taken before ``_lock``, never after
         self._local = threading.local()  # how deeply this thread is inside write methods
         self._unpublished: list[Change] = []  # committed to the cache, not yet durable nor seen by watchers
+        self._writes: dict[TypeKey, int] = {}  # commits per type, never reset (``epoch`` covers reloads)
         self.epoch = 0  # counts failed transactions: a write that saw it change may have been lost
         self._load()
 
@@ -238,6 +239,12 @@ class Engine:
     def _now(self) -> str:
         return rfc3339(self._clock.now())
 
+    def changes(self, rt: ResourceType) -> tuple[int, int]:
+        """A token that differs after any write of an ``rt`` object or a reload of the cache: what a value
+        derived from those objects (admission's default PriorityClass) can be cached against."""
+        with self._lock:
+            return self.epoch, self._writes.get(type_key(rt), 0)
+
     def _new_uid(self) -> str:
         return str(uuid.UUID(int=self._rng.getrandbits(128), version=4))
 
@@ -282,6 +289,7 @@ class Engine:
         self._rv = rv
         tk = type_key(rt)
         self._types.setdefault(tk, rt)
+        self._writes[tk] = self._writes.get(tk, 0) + 1
         if old is not None:
             self._unindex(tk, old)
         if kind is not EventType.DELETED:

@@ -239,6 +239,12 @@ class Engine:
     def _now(self) -> str:
         return rfc3339(self._clock.now())
 
+    def encoded(self, obj: Object) -> str | None:
+        """The journal's JSON of ``obj`` if it is what this thread's last write committed, else None: the API
+        server answers a write with it rather than encode the same object again."""
+        committed = getattr(self._local, "committed", None)
+        return committed[1] if committed is not None and committed[0] is obj else None
+
     def changes(self, rt: ResourceType) -> tuple[int, int]:
         """A token that differs after any write of an ``rt`` object or a reload of the cache: what a value
         derived from those objects (admission's default PriorityClass) can be cached against."""
@@ -286,6 +292,7 @@ class Engine:
             self._journal.remove(rt, key_of(obj), rv)
         else:
             self._journal.put(rt, obj, rv, body)
+            self._local.committed = (obj, body)
         self._rv = rv
         tk = type_key(rt)
         self._types.setdefault(tk, rt)
@@ -344,6 +351,10 @@ class Engine:
         with self._lock:
             bucket = list(self._objects.get(type_key(rt), {}).items())
         return sorted((kv for kv in bucket if selection.matches(kv[1])), key=lambda kv: kv[0])
+
+    def exists(self, rt: ResourceType, namespace: str, name: str) -> bool:
+        with self._lock:
+            return self._find(rt, namespace, name) is not None
 
     def get(self, rt: ResourceType, namespace: str, name: str) -> Object:
         with self._lock:

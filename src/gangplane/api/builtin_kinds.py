@@ -80,12 +80,12 @@ def _object_at(obj: Mapping[str, Any], key: str, path: str) -> list[FieldError]:
 def _quantity(path: str, name: str, raw: Any) -> tuple[Decimal | None, list[FieldError]]:
     if isinstance(raw, bool) or not isinstance(raw, str | int | float):
         return None, [_bad_type(path, raw, "a quantity (string or number)")]
-    value, problem = _judged(name, raw, type(raw))
+    value, problem = _judged(name, raw, type(raw).__name__)
     return value, [] if problem is None else [_invalid(path, raw, problem)]
 
 
 @functools.lru_cache(maxsize=4096)
-def _judged(name: str, raw: str | int | float, _: type) -> tuple[Decimal | None, str | None]:
+def _judged(name: str, raw: str | int | float, _: str) -> tuple[Decimal | None, str | None]:
     """The value of quantity ``raw`` of resource ``name`` and what is wrong with it (None: nothing). Pod
     creates check a dozen quantities each, nearly always the same few (the type is part of the key, as
     ``1 == 1.0``); ``Decimal`` is immutable, so cached values are safe to share."""

@@ -115,7 +115,9 @@ def bind_pod(store: ObjectStore, namespace: str, name: str, binding: Mapping[str
     node = check_binding(name, binding)
     with store._writing(False):
         old = store._require(PODS, namespace, name)
-        stored = store._save(PODS, _assigned(old, binding, node, store._now()), old)
+        # no pod update admission, as upstream: BindingREST writes the pod straight to storage (admission ran on
+        # the Binding); the bound pod is still validated before it is stored
+        stored = store._save(PODS, _assigned(old, binding, node, store._now()), old, admit=False)
     return store._result(stored)
 
 

@@ -10,6 +10,9 @@ Targets (issue #17, on the 2-core machine): >= 3,000 pod creates/s from 8 client
 (POST + PATCH status each) in <= 5 s. kube-apiserver is not measured here; the anchor is SchedulingBasic's
 create rate (performance-anchors.md §1.1), which assumes the API server is not the bottleneck.
 
+Beside the rates it prints the server process's CPU time per request (user + system, from ``psutil``) and the
+load average: on a shared machine the rates follow the load, the CPU per request much less.
+
 Not a timed test: ``.venv/bin/python benchmarks/api_throughput.py [pods] [nodes]``.
 """
 

@@ -67,6 +67,16 @@ class TrainerAdmission:
         changes = store.changes if isinstance(store, Engine) else None
         self.priorities = CachedPriorityClasses(priority_lookup(self.reader), changes)
 
+    def passes(self, rt: ResourceType, op: Operation, new: Object, old: Object | None) -> bool:
+        """``store.base.PassingAdmission``: what ``__call__`` stores unchanged without reading further."""
+        if op == Operation.CREATE and (rt.group, rt.kind) == ("", "Pod"):
+            return False
+        return (
+            op == Operation.DELETE
+            or serde.model_for(rt.api_version, rt.kind) is None
+            or _spec_unchanged(new, old)
+        )
+
     def __call__(self, rt: ResourceType, op: Operation, new: Object, old: Object | None) -> Object:
         if op == Operation.CREATE and (rt.group, rt.kind) == ("", "Pod"):
             # api/pod_defaults.py: kube-apiserver's pod defaults, in place (the store hands admission copies)

@@ -40,6 +40,7 @@ from gangplane.store.base import (
     Object,
     ObjectList,
     Operation,
+    PassingAdmission,
     ResourceType,
     Watch,
     WatchEvent,
@@ -132,6 +133,7 @@ class Engine:
         self._journal = journal
         self._clock: Clock = clock or WallClock()
         self._admission = admission
+        self._passes = admission.passes if isinstance(admission, PassingAdmission) else None
         self._rng = rng or random.Random()
         self._bookmark_interval = bookmark_interval
         self._types: dict[TypeKey, ResourceType] = {}
@@ -324,7 +326,7 @@ class Engine:
         self, rt: ResourceType, op: Operation, new: Object, old: Object | None, *, owned: bool = False
     ) -> Object:
         """The admission hook's verdict; it gets copies (``owned``: ``new`` is already this call's own)."""
-        if self._admission is None:
+        if self._admission is None or (self._passes is not None and self._passes(rt, op, new, old)):
             return new
         return self._admission(
             rt, op, new if owned else copy_object(new), None if old is None else copy_object(old)

@@ -258,7 +258,7 @@ def _require_namespace(ctx: Context, target: Target) -> None:
     if not _exists(ctx.store, ns_type.storage, _namespace_of(target)):
         raise NotFound(
             f'namespaces "{target.namespace}" not found', kind="namespaces", name=target.namespace or ""
-        ) from None
+        )
 
 
 def _exists(store: Store, rt: ResourceType, name: str) -> bool:

@@ -10,6 +10,9 @@ Targets (issue #17, on the 2-core machine): >= 3,000 pod creates/s from 8 client
 (POST + PATCH status each) in <= 5 s. kube-apiserver is not measured here; the anchor is SchedulingBasic's
 create rate (performance-anchors.md §1.1), which assumes the API server is not the bottleneck.
 
+Beside the rates it prints the server process's CPU time per request (user + system, from ``psutil``) and the
+load average: on a shared machine the rates follow the load, the CPU per request much less.
+
 Not a timed test: ``.venv/bin/python benchmarks/api_throughput.py [pods] [nodes]``.
 """
 
@@ -18,6 +21,7 @@ from __future__ import annotations
 import http.client
 import json
 import multiprocessing
+import os
 import socket
 import ssl
 import sys
@@ -25,6 +29,8 @@ import tempfile
 import time
 from pathlib import Path
 from urllib.parse import urlsplit
+
+import psutil
 
 from gangplane.cluster import launch
 
@@ -123,29 +129,50 @@ def in_parallel(target: object, state: Path, url: str, prefix: str, total: int) 
     return time.perf_counter() - started
 
 
-def measure(state: Path, url: str, pods: int, nodes: int) -> dict[str, float]:
+def _cpu_seconds(server: psutil.Process) -> float:
+    """The server process's CPU time so far (user + system): what a request costs it, which a loaded
+    shared machine changes far less than the wall-clock rate."""
+    times = server.cpu_times()
+    return float(times.user + times.system)
+
+
+def measure(state: Path, url: str, pid: int, pods: int, nodes: int) -> dict[str, float]:
+    server = psutil.Process(pid)
     _create_pods(state, url, "warm", 200)  # first requests pay for imports and caches
+    cpu = _cpu_seconds(server)
     pod_seconds = in_parallel(_create_pods, state, url, "p", pods)
+    pod_cpu, cpu = _cpu_seconds(server) - cpu, _cpu_seconds(server)
     node_seconds = in_parallel(register_nodes, state, url, "node-", nodes)
-    return {"creates_per_s": pods // CLIENTS * CLIENTS / pod_seconds, "nodes_s": node_seconds}
+    node_cpu = _cpu_seconds(server) - cpu
+    created = pods // CLIENTS * CLIENTS
+    return {
+        "creates_per_s": created / pod_seconds,
+        "create_cpu_ms": 1000 * pod_cpu / created,
+        "nodes_s": node_seconds,
+        "node_cpu_ms": 1000 * node_cpu / (nodes // CLIENTS * CLIENTS),
+    }
 
 
 def main(pods: int = 10_000, nodes: int = 5_000) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         state = Path(tmp)
         started = launch.start_background(state, port=free_port(), module="gangplane.server")
-        assert started.url is not None
+        assert started.url is not None and started.pid is not None
         try:
-            result = measure(state, started.url, pods, nodes)
+            result = measure(state, started.url, started.pid, pods, nodes)
         finally:
             launch.stop(state)
     rate, seconds = result["creates_per_s"], result["nodes_s"]
+    load = os.getloadavg()[0]
     print(
         f"{f'pod creates/s, {CLIENTS} HTTPS clients':40} {rate:10.0f}   target >= 3000   ratio {rate / 3000:.2f}"
     )
     print(
         f"{f'{nodes} nodes POST + PATCH status (s)':40} {seconds:10.2f}   target <= 5     ratio {5 / seconds:.2f}"
     )
+    print(f"{'server CPU per create (ms)':40} {result['create_cpu_ms']:10.3f}")
+    print(f"{'server CPU per node, POST + PATCH (ms)':40} {result['node_cpu_ms']:10.3f}")
+    print(f"{'load average (1 min) at the end':40} {load:10.2f}")
 
 
 if __name__ == "__main__":

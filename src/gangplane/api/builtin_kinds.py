@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import re
 from collections.abc import Callable, Mapping
 from decimal import Decimal, InvalidOperation
@@ -79,26 +80,32 @@ def _object_at(obj: Mapping[str, Any], key: str, path: str) -> list[FieldError]:
 def _quantity(path: str, name: str, raw: Any) -> tuple[Decimal | None, list[FieldError]]:
     if isinstance(raw, bool) or not isinstance(raw, str | int | float):
         return None, [_bad_type(path, raw, "a quantity (string or number)")]
+    value, problem = _judged(name, raw, type(raw).__name__)
+    return value, [] if problem is None else [_invalid(path, raw, problem)]
+
+
+@functools.lru_cache(maxsize=4096)
+def _judged(name: str, raw: str | int | float, _: str) -> tuple[Decimal | None, str | None]:
+    """The value of quantity ``raw`` of resource ``name`` and what is wrong with it (None: nothing). Pod
+    creates check a dozen quantities each, nearly always the same few (the type is part of the key, as
+    ``1 == 1.0``); ``Decimal`` is immutable, so cached values are safe to share."""
     try:
         value = quantity.parse(raw)
     except (ValueError, InvalidOperation, ArithmeticError):
-        return None, [
-            _invalid(
-                path,
-                raw,
-                "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'",
-            )
-        ]
+        return (
+            None,
+            "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'",
+        )
     if not value.is_finite():
-        return None, [_invalid(path, raw, "must be a finite quantity")]
+        return None, "must be a finite quantity"
     if value < 0:
-        return value, [_invalid(path, raw, "must be greater than or equal to 0")]
+        return value, "must be greater than or equal to 0"
     if value > MAX_QUANTITY:
-        return value, [_invalid(path, raw, f"must be less than or equal to {MAX_QUANTITY.normalize():f}")]
+        return value, f"must be less than or equal to {MAX_QUANTITY.normalize():f}"
     extended = name not in _STANDARD_RESOURCES and not name.startswith("hugepages-")
     if extended and value != value.to_integral_value():
-        return value, [_invalid(path, raw, "must be an integer")]
-    return value, []
+        return value, "must be an integer"
+    return value, None
 
 
 def _resource_list(path: str, raw: Any) -> tuple[dict[str, Decimal], list[FieldError]]:

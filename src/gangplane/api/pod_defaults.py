@@ -128,9 +128,10 @@ def _requests_limits(container: Mapping[str, Any]) -> tuple[dict[str, Any], dict
     return requests, limits
 
 
-def default_pod(pod: Mapping[str, Any], lookup: PriorityLookup) -> dict[str, Any]:
-    """The pod as stored on create; raises ``PriorityClassNotFound``."""
-    out: dict[str, Any] = clone(dict(pod))  # several times cheaper than copy.deepcopy per create
+def default_pod(pod: Mapping[str, Any], lookup: PriorityLookup, *, owned: bool = False) -> dict[str, Any]:
+    """The pod as stored on create; raises ``PriorityClassNotFound``. With ``owned`` the caller hands over
+    ``pod`` (a copy of its own, as the store's admission hook gets) and it is defaulted in place."""
+    out: dict[str, Any] = pod if owned and isinstance(pod, dict) else clone(dict(pod))
     spec = out.setdefault("spec", {})
     _spec_defaults(spec)
     _priority(spec, lookup)
@@ -153,11 +154,17 @@ def priority_lookup(reader: ObjectReader | None) -> PriorityLookup:
     return lookup
 
 
-def admit_pod(pod: Mapping[str, Any], reader: ObjectReader | None) -> dict[str, Any]:
+def admit_pod(
+    pod: Mapping[str, Any],
+    reader: ObjectReader | None,
+    *,
+    lookup: PriorityLookup | None = None,
+    owned: bool = False,
+) -> dict[str, Any]:
     """``default_pod`` as admission: a missing PriorityClass is 403 ``Forbidden`` on
-    ``spec.priorityClassName``."""
+    ``spec.priorityClassName``. ``lookup`` (default: through ``reader``) may cache what it finds."""
     try:
-        return default_pod(pod, priority_lookup(reader))
+        return default_pod(pod, lookup or priority_lookup(reader), owned=owned)
     except PriorityClassNotFound as err:
         name = str((pod.get("metadata") or {}).get("name") or "")
         cause = FieldError("spec.priorityClassName", CauseType.NOT_FOUND, str(err))

@@ -8,7 +8,6 @@ atomically.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -19,16 +18,17 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from gangplane.clock import Clock, WallClock
 from gangplane.errors import ApiError, NotFound
 from gangplane.server import discovery, handlers, openapi
 from gangplane.server.auth import BearerAuth, ServiceAccountTokens
 from gangplane.server.authz import authorization_routes, registry_scope
-from gangplane.server.binding import binding_routes
+from gangplane.server.binding import binding_endpoints, binding_routes
 from gangplane.server.commits import GroupCommit
 from gangplane.server.handlers import Context, error_response, json_response
+from gangplane.server.hotpath import HotPath, TrackedSend, internal_error, log_unexpected
 from gangplane.server.metrics_api import MetricsApi, metrics_routes
 from gangplane.server.query import MethodNotAllowed, Target, parse_target
 from gangplane.server.resources import Registry, default_registry
@@ -39,8 +39,6 @@ from gangplane.store.base import Store
 Handler = Callable[[Context, Target, Request], Awaitable[Response]]
 METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"]
 GANGPLANE_VERSION = "0.1.0"
-
-log = logging.getLogger(__name__)
 
 _COLLECTION: dict[str, Handler] = {
     "GET": handlers.list_or_watch,
@@ -140,11 +138,7 @@ async def _api_error(request: Request, exc: Exception) -> Response:
 
 
 async def _internal_error(request: Request, exc: Exception) -> Response:
-    return error_response(ApiError(f"internal error: {type(exc).__name__}: {_short(exc)}"))
-
-
-def _short(exc: BaseException) -> str:
-    return str(exc)[:500]
+    return error_response(internal_error(exc))
 
 
 class ContainErrors:
@@ -158,24 +152,12 @@ class ContainErrors:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        started = False
-
-        async def tracking(message: Message) -> None:
-            nonlocal started
-            started = started or message["type"] == "http.response.start"
-            await send(message)
-
+        tracked = TrackedSend(send)
         try:
-            await self.app(scope, receive, tracking)
+            await self.app(scope, receive, tracked)
         except Exception as exc:
-            log.error(
-                "internal error on %s %s: %s: %s",
-                scope.get("method"),
-                scope.get("path"),
-                type(exc).__name__,
-                _short(exc),
-            )
-            if not started:
+            log_unexpected(scope, exc)
+            if not tracked.started:
                 await error_response(ApiError(f"internal error: {type(exc).__name__}"))(scope, receive, send)
 
 
@@ -241,8 +223,9 @@ def create_app(
         exception_handlers={ApiError: _api_error, Exception: _internal_error, 404: _route_not_found},
     )
     contained = ContainErrors(app)
+    hot = HotPath(contained, api.core, binding_endpoints(ctx))  # /api/... past Starlette's stack (hotpath.py)
     accounts = ServiceAccountTokens(store, token, registry_scope(ctx.registry))  # pods' tokens (auth.py)
-    return DashboardLogin(BearerAuth(contained, token, accounts, users), contained, token)
+    return DashboardLogin(BearerAuth(hot, token, accounts, users), contained, token)
 
 
 async def _route_not_found(request: Request, exc: Exception) -> Response:

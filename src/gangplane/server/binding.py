@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from starlette.requests import Request
@@ -12,7 +13,7 @@ from starlette.routing import Route
 
 from gangplane.errors import BadRequest
 from gangplane.server import bodies, query
-from gangplane.server.handlers import Context, json_response, quick
+from gangplane.server.handlers import Context, json_response, write
 from gangplane.server.query import MethodNotAllowed
 from gangplane.store.binding import bind_pod, binding_name, success_status
 from gangplane.store.core import ObjectStore
@@ -20,6 +21,16 @@ from gangplane.store.core import ObjectStore
 
 def binding_routes(ctx: Context) -> list[Route]:
     """The two routes; they go before the generic ``/api/{rest}`` route, which knows no ``binding``."""
+    endpoints = binding_endpoints(ctx)
+    return [
+        Route("/api/v1/namespaces/{namespace}/pods/{name}/binding", endpoints["pod"], methods=["POST"]),
+        Route("/api/v1/namespaces/{namespace}/bindings", endpoints["collection"], methods=["POST"]),
+    ]
+
+
+def binding_endpoints(ctx: Context) -> dict[str, Callable[[Request], Awaitable[Response]]]:
+    """The endpoints of ``pods/{name}/binding`` ("pod") and ``bindings`` ("collection"); they read the
+    ``namespace`` (and ``name``) path parameters."""
 
     async def bind(request: Request, body: Any, name: str) -> Response:
         store = ctx.store
@@ -27,7 +38,8 @@ def binding_routes(ctx: Context) -> list[Route]:
             raise MethodNotAllowed("this server's store does not support pods/binding")
         if query.dry_run(dict(request.query_params)):
             raise BadRequest("dryRun is not supported for pods/binding")
-        await quick(bind_pod, store, str(request.path_params["namespace"]), name, body)
+        # the scheduler's one write per pod: group-committed with the other requests of this loop pass
+        await write(ctx, bind_pod, store, str(request.path_params["namespace"]), name, body)
         return json_response(success_status(), 201)
 
     async def pod_binding(request: Request) -> Response:
@@ -40,10 +52,7 @@ def binding_routes(ctx: Context) -> list[Route]:
             raise BadRequest("a Binding needs metadata.name: the name of the pod to bind")
         return await bind(request, body, name)
 
-    return [
-        Route("/api/v1/namespaces/{namespace}/pods/{name}/binding", pod_binding, methods=["POST"]),
-        Route("/api/v1/namespaces/{namespace}/bindings", bindings, methods=["POST"]),
-    ]
+    return {"pod": pod_binding, "collection": bindings}
 
 
-__all__ = ["binding_routes"]
+__all__ = ["binding_endpoints", "binding_routes"]

@@ -34,6 +34,10 @@ class GroupCommit:
         with self._store.deferred(borrow=True):  # the handler only renders what the write returns
             return fn(*args, **kwargs)
 
+    def encoded(self, obj: object) -> str | None:
+        """The stored JSON of ``obj``, the object the last ``write`` returned (None if not at hand)."""
+        return self._store.encoded(obj) if self._store is not None and isinstance(obj, dict) else None
+
     async def durable(self, epoch: int) -> None:
         """Return once every write made so far is committed; raises what the transaction raised, or a 500
         when a transaction failed since the write was made (it may have held it)."""

@@ -32,10 +32,12 @@ from gangplane.store.base import (
     ListOptions,
     Object,
     ObjectList,
+    ResourceType,
     Store,
     WatchEvent,
     collecting_warnings,
 )
+from gangplane.store.engine import Engine
 
 T = TypeVar("T")
 
@@ -64,9 +66,16 @@ async def quick(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
 async def write(ctx: Context, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     """A single-object write on the event loop, returned once durable (``commits.py``: the writes of the
     requests handled meanwhile share its transaction)."""
+    return (await written(ctx, fn, *args, **kwargs))[0]
+
+
+async def written(ctx: Context, fn: Callable[..., T], *args: Any, **kwargs: Any) -> tuple[T, str | None]:
+    """``write``, with the stored JSON of what it returns when the store has it (taken before awaiting the
+    commit, while no other request's write can have come between)."""
     epoch = ctx.commits.epoch()
     try:
-        return ctx.commits.write(fn, *args, **kwargs)
+        result = ctx.commits.write(fn, *args, **kwargs)
+        return result, ctx.commits.encoded(result)
     finally:
         await ctx.commits.durable(epoch)  # also after a failure: a cascade may have committed some steps
 
@@ -107,7 +116,8 @@ def from_wire(served: Served, target: Target, obj: Any) -> Object:
     else:
         meta.pop("namespace", None)
     storage = served.storage
-    return {**_without_type(obj), "apiVersion": storage.api_version, "kind": storage.kind, "metadata": meta}
+    # type first, as kube-apiserver encodes it: a write is answered with the stored JSON (``_render_one``)
+    return {"apiVersion": storage.api_version, "kind": storage.kind, **_without_type(obj), "metadata": meta}
 
 
 def json_response(body: Any, status: int = 200) -> Response:
@@ -158,11 +168,21 @@ def _render_one(
     obj: Object,
     status: int = 200,
     warnings: Sequence[str] = (),
+    encoded: str | None = None,
 ) -> Response:
-    wire = to_wire(served, obj)
+    """``obj`` as the client asked for it; ``encoded`` is its stored JSON, sent as it is when the object is
+    stored as the version it is served as (the same JSON, without encoding it again)."""
     view = View.of(request)
-    body = render_table(served.rt, [wire], _now(ctx), include=view.include) if view.table else wire
-    response = json_response(body, status)
+    if view.table:
+        table = render_table(served.rt, [to_wire(served, obj)], _now(ctx), include=view.include)
+        response = json_response(table, status)
+    elif encoded is not None and (obj.get("apiVersion"), obj.get("kind")) == (
+        served.rt.api_version,
+        served.rt.kind,
+    ):
+        response = Response(encoded, status, media_type="application/json")
+    else:
+        response = json_response(to_wire(served, obj), status)
     for message in warnings:
         response.headers.append("Warning", warning_header(message))
     return response
@@ -235,12 +255,21 @@ def _require_namespace(ctx: Context, target: Target) -> None:
         return
     ns_type = ctx.registry.find("", "v1", "namespaces")
     assert ns_type is not None
-    try:
-        ctx.store.get(ns_type.storage, "", _namespace_of(target))
-    except NotFound:
+    if not _exists(ctx.store, ns_type.storage, _namespace_of(target)):
         raise NotFound(
             f'namespaces "{target.namespace}" not found', kind="namespaces", name=target.namespace or ""
-        ) from None
+        )
+
+
+def _exists(store: Store, rt: ResourceType, name: str) -> bool:
+    """Whether the cluster-scoped ``rt`` object ``name`` exists, without copying it where the store can."""
+    if isinstance(store, Engine):
+        return store.exists(rt, "", name)
+    try:
+        store.get(rt, "", name)
+    except NotFound:
+        return False
+    return True
 
 
 def _create_in_namespace(ctx: Context, target: Target, obj: Object, dry_run: bool) -> Object:
@@ -253,8 +282,8 @@ async def create(ctx: Context, target: Target, request: Request) -> Response:
     dry_run = query.dry_run(_params(request))
     obj = from_wire(target.served, target, await bodies.read(request))
     with collecting_warnings() as warnings:
-        created = await write(ctx, _create_in_namespace, ctx, target, obj, dry_run)
-    return _render_one(ctx, request, target.served, created, 201, warnings)
+        created, encoded = await written(ctx, _create_in_namespace, ctx, target, obj, dry_run)
+    return _render_one(ctx, request, target.served, created, 201, warnings, encoded)
 
 
 async def update(ctx: Context, target: Target, request: Request) -> Response:
@@ -262,8 +291,8 @@ async def update(ctx: Context, target: Target, request: Request) -> Response:
     obj = from_wire(target.served, target, await bodies.read(request))
     save = ctx.store.update_status if target.subresource == "status" else ctx.store.update
     with collecting_warnings() as warnings:
-        updated = await write(ctx, save, target.served.storage, obj, dry_run=dry_run)
-    return _render_one(ctx, request, target.served, updated, warnings=warnings)
+        updated, encoded = await written(ctx, save, target.served.storage, obj, dry_run=dry_run)
+    return _render_one(ctx, request, target.served, updated, warnings=warnings, encoded=encoded)
 
 
 def _apply_config(served: Served, target: Target, body: Any) -> Object:
@@ -281,14 +310,14 @@ async def patch(ctx: Context, target: Target, request: Request) -> Response:
         body = _apply_config(target.served, target, body)
         await quick(_require_namespace, ctx, target)
     with collecting_warnings() as warnings:
-        patched = await _patch_now(ctx, target, body, kind, params, dry_run)
-    return _render_one(ctx, request, target.served, patched, warnings=warnings)
+        patched, encoded = await _patch_now(ctx, target, body, kind, params, dry_run)
+    return _render_one(ctx, request, target.served, patched, warnings=warnings, encoded=encoded)
 
 
 async def _patch_now(
     ctx: Context, target: Target, body: Any, kind: str, params: dict[str, str], dry_run: bool
-) -> Object:
-    return await write(
+) -> tuple[Object, str | None]:
+    return await written(
         ctx,
         ctx.store.patch,
         target.served.storage,

@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterator, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from gangplane.api.jsondata import Object as Object  # re-exported: the one alias
 
@@ -66,6 +66,16 @@ class Operation(StrEnum):
 # store (defaulted) or raises ``errors.Invalid`` / ``errors.Forbidden``. Must not write to the store. It may
 # report warnings for the client with ``warn`` (the API server sends them as ``Warning`` headers).
 Admission = Callable[[ResourceType, Operation, Object, Object | None], Object]
+
+
+@runtime_checkable
+class PassingAdmission(Protocol):
+    """An ``Admission`` that can tell, reading its arguments only, that it would store ``new`` unchanged: the
+    store then neither copies the objects for it nor calls it (most writes of a running cluster are status
+    writes that no admission changes)."""
+
+    def passes(self, rt: ResourceType, op: Operation, new: Object, old: Object | None) -> bool: ...
+
 
 _WARNINGS: ContextVar[list[str] | None] = ContextVar("gangplane_admission_warnings", default=None)
 

@@ -109,13 +109,16 @@ def _assigned(pod: Mapping[str, Any], binding: Mapping[str, Any], node: str, now
 
 
 def bind_pod(store: ObjectStore, namespace: str, name: str, binding: Mapping[str, Any]) -> dict[str, Any]:
-    """Apply ``binding`` to pod ``namespace/name`` in one store transaction; returns the bound pod.
-    ``NotFound`` for a missing pod, ``Conflict`` for one already bound or being deleted."""
+    """Apply ``binding`` to pod ``namespace/name`` in one store transaction; returns the bound pod (a copy,
+    unless borrowed inside ``Engine.deferred``). ``NotFound`` for a missing pod, ``Conflict`` for one already
+    bound or being deleted."""
     node = check_binding(name, binding)
     with store._writing(False):
         old = store._require(PODS, namespace, name)
-        stored = store._save(PODS, _assigned(old, binding, node, store._now()), old)
-    return copy_object(stored)
+        # no pod update admission, as upstream: BindingREST writes the pod straight to storage (admission ran on
+        # the Binding); the bound pod is still validated before it is stored
+        stored = store._save(PODS, _assigned(old, binding, node, store._now()), old, admit=False)
+    return store._result(stored)
 
 
 def success_status() -> dict[str, Any]:

@@ -40,6 +40,7 @@ from gangplane.store.base import (
     Object,
     ObjectList,
     Operation,
+    PassingAdmission,
     ResourceType,
     Watch,
     WatchEvent,
@@ -141,6 +142,7 @@ class Engine:
         self._journal = journal
         self._clock: Clock = clock or WallClock()
         self._admission = admission
+        self._passes = admission.passes if isinstance(admission, PassingAdmission) else None
         self._rng = rng or random.Random()
         self._bookmark_interval = bookmark_interval
         self._types: dict[TypeKey, ResourceType] = {}
@@ -152,6 +154,7 @@ class Engine:
         self._flush_lock = threading.Lock()  # one transaction at a time; taken before ``_lock``, never after
         self._local = threading.local()  # how deeply this thread is inside write methods
         self._unpublished: list[Change] = []  # committed to the cache, not yet durable nor seen by watchers
+        self._writes: dict[TypeKey, int] = {}  # commits per type, never reset (``epoch`` covers reloads)
         self.epoch = 0  # counts failed transactions: a write that saw it change may have been lost
         self._load()
 
@@ -247,6 +250,18 @@ class Engine:
     def _now(self) -> str:
         return rfc3339(self._clock.now())
 
+    def encoded(self, obj: Object) -> str | None:
+        """The journal's JSON of ``obj`` if it is what this thread's last write committed, else None: the API
+        server answers a write with it rather than encode the same object again."""
+        committed = getattr(self._local, "committed", None)
+        return committed[1] if committed is not None and committed[0] is obj else None
+
+    def changes(self, rt: ResourceType) -> tuple[int, int]:
+        """A token that differs after any write of an ``rt`` object or a reload of the cache: what a value
+        derived from those objects (admission's default PriorityClass) can be cached against."""
+        with self._lock:
+            return self.epoch, self._writes.get(type_key(rt), 0)
+
     def _new_uid(self) -> str:
         return str(uuid.UUID(int=self._rng.getrandbits(128), version=4))
 
@@ -289,9 +304,11 @@ class Engine:
             self._journal.remove(rt, key_of(obj), rv)
         else:
             self._journal.put(rt, obj, rv, body)
+            self._local.committed = (obj, body)
         self._rv = rv
         tk = type_key(rt)
         self._types.setdefault(tk, rt)
+        self._writes[tk] = self._writes.get(tk, 0) + 1
         if old is not None:
             self._unindex(tk, old)
         if kind is not EventType.DELETED:
@@ -319,7 +336,7 @@ class Engine:
         self, rt: ResourceType, op: Operation, new: Object, old: Object | None, *, owned: bool = False
     ) -> Object:
         """The admission hook's verdict; it gets copies (``owned``: ``new`` is already this call's own)."""
-        if self._admission is None:
+        if self._admission is None or (self._passes is not None and self._passes(rt, op, new, old)):
             return new
         return self._admission(
             rt, op, new if owned else copy_object(new), None if old is None else copy_object(old)
@@ -346,6 +363,10 @@ class Engine:
         with self._lock:
             bucket = list(self._objects.get(type_key(rt), {}).items())
         return sorted((kv for kv in bucket if selection.matches(kv[1])), key=lambda kv: kv[0])
+
+    def exists(self, rt: ResourceType, namespace: str, name: str) -> bool:
+        with self._lock:
+            return self._find(rt, namespace, name) is not None
 
     def get(self, rt: ResourceType, namespace: str, name: str) -> Object:
         with self._lock:

@@ -67,7 +67,9 @@ def test_watch_from_compacted_version_is_gone(make_store: MakeStore) -> None:
         store.watch(POD, resource_version=first["metadata"]["resourceVersion"])
     assert info.value.code == 410
     recent = store.list(POD).resource_version
-    store.watch(POD, resource_version=str(int(recent) - 3)).close()
+    # The log holds history_size changes across types, trimming the largest type first: over HTTP the
+    # namespaces the fixture created keep one of the three places, so the newest two pods are what is sure.
+    store.watch(POD, resource_version=str(int(recent) - 2)).close()
 
 
 def test_events_are_copies(store: ObjectStore) -> None:

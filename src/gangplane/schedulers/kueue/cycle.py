@@ -146,7 +146,7 @@ def _admit(state: KueueState, entry: Entry, view: QuotaTree, now: float, result:
     usage = entry.assignment.usage
     view.add_usage(workload.cluster_queue, usage)
     state.tree.add_usage(workload.cluster_queue, usage)
-    state.admitted.setdefault(workload.cluster_queue, {})[workload.key] = workload
+    state.admitted.add(workload)
     mark_admitted(workload, entry.assignment, now)
     state.track_readiness(workload)
     queue = state.queues.queue(workload.cluster_queue)

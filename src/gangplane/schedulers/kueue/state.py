@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from gangplane.api.scheduling.kueue import StopPolicy
 from gangplane.api.scheduling.kueue_workload import EvictionReason, PreemptionReason
 from gangplane.api.scheduling.kueue_workload import WorkloadConditionType as C
+from gangplane.schedulers.kueue.admitted import AdmittedIndex
 from gangplane.schedulers.kueue.fairsharing import PreemptionStrategy
 from gangplane.schedulers.kueue.flavors import Assignment
 from gangplane.schedulers.kueue.model import (
@@ -92,7 +93,7 @@ class KueueState:
     flavors: dict[str, FlavorSpec] = field(default_factory=dict)
     tree: QuotaTree = field(default_factory=lambda: QuotaTree([]))
     workloads: dict[str, WorkloadState] = field(default_factory=dict)
-    admitted: dict[str, dict[str, WorkloadState]] = field(default_factory=dict)
+    admitted: AdmittedIndex = field(default_factory=AdmittedIndex)
     queues: QueueManager = field(default_factory=QueueManager)
     recovering_since: dict[str, float] = field(default_factory=dict)
     readiness: ReadinessDeadlines = field(default_factory=ReadinessDeadlines)
@@ -199,7 +200,7 @@ class KueueState:
                 self.recovering_since[request.key] = history.recovering_since
         state.pods_ready = pods_ready
         self.workloads[request.key] = state
-        self.admitted.setdefault(request.cluster_queue, {})[request.key] = state
+        self.admitted.add(state)
         self.track_readiness(state)
         if request.cluster_queue in self.tree.cqs:
             self.tree.add_usage(request.cluster_queue, state.usage)
@@ -241,7 +242,7 @@ class KueueState:
     def _release(self, state: WorkloadState, now: float, *, in_cycle: bool = False) -> None:
         if state.cluster_queue in self.tree.cqs:  # the ClusterQueue may be gone
             self.tree.remove_usage(state.cluster_queue, state.usage)
-        self.admitted.get(state.cluster_queue, {}).pop(state.key, None)
+        self.admitted.remove(state.cluster_queue, state.key)
         self.readiness.set(state.key, None)
         self.queues.schedule_requeue(
             self.tree_members(state.cluster_queue), now, popped_heads_too=not in_cycle

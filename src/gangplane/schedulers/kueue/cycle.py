@@ -332,9 +332,12 @@ def run_cycle(state: KueueState, now: float) -> CycleResult:
     result.heads = len(heads)
     if not heads:
         return result
-    view = state.tree.clone()
-    entries = [_nominate(state, head, view) for head in heads]
-    _ordered_processing(state, entries, view, now, result)
+    view = state.view.begin(state.tree)
+    try:
+        entries = [_nominate(state, head, view) for head in heads]
+        _ordered_processing(state, entries, view, now, result)
+    finally:
+        state.view.end()
     for entry in entries:
         if not entry.admitted:
             _requeue(state, entry, now, result)

@@ -34,7 +34,7 @@ from gangplane.schedulers.kueue.podsready import (
     pods_ready_deadline,
 )
 from gangplane.schedulers.kueue.queues import QueueManager
-from gangplane.schedulers.kueue.quota import QuotaTree
+from gangplane.schedulers.kueue.quota import KeptView, QuotaTree
 from gangplane.schedulers.kueue.workloads import (
     BACKOFF_FINISHED,
     BACKOFF_FINISHED_MESSAGE,
@@ -98,6 +98,8 @@ class KueueState:
     recovering_since: dict[str, float] = field(default_factory=dict)
     readiness: ReadinessDeadlines = field(default_factory=ReadinessDeadlines)
     """waitForPodsReady deadlines of the admitted workloads not yet ready (empty when it is off)."""
+    view: KeptView = field(default_factory=KeptView)
+    """The admission cycles' copy of ``tree``."""
 
     # ------------------------------------------------------------ configuration
 

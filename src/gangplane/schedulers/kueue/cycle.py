@@ -103,8 +103,13 @@ def _assign(state: KueueState, entry: Entry, spec: ClusterQueueSpec, view: Quota
                                       pinned=pinned)  # fmt: skip
     entry.targets = _targets(state, entry, view) if entry.assignment.mode == AssignmentMode.PREEMPT else []
     if entry.assignment.mode == AssignmentMode.NO_FIT:
-        entry.reason, entry.message = entry.assignment.reason, entry.assignment.message()
+        entry.reason, entry.message = entry.assignment.reason, _why(state, entry.assignment)
         entry.inadmissible = True
+
+
+def _why(state: KueueState, assignment: Assignment) -> str:
+    """The flavor assigner's message, only when the state explains (it is built from every reason)."""
+    return assignment.message() if state.explain else ""
 
 
 def _classical_order(entries: list[Entry]) -> list[Entry]:
@@ -204,7 +209,7 @@ def _fits_without(view: QuotaTree, cq: str, usage: Usage, gone: list[Target]) ->
 
 def _no_candidates(state: KueueState, entry: Entry, view: QuotaTree) -> None:
     assert entry.assignment is not None
-    entry.reason, entry.message = PendingReason.WAITING_FOR_QUOTA, entry.assignment.message()
+    entry.reason, entry.message = PendingReason.WAITING_FOR_QUOTA, _why(state, entry.assignment)
     entry.inadmissible = True
     spec = state.cluster_queues[entry.workload.cluster_queue]
     if spec.preemption.reclaim_within_cohort != "Any":  # upstream's CanAlwaysReclaim
@@ -287,7 +292,7 @@ def _process(
 
 def _requeue(state: KueueState, entry: Entry, now: float, result: CycleResult) -> None:
     workload = entry.workload
-    mark_pending(workload, entry.reason, entry.message, now)
+    mark_pending(workload, entry.reason, entry.message, now, conditions=state.explain)
     result.pending.append(workload)
     spec = state.cluster_queues.get(workload.cluster_queue)
     strict = spec is not None and spec.queueing_strategy == QueueingStrategy.STRICT_FIFO

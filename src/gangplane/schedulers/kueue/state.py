@@ -100,6 +100,9 @@ class KueueState:
     """waitForPodsReady deadlines of the admitted workloads not yet ready (empty when it is off)."""
     view: KeptView = field(default_factory=KeptView)
     """The admission cycles' copy of ``tree``."""
+    explain: bool = True
+    """Write why a workload is pending: its conditions and the flavor assigner's messages. The simulator
+    turns it off unless asked to explain; the pending reason is kept either way."""
 
     # ------------------------------------------------------------ configuration
 
@@ -185,9 +188,9 @@ class KueueState:
     def _enqueue(self, state: WorkloadState, now: float) -> None:
         if not state.cluster_queue:
             message = f"LocalQueue {state.request.local_queue} doesn't exist"
-            mark_pending(state, PendingReason.PENDING, message, now)
+            mark_pending(state, PendingReason.PENDING, message, now, conditions=self.explain)
             return
-        mark_pending(state, PendingReason.PENDING, "", now)
+        mark_pending(state, PendingReason.PENDING, "", now, conditions=self.explain)
         self.queues.push(state, now)
 
     def restore_admitted(self, request: WorkloadRequest, assignment: Assignment, reserved_at: float,

@@ -106,10 +106,15 @@ class WorkloadState:
         self.conditions.pop(type_, None)
 
 
-def mark_pending(state: WorkloadState, reason: str, message: str, now: float) -> None:
+def mark_pending(
+    state: WorkloadState, reason: str, message: str, now: float, *, conditions: bool = True
+) -> None:
     """``QuotaReserved=False`` with why, and ``Admitted=False`` beside it (upstream's SyncAdmittedCondition
-    under UnadmittedWorkloadsObservability, on by default)."""
+    under UnadmittedWorkloadsObservability, on by default). ``conditions`` False: only the reason and message
+    are kept (a simulation not asked to explain writes no Workload)."""
     state.pending_reason, state.pending_message = reason, message
+    if not conditions:
+        return
     state.set_condition(C.QUOTA_RESERVED, False, reason, message, now)
     state.set_condition(C.ADMITTED, False, NO_RESERVATION, NO_RESERVATION_MESSAGE, now)
 

@@ -67,7 +67,7 @@ class KueueBestEffortFifo:
 
     def __init__(self, cluster: ClusterSpec, options: PolicyOptions) -> None:
         self.placer = GangPlacer(cluster)
-        self.state = KueueState()
+        self.state = KueueState(explain=options.explain is not None)
         queues = [cluster_queue(q, cluster.total_gpus) for q in cluster.queues]
         self.state.configure(queues, (), (FlavorSpec(FLAVOR),), 0.0)
         self._jobs: dict[str, JobSpec] = {}

@@ -152,7 +152,7 @@ def _admit(state: KueueState, entry: Entry, view: QuotaTree, now: float, result:
     view.add_usage(workload.cluster_queue, usage)
     state.tree.add_usage(workload.cluster_queue, usage)
     state.admitted.add(workload)
-    mark_admitted(workload, entry.assignment, now)
+    mark_admitted(workload, entry.assignment, now, conditions=state.explain)
     state.track_readiness(workload)
     queue = state.queues.queue(workload.cluster_queue)
     if queue.sticky == workload.key:
@@ -332,8 +332,7 @@ def run_cycle(state: KueueState, now: float) -> CycleResult:
     """One admission cycle at time ``now``."""
     state.wake_backoffs(now)
     result = CycleResult()
-    heads = [w for cq in sorted(state.queues.queues) if (w := state.queues.pop(cq)) is not None]
-    heads = [w for w in heads if w.phase == Phase.PENDING]
+    heads = [w for w in state.queues.pop_heads() if w.phase == Phase.PENDING]
     result.heads = len(heads)
     if not heads:
         return result

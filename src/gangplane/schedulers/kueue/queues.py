@@ -220,6 +220,16 @@ class QueueManager:
             self._popped_generation[state.key] = queue.generation
         return state
 
+    def pop_heads(self) -> list[WorkloadState]:
+        """One head per ClusterQueue, in name order (a cycle's heads); an empty queue is passed over without
+        a pop, since at trace scale most queues are empty in most cycles."""
+        heads = []
+        for cq in sorted(self.queues):
+            queue = self.queues[cq]
+            if (queue.heap or queue.sticky is not None) and (state := self.pop(cq)) is not None:
+                heads.append(state)
+        return heads
+
     def requeue(self, state: WorkloadState, *, inadmissible: bool) -> None:
         """Put a popped head back: to the heap, or to the inadmissible set unless its queue was requeued since."""
         queue = self.queue(state.cluster_queue)

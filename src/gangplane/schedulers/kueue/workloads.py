@@ -119,14 +119,19 @@ def mark_pending(
     state.set_condition(C.ADMITTED, False, NO_RESERVATION, NO_RESERVATION_MESSAGE, now)
 
 
-def mark_admitted(state: WorkloadState, assignment: Assignment, now: float) -> None:
-    """QuotaReserved and Admitted in one step: the embedded Kueue has no admission checks."""
+def mark_admitted(
+    state: WorkloadState, assignment: Assignment, now: float, *, conditions: bool = True
+) -> None:
+    """QuotaReserved and Admitted in one step: the embedded Kueue has no admission checks. ``conditions``
+    False: the reservation only, no conditions (as ``mark_pending``)."""
     state.phase = Phase.ADMITTED
     state.assignment = assignment
     state.usage = assignment.usage
     state.reserved_at = now
     state.pods_ready = False
     state.pending_reason = state.pending_message = ""
+    if not conditions:
+        return
     message = f"Quota reserved in ClusterQueue {state.cluster_queue}"
     state.set_condition(C.QUOTA_RESERVED, True, "QuotaReserved", message, now)
     state.set_condition(C.ADMITTED, True, "Admitted", "The workload is admitted", now)

@@ -92,6 +92,8 @@ class KueueBestEffortFifo:
         self.placer.release(job_id)
         key = self._key(job_id)
         self.state.finish_workload(key, True, "", now)
+        # gone, as its owner's garbage collection would delete it: a replay never reads it again
+        self.state.delete_workload(key, now)
         del self._jobs[key]
 
     def schedule(self, now: float) -> Sequence[Decision]:

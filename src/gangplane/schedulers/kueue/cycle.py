@@ -4,7 +4,8 @@ After kueue ``pkg/scheduler/scheduler.go`` ``schedule()``:
 
 1. requeue what is due (batched requeues, finished backoffs);
 2. pop exactly one head per active ClusterQueue;
-3. copy the quota tree (the view) and nominate every head: namespace and queue checks, then flavors;
+3. bring the kept copy of the quota tree (the view, ``quota.KeptView``) level with it and nominate every
+   head: namespace and queue checks, then flavors;
 4. order the entries — classical: within-nominal before borrowing, then priority, then queue time; with fair
    sharing: the DRS tournament, re-run after each entry;
 5. process each entry against the view: admit (Fit), evict victims (Preempt), or leave it pending;

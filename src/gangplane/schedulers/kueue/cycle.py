@@ -4,7 +4,8 @@ After kueue ``pkg/scheduler/scheduler.go`` ``schedule()``:
 
 1. requeue what is due (batched requeues, finished backoffs);
 2. pop exactly one head per active ClusterQueue;
-3. copy the quota tree (the view) and nominate every head: namespace and queue checks, then flavors;
+3. bring the kept copy of the quota tree (the view, ``quota.KeptView``) level with it and nominate every
+   head: namespace and queue checks, then flavors;
 4. order the entries — classical: within-nominal before borrowing, then priority, then queue time; with fair
    sharing: the DRS tournament, re-run after each entry;
 5. process each entry against the view: admit (Fit), evict victims (Preempt), or leave it pending;
@@ -103,8 +104,13 @@ def _assign(state: KueueState, entry: Entry, spec: ClusterQueueSpec, view: Quota
                                       pinned=pinned)  # fmt: skip
     entry.targets = _targets(state, entry, view) if entry.assignment.mode == AssignmentMode.PREEMPT else []
     if entry.assignment.mode == AssignmentMode.NO_FIT:
-        entry.reason, entry.message = entry.assignment.reason, entry.assignment.message()
+        entry.reason, entry.message = entry.assignment.reason, _why(state, entry.assignment)
         entry.inadmissible = True
+
+
+def _why(state: KueueState, assignment: Assignment) -> str:
+    """The flavor assigner's message, only when the state explains (it is built from every reason)."""
+    return assignment.message() if state.explain else ""
 
 
 def _classical_order(entries: list[Entry]) -> list[Entry]:
@@ -146,8 +152,8 @@ def _admit(state: KueueState, entry: Entry, view: QuotaTree, now: float, result:
     usage = entry.assignment.usage
     view.add_usage(workload.cluster_queue, usage)
     state.tree.add_usage(workload.cluster_queue, usage)
-    state.admitted.setdefault(workload.cluster_queue, {})[workload.key] = workload
-    mark_admitted(workload, entry.assignment, now)
+    state.admitted.add(workload)
+    mark_admitted(workload, entry.assignment, now, conditions=state.explain)
     state.track_readiness(workload)
     queue = state.queues.queue(workload.cluster_queue)
     if queue.sticky == workload.key:
@@ -204,7 +210,7 @@ def _fits_without(view: QuotaTree, cq: str, usage: Usage, gone: list[Target]) ->
 
 def _no_candidates(state: KueueState, entry: Entry, view: QuotaTree) -> None:
     assert entry.assignment is not None
-    entry.reason, entry.message = PendingReason.WAITING_FOR_QUOTA, entry.assignment.message()
+    entry.reason, entry.message = PendingReason.WAITING_FOR_QUOTA, _why(state, entry.assignment)
     entry.inadmissible = True
     spec = state.cluster_queues[entry.workload.cluster_queue]
     if spec.preemption.reclaim_within_cohort != "Any":  # upstream's CanAlwaysReclaim
@@ -287,7 +293,7 @@ def _process(
 
 def _requeue(state: KueueState, entry: Entry, now: float, result: CycleResult) -> None:
     workload = entry.workload
-    mark_pending(workload, entry.reason, entry.message, now)
+    mark_pending(workload, entry.reason, entry.message, now, conditions=state.explain)
     result.pending.append(workload)
     spec = state.cluster_queues.get(workload.cluster_queue)
     strict = spec is not None and spec.queueing_strategy == QueueingStrategy.STRICT_FIFO
@@ -327,14 +333,16 @@ def run_cycle(state: KueueState, now: float) -> CycleResult:
     """One admission cycle at time ``now``."""
     state.wake_backoffs(now)
     result = CycleResult()
-    heads = [w for cq in sorted(state.queues.queues) if (w := state.queues.pop(cq)) is not None]
-    heads = [w for w in heads if w.phase == Phase.PENDING]
+    heads = [w for w in state.queues.pop_heads() if w.phase == Phase.PENDING]
     result.heads = len(heads)
     if not heads:
         return result
-    view = state.tree.clone()
-    entries = [_nominate(state, head, view) for head in heads]
-    _ordered_processing(state, entries, view, now, result)
+    view = state.view.begin(state.tree)
+    try:
+        entries = [_nominate(state, head, view) for head in heads]
+        _ordered_processing(state, entries, view, now, result)
+    finally:
+        state.view.end()
     for entry in entries:
         if not entry.admitted:
             _requeue(state, entry, now, result)

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 
 from gangplane.api.scheduling.kueue import PreemptionPolicy
 from gangplane.api.scheduling.kueue_workload import PreemptionReason
+from gangplane.schedulers.kueue.admitted import AdmittedIndex
 from gangplane.schedulers.kueue.fairsharing import (
     DEFAULT_STRATEGIES,
     NEGATIVE_DRS,
@@ -32,11 +33,11 @@ from gangplane.schedulers.kueue.fairsharing import (
     drs,
 )
 from gangplane.schedulers.kueue.model import ClusterQueueSpec, FlavorResource
-from gangplane.schedulers.kueue.preemption import Preemptor, Target, candidate_order, satisfies_policy
+from gangplane.schedulers.kueue.preemption import Preemptor, Target, candidate_order
 from gangplane.schedulers.kueue.quota import QuotaNode, QuotaTree, available, is_borrowing
 from gangplane.schedulers.kueue.workloads import WorkloadState
 
-Admitted = Mapping[str, Mapping[str, WorkloadState]]
+Admitted = AdmittedIndex
 
 
 @dataclass
@@ -228,8 +229,8 @@ def _candidates(preemptor: Preemptor, spec: ClusterQueueSpec, tree: QuotaTree, f
     found = [
         w
         for name, policy in pools
-        for w in admitted.get(name, {}).values()
-        if frs & w.usage.keys() and satisfies_policy(policy, preemptor, w)
+        for w in admitted.allowed(name, policy, preemptor.priority, preemptor.queue_time)
+        if frs & w.usage.keys()
     ]
     return sorted(found, key=lambda w: candidate_order(w, spec.name))
 

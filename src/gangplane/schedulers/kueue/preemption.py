@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from gangplane.api.scheduling.kueue import PreemptionPolicy
 from gangplane.api.scheduling.kueue_workload import PreemptionReason
+from gangplane.schedulers.kueue.admitted import AdmittedIndex
 from gangplane.schedulers.kueue.model import (
     ClusterQueueSpec,
     FlavorMode,
@@ -114,7 +115,7 @@ class _Context:
     tree: QuotaTree
     frs: frozenset[FlavorResource]
     requests: Mapping[FlavorResource, int]
-    admitted: Mapping[str, Mapping[str, WorkloadState]]
+    admitted: AdmittedIndex
 
     @property
     def node(self) -> QuotaNode:
@@ -122,6 +123,11 @@ class _Context:
 
     def uses_contested(self, workload: WorkloadState) -> bool:
         return any(fr in self.frs for fr in workload.usage)
+
+    def allowed(self, cq: str, policy: PreemptionPolicy) -> Iterable[WorkloadState]:
+        """``cq``'s admitted workloads ``policy`` lets the preemptor evict, from the priority index."""
+        p = self.preemptor
+        return self.admitted.allowed(cq, policy, p.priority, p.queue_time)
 
 
 def _variant(ctx: _Context, workload: WorkloadState, hierarchical: bool) -> PreemptionVariant:
@@ -163,7 +169,7 @@ def _cohort_candidates(ctx: _Context) -> tuple[list[_Candidate], list[_Candidate
     previous: QuotaNode | None = None
     for subtree in ctx.node.path_to_root():
         for cq in _subtree_cqs(ctx, subtree, previous):
-            for workload in ctx.admitted.get(cq.name, {}).values():
+            for workload in ctx.allowed(cq.name, ctx.spec.preemption.reclaim_within_cohort):
                 variant = _variant(ctx, workload, advantage)
                 if variant != PreemptionVariant.NEVER:
                     (hierarchy if advantage else priority).append(_Candidate(workload, variant, subtree))
@@ -174,11 +180,8 @@ def _cohort_candidates(ctx: _Context) -> tuple[list[_Candidate], list[_Candidate
 
 
 def _own_candidates(ctx: _Context) -> list[_Candidate]:
-    if ctx.spec.preemption.within_cluster_queue == PreemptionPolicy.NEVER:
-        return []
-    found = (
-        _Candidate(w, _variant(ctx, w, False), None) for w in ctx.admitted.get(ctx.spec.name, {}).values()
-    )
+    policy = ctx.spec.preemption.within_cluster_queue
+    found = (_Candidate(w, _variant(ctx, w, False), None) for w in ctx.allowed(ctx.spec.name, policy))
     return [c for c in found if c.variant != PreemptionVariant.NEVER]
 
 
@@ -257,7 +260,7 @@ def _borrowing_attempts(ctx: _Context, hierarchy: list[_Candidate], priority: li
 
 def find_targets(
     preemptor: Preemptor, spec: ClusterQueueSpec, tree: QuotaTree, requests: Mapping[FlavorResource, int],
-    frs: Iterable[FlavorResource], admitted: Mapping[str, Mapping[str, WorkloadState]],
+    frs: Iterable[FlavorResource], admitted: AdmittedIndex,
 ) -> list[Target]:  # fmt: skip
     """The minimal victim set letting ``requests`` fit ``spec``'s ClusterQueue in ``tree``; [] when none."""
     ctx = _Context(preemptor, spec, tree, frozenset(frs), requests, admitted)

@@ -49,6 +49,16 @@ Shape = tuple[object, ...]
 _Entry = tuple[tuple[int, float, str], int, str]  # (heap order, version, key)
 
 
+def _merge(first: list[_Entry] | None, second: list[_Entry] | None) -> list[_Entry]:
+    """One heap of both heaps' entries: the smaller one's are pushed onto the larger (which is reused)."""
+    if not first or not second:
+        return first or second or []
+    small, large = (first, second) if len(first) < len(second) else (second, first)
+    for entry in small:
+        heapq.heappush(large, entry)
+    return large
+
+
 @dataclass
 class ClusterQueueQueue:
     """The pending workloads of one ClusterQueue, grouped by equivalence class.
@@ -97,24 +107,28 @@ class ClusterQueueQueue:
         self._register_head(shape)
 
     def park(self, state: WorkloadState, version: int) -> None:
-        """``state`` is inadmissible: it and every queued workload of its class wait in the parked set."""
+        """``state`` is inadmissible: it and every queued workload of its class wait in the parked set. The
+        class's heap moves whole (no copy), so parking costs the same for a class of one or of thousands."""
         self.members[state.key] = (version, state)
         shape = equivalence_key(state)
-        parked = self.parked.setdefault(shape, [])
-        parked.append((heap_order(state), version, state.key))
-        active = self.classes.pop(shape, [])
         self._heads.pop(shape, None)
-        parked.extend(e for e in active if e[2] != self.sticky)
-        heapq.heapify(parked)
-        if kept := [e for e in active if e[2] == self.sticky]:  # the sticky preemptor stays queued
-            self.classes[shape] = kept
-            self._register_head(shape)
+        parked = _merge(self.parked.pop(shape, None), self.classes.pop(shape, None))
+        heapq.heappush(parked, (heap_order(state), version, state.key))
+        self.parked[shape] = parked
+        self._keep_sticky_queued(shape)
+
+    def _keep_sticky_queued(self, shape: Shape) -> None:
+        """The sticky preemptor stays queued when its class parks: a second live entry for it goes back to
+        the class's heap (the parked one turns stale once it is popped)."""
+        member = self.members.get(self.sticky) if self.sticky is not None else None
+        if member is None or self.sticky is None or equivalence_key(member[1]) != shape:
+            return
+        self.classes[shape] = [(heap_order(member[1]), member[0], self.sticky)]
+        self._register_head(shape)
 
     def unpark_all(self) -> None:
         for shape, parked in self.parked.items():
-            entries = self.classes.setdefault(shape, [])
-            entries.extend(parked)
-            heapq.heapify(entries)
+            self.classes[shape] = _merge(self.classes.get(shape), parked)
             self._heads.pop(shape, None)
             self._register_head(shape)
         self.parked.clear()
@@ -156,7 +170,10 @@ class ClusterQueueQueue:
 
     @property
     def inadmissible(self) -> dict[str, WorkloadState]:
-        return self._live_in(self.parked)
+        parked = self._live_in(self.parked)
+        if self.sticky is not None:  # also has a parked entry when its class parked (_keep_sticky_queued)
+            parked.pop(self.sticky, None)
+        return parked
 
     def pending(self) -> list[WorkloadState]:
         """Active and inadmissible workloads in heap order (the visibility API's positions)."""
@@ -202,6 +219,16 @@ class QueueManager:
         if state is not None:
             self._popped_generation[state.key] = queue.generation
         return state
+
+    def pop_heads(self) -> list[WorkloadState]:
+        """One head per ClusterQueue, in name order (a cycle's heads); an empty queue is passed over without
+        a pop, since at trace scale most queues are empty in most cycles."""
+        heads = []
+        for cq in sorted(self.queues):
+            queue = self.queues[cq]
+            if (queue.heap or queue.sticky is not None) and (state := self.pop(cq)) is not None:
+                heads.append(state)
+        return heads
 
     def requeue(self, state: WorkloadState, *, inadmissible: bool) -> None:
         """Put a popped head back: to the heap, or to the inadmissible set unless its queue was requeued since."""

@@ -5,7 +5,9 @@ quota, optional borrowing and lending limits, a ``SubtreeQuota`` and a ``Usage``
 kept back by its lending limit (``local_quota``) is never visible to its parent; usage beyond it bubbles up.
 
 A ``QuotaTree`` is mutable only through ``add_usage``/``remove_usage``, which are exact inverses, so a
-scheduling cycle can simulate admissions on a ``clone()`` and throw it away (style rule 7).
+scheduling cycle can simulate admissions on a copy and undo them (style rule 7). ``KeptView`` keeps that copy
+across cycles: it follows the tree by replaying the tree's changes (its journal) and takes back the cycle's
+own, so a cycle costs the usage changes since the last one, not a copy of every node.
 """
 
 from __future__ import annotations
@@ -81,6 +83,8 @@ class QuotaTree:
         self.cqs: dict[str, QuotaNode] = {}
         self.cohorts: dict[str, QuotaNode] = {}
         self.inactive: set[str] = set()
+        self.journal: list[Change] | None = None
+        """Usage changes recorded while not None (``KeptView``), in order."""
         cohort_specs = {c.name: c for c in cohorts}
         cq_specs = list(cluster_queues)
         cyclic = {name for name in cohort_specs if _cohort_chain_has_cycle(cohort_specs, name)}
@@ -137,6 +141,7 @@ class QuotaTree:
         """A copy whose usage can change independently (static quota is shared)."""
         twin = QuotaTree.__new__(QuotaTree)
         twin.inactive = set(self.inactive)
+        twin.journal = None
         mapping: dict[int, QuotaNode] = {}
         for node in [*self.cqs.values(), *self.cohorts.values()]:
             mapping[id(node)] = QuotaNode(
@@ -152,17 +157,58 @@ class QuotaTree:
         return twin
 
     def add_usage(self, cq: str, usage: Mapping[FlavorResource, int]) -> None:
-        node = self.cqs[cq]
-        for fr, amount in usage.items():
-            _change_usage(node, fr, amount)
+        self._change(cq, tuple(usage.items()), 1)
 
     def remove_usage(self, cq: str, usage: Mapping[FlavorResource, int]) -> None:
+        self._change(cq, tuple(usage.items()), -1)
+
+    def _change(self, cq: str, amounts: tuple[tuple[FlavorResource, int], ...], sign: int) -> None:
         node = self.cqs[cq]
-        for fr, amount in usage.items():
-            _change_usage(node, fr, -amount)
+        for fr, amount in amounts:
+            _change_usage(node, fr, sign * amount)
+        if self.journal is not None:
+            self.journal.append((cq, amounts, sign))
+
+    def replay(self, changes: Iterable[Change], sign: int = 1) -> None:
+        """Apply ``changes`` (``sign`` -1: take them back; pass them newest first)."""
+        for cq, amounts, change_sign in changes:
+            self._change(cq, amounts, sign * change_sign)
 
     def usage(self, cq: str) -> dict[FlavorResource, int]:
         return dict(self.cqs[cq].usage)
+
+
+Change = tuple[
+    str, tuple[tuple[FlavorResource, int], ...], int
+]  # (ClusterQueue, amounts, +1 add / -1 remove)
+
+
+class KeptView:
+    """The cycle's copy of a ``QuotaTree``, kept from cycle to cycle (upstream keeps its cache's snapshot
+    the same way rather than building one per cycle). ``begin`` brings it level with the tree by replaying
+    the tree's journal; ``end`` takes back what the cycle did to it. A new tree (reconfiguration) is copied
+    once."""
+
+    def __init__(self) -> None:
+        self._view: QuotaTree | None = None
+        self._source: QuotaTree | None = None
+
+    def begin(self, tree: QuotaTree) -> QuotaTree:
+        view = self._view
+        if view is None or self._source is not tree or tree.journal is None:
+            view = self._view = tree.clone()
+            self._source = tree
+        else:
+            view.replay(tree.journal)
+        tree.journal = []
+        view.journal = []
+        return view
+
+    def end(self) -> None:
+        view = self._view
+        if view is not None and view.journal is not None:
+            changes, view.journal = view.journal, None
+            view.replay(reversed(changes), -1)
 
 
 def _contribution(node: QuotaNode, fr: FlavorResource) -> int:

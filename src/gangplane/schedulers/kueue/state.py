@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from gangplane.api.scheduling.kueue import StopPolicy
 from gangplane.api.scheduling.kueue_workload import EvictionReason, PreemptionReason
 from gangplane.api.scheduling.kueue_workload import WorkloadConditionType as C
+from gangplane.schedulers.kueue.admitted import AdmittedIndex
 from gangplane.schedulers.kueue.fairsharing import PreemptionStrategy
 from gangplane.schedulers.kueue.flavors import Assignment
 from gangplane.schedulers.kueue.model import (
@@ -33,7 +34,7 @@ from gangplane.schedulers.kueue.podsready import (
     pods_ready_deadline,
 )
 from gangplane.schedulers.kueue.queues import QueueManager
-from gangplane.schedulers.kueue.quota import QuotaTree
+from gangplane.schedulers.kueue.quota import KeptView, QuotaTree
 from gangplane.schedulers.kueue.workloads import (
     BACKOFF_FINISHED,
     BACKOFF_FINISHED_MESSAGE,
@@ -92,11 +93,16 @@ class KueueState:
     flavors: dict[str, FlavorSpec] = field(default_factory=dict)
     tree: QuotaTree = field(default_factory=lambda: QuotaTree([]))
     workloads: dict[str, WorkloadState] = field(default_factory=dict)
-    admitted: dict[str, dict[str, WorkloadState]] = field(default_factory=dict)
+    admitted: AdmittedIndex = field(default_factory=AdmittedIndex)
     queues: QueueManager = field(default_factory=QueueManager)
     recovering_since: dict[str, float] = field(default_factory=dict)
     readiness: ReadinessDeadlines = field(default_factory=ReadinessDeadlines)
     """waitForPodsReady deadlines of the admitted workloads not yet ready (empty when it is off)."""
+    view: KeptView = field(default_factory=KeptView)
+    """The admission cycles' copy of ``tree``."""
+    explain: bool = True
+    """Write why a workload is pending: its conditions and the flavor assigner's messages. The simulator
+    turns it off unless asked to explain; the pending reason is kept either way."""
 
     # ------------------------------------------------------------ configuration
 
@@ -182,9 +188,9 @@ class KueueState:
     def _enqueue(self, state: WorkloadState, now: float) -> None:
         if not state.cluster_queue:
             message = f"LocalQueue {state.request.local_queue} doesn't exist"
-            mark_pending(state, PendingReason.PENDING, message, now)
+            mark_pending(state, PendingReason.PENDING, message, now, conditions=self.explain)
             return
-        mark_pending(state, PendingReason.PENDING, "", now)
+        mark_pending(state, PendingReason.PENDING, "", now, conditions=self.explain)
         self.queues.push(state, now)
 
     def restore_admitted(self, request: WorkloadRequest, assignment: Assignment, reserved_at: float,
@@ -199,7 +205,7 @@ class KueueState:
                 self.recovering_since[request.key] = history.recovering_since
         state.pods_ready = pods_ready
         self.workloads[request.key] = state
-        self.admitted.setdefault(request.cluster_queue, {})[request.key] = state
+        self.admitted.add(state)
         self.track_readiness(state)
         if request.cluster_queue in self.tree.cqs:
             self.tree.add_usage(request.cluster_queue, state.usage)
@@ -241,7 +247,7 @@ class KueueState:
     def _release(self, state: WorkloadState, now: float, *, in_cycle: bool = False) -> None:
         if state.cluster_queue in self.tree.cqs:  # the ClusterQueue may be gone
             self.tree.remove_usage(state.cluster_queue, state.usage)
-        self.admitted.get(state.cluster_queue, {}).pop(state.key, None)
+        self.admitted.remove(state.cluster_queue, state.key)
         self.readiness.set(state.key, None)
         self.queues.schedule_requeue(
             self.tree_members(state.cluster_queue), now, popped_heads_too=not in_cycle

@@ -106,22 +106,32 @@ class WorkloadState:
         self.conditions.pop(type_, None)
 
 
-def mark_pending(state: WorkloadState, reason: str, message: str, now: float) -> None:
+def mark_pending(
+    state: WorkloadState, reason: str, message: str, now: float, *, conditions: bool = True
+) -> None:
     """``QuotaReserved=False`` with why, and ``Admitted=False`` beside it (upstream's SyncAdmittedCondition
-    under UnadmittedWorkloadsObservability, on by default)."""
+    under UnadmittedWorkloadsObservability, on by default). ``conditions`` False: only the reason and message
+    are kept (a simulation not asked to explain writes no Workload)."""
     state.pending_reason, state.pending_message = reason, message
+    if not conditions:
+        return
     state.set_condition(C.QUOTA_RESERVED, False, reason, message, now)
     state.set_condition(C.ADMITTED, False, NO_RESERVATION, NO_RESERVATION_MESSAGE, now)
 
 
-def mark_admitted(state: WorkloadState, assignment: Assignment, now: float) -> None:
-    """QuotaReserved and Admitted in one step: the embedded Kueue has no admission checks."""
+def mark_admitted(
+    state: WorkloadState, assignment: Assignment, now: float, *, conditions: bool = True
+) -> None:
+    """QuotaReserved and Admitted in one step: the embedded Kueue has no admission checks. ``conditions``
+    False: the reservation only, no conditions (as ``mark_pending``)."""
     state.phase = Phase.ADMITTED
     state.assignment = assignment
     state.usage = assignment.usage
     state.reserved_at = now
     state.pods_ready = False
     state.pending_reason = state.pending_message = ""
+    if not conditions:
+        return
     message = f"Quota reserved in ClusterQueue {state.cluster_queue}"
     state.set_condition(C.QUOTA_RESERVED, True, "QuotaReserved", message, now)
     state.set_condition(C.ADMITTED, True, "Admitted", "The workload is admitted", now)

@@ -15,7 +15,9 @@ requeue batching after quota is released shows up as ``next_cycle`` wake-ups.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import heapq
+import itertools
+from collections.abc import Iterator, Sequence
 
 from gangplane.api.scheduling.kueue import PreemptionPolicy, QueueingStrategy
 from gangplane.schedulers.core.resources import GPU
@@ -41,6 +43,8 @@ from gangplane.simulator.policies.base import Admit, Decision, PolicyOptions, Pr
 FLAVOR = "default"
 NAMESPACE = "sim"
 MAX_CYCLES_PER_INSTANT = 100_000
+Shape = tuple[int, int]  # (members, GPUs per member)
+_Head = tuple[int, JobSpec, Iterator[JobSpec]]  # (admission number, job, the rest of its shape's queue)
 
 
 def cluster_queue(queue: QueueSpec, total_gpus: int) -> ClusterQueueSpec:
@@ -63,12 +67,15 @@ class KueueBestEffortFifo:
 
     def __init__(self, cluster: ClusterSpec, options: PolicyOptions) -> None:
         self.placer = GangPlacer(cluster)
-        self.state = KueueState()
+        self.state = KueueState(explain=options.explain is not None)
         queues = [cluster_queue(q, cluster.total_gpus) for q in cluster.queues]
         self.state.configure(queues, (), (FlavorSpec(FLAVOR),), 0.0)
         self._jobs: dict[str, JobSpec] = {}
         self._attempts: dict[int, int] = {}
         self._unplaced: dict[int, JobSpec] = {}  # admitted, waiting for nodes, in admission order
+        self._by_shape: dict[Shape, dict[int, JobSpec]] = {}  # the same, per gang shape
+        self._admission = itertools.count()
+        self._order: dict[int, int] = {}  # job id -> admission sequence number
         self.explain_log = None if options.explain is None else ExplainLog(options.explain)
 
     def submit(self, job: JobSpec, now: float) -> None:
@@ -85,6 +92,8 @@ class KueueBestEffortFifo:
         self.placer.release(job_id)
         key = self._key(job_id)
         self.state.finish_workload(key, True, "", now)
+        # gone, as its owner's garbage collection would delete it: a replay never reads it again
+        self.state.delete_workload(key, now)
         del self._jobs[key]
 
     def schedule(self, now: float) -> Sequence[Decision]:
@@ -95,7 +104,7 @@ class KueueBestEffortFifo:
                 self._evict(self._jobs[eviction.key], decisions)
             for workload in result.admitted:
                 job = self._jobs[workload.key]
-                self._unplaced[job.id] = job
+                self._hold(job)
                 decisions.append(Admit(job.id))
             if not result.progressed:
                 break
@@ -123,29 +132,58 @@ class KueueBestEffortFifo:
     def _key(self, job_id: int) -> str:
         return f"{NAMESPACE}/j{job_id}-{self._attempts[job_id]}"
 
+    def _hold(self, job: JobSpec) -> None:
+        self._unplaced[job.id] = job
+        self._by_shape.setdefault(_shape(job), {})[job.id] = job
+        self._order[job.id] = next(self._admission)
+
+    def _unhold(self, job: JobSpec) -> bool:
+        if self._unplaced.pop(job.id, None) is None:
+            return False
+        shape = _shape(job)
+        del self._by_shape[shape][job.id]
+        if not self._by_shape[shape]:
+            del self._by_shape[shape]
+        del self._order[job.id]
+        return True
+
     def _evict(self, job: JobSpec, decisions: list[Decision]) -> None:
         """Kueue released the quota and requeued the workload; stop its pods if they run."""
-        if self._unplaced.pop(job.id, None) is None and self.placer.is_placed(job.id):
+        if not self._unhold(job) and self.placer.is_placed(job.id):
             self.placer.release(job.id)
             decisions.append(Preempt(job.id, "evicted by Kueue"))
 
     def _place(self, decisions: list[Decision]) -> None:
         """Place admitted workloads in admission order. Free GPUs only shrink while placing, so a gang shape
-        ruled out once stays ruled out for this pass and is not tried again."""
+        ruled out once stays ruled out for this pass: the pass reads the shapes' queues merged by admission
+        order and stops reading a shape at its first ruled-out workload, so it costs the workloads tried,
+        not every admitted workload still waiting for nodes."""
         free = self.placer.free_gpus()
-        ruled_out: set[tuple[int, int]] = set()
-        for job in list(self._unplaced.values()):
-            shape = (job.members, job.gpus_per_member)
-            if shape in ruled_out:
-                continue
+        heads: list[_Head] = []
+        for jobs in self._by_shape.values():
+            self._push_next(heads, iter(jobs.values()))
+        placed: list[JobSpec] = []
+        while heads:
+            _, job, rest = heapq.heappop(heads)
             if not self.placer.might_fit(job, free):
-                ruled_out.add(shape)
-                continue
+                continue  # its shape is ruled out for this pass
             nodes = self.placer.place(job)
             if nodes is not None:
-                del self._unplaced[job.id]
+                placed.append(job)
                 decisions.append(Start(job.id, nodes))
                 free = self.placer.free_gpus()
+            self._push_next(heads, rest)
+        for job in placed:
+            self._unhold(job)
+
+    def _push_next(self, heads: list[_Head], rest: Iterator[JobSpec]) -> None:
+        job = next(rest, None)
+        if job is not None:
+            heapq.heappush(heads, (self._order[job.id], job, rest))
+
+
+def _shape(job: JobSpec) -> Shape:
+    return job.members, job.gpus_per_member
 
 
 __all__ = ["KueueBestEffortFifo", "cluster_queue"]

@@ -145,10 +145,17 @@ def test_pod_log_tail(app_client: TestClient, logs_dir: Path) -> None:
 def test_event_stream_sends_one_coalesced_change(filled: MemoryStore, app_client: TestClient) -> None:
     _signed_in(app_client)
 
+    seen_data = threading.Event()
+
     def burst() -> None:
-        time.sleep(0.3)
-        for i in range(20):
-            put(filled, catalog.PODS, pod("burst", i))
+        # Bursts until the stream has spoken: on a loaded machine the stream's watch may open after the
+        # first burst, which it would then never see (a fixed delay made this test hang).
+        for round_ in range(100):
+            time.sleep(0.1)
+            for i in range(20):
+                put(filled, catalog.PODS, pod("burst", round_ * 20 + i))
+            if seen_data.wait(0.2):
+                return
 
     threading.Thread(target=burst, daemon=True).start()
     with app_client.stream("GET", "/ui/events?watch=pods,trainjobs") as response:
@@ -159,6 +166,7 @@ def test_event_stream_sends_one_coalesced_change(filled: MemoryStore, app_client
             seen.append(line)
             if line.startswith("data:"):
                 break
+    seen_data.set()
     assert "event: changed" in seen
     assert int(seen[-1].split(":")[1]) >= 1
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from gangplane.schedulers.kai.fairshare import ShareInput, TreeQueue, divide_tree
+from gangplane.schedulers.kai.memo import KaiMemo
 from gangplane.schedulers.kai.model import RESOURCES, KaiQueue, Res
 
 _EPS = 1e-9
@@ -40,8 +41,10 @@ class KaiBook:
         queues: Sequence[KaiQueue],
         usage: Mapping[str, tuple[Res, Res, Res]],
         k_value: float = 1.0,
+        memo: KaiMemo | None = None,
     ) -> None:
-        """``usage[leaf]`` = (allocated, allocated non-preemptible, requested = allocated + pending)."""
+        """``usage[leaf]`` = (allocated, allocated non-preemptible, requested = allocated + pending);
+        ``memo`` keeps the last fair shares, reused while total, queues and requests are unchanged."""
         self.total = total
         self.queues = {q.name: q for q in queues}
         self.children: dict[str | None, list[str]] = {}
@@ -57,9 +60,38 @@ class KaiBook:
                 state.allocated = state.allocated + alloc
                 state.allocated_non_preemptible = state.allocated_non_preemptible + non_preemptible
                 state.requested = state.requested + requested
-        self._divide(k_value)
+        self._divide(k_value, memo)
 
-    def _divide(self, k_value: float) -> None:
+    def _divide(self, k_value: float, memo: KaiMemo | None) -> None:
+        """Fair shares per resource; only when queue demand (``requested``), the queues or the total changed
+        since the memo's last book (the division reads nothing else)."""
+        queues = tuple(self.queues.values())
+        key = (k_value, self.total.tobytes(), tuple(self.states[q.name].requested.tobytes() for q in queues))
+        if memo is not None and memo.shares is not None:
+            kept_key, kept_queues, fair = memo.shares
+            if (
+                kept_key == key
+                and len(kept_queues) == len(queues)
+                and all(a is b for a, b in zip(kept_queues, queues, strict=True))
+            ):
+                self._set_fair(fair)
+                return
+        fair = self._fair_shares(k_value)
+        if memo is not None:
+            memo.shares = (key, queues, fair)
+        self._set_fair(fair)
+
+    def _set_fair(self, fair: Mapping[str, Res]) -> None:
+        for name, value in fair.items():
+            self.states[name].fair = value.copy()
+        for state in self.states.values():
+            parent_total = (
+                self.total if state.queue.parent not in self.states else self.states[state.queue.parent].fair
+            )
+            state.deserved = state.queue.deserved(parent_total)
+
+    def _fair_shares(self, k_value: float) -> dict[str, Res]:
+        fair = {name: _zeros() for name in self.queues}
         for r in range(len(RESOURCES)):
             tree = [
                 TreeQueue(
@@ -77,12 +109,8 @@ class KaiBook:
                 for q in self.queues.values()
             ]
             for name, value in divide_tree(float(self.total[r]), tree, k_value).items():
-                self.states[name].fair[r] = value
-        for state in self.states.values():
-            parent_total = (
-                self.total if state.queue.parent not in self.states else self.states[state.queue.parent].fair
-            )
-            state.deserved = state.queue.deserved(parent_total)
+                fair[name][r] = value
+        return fair
 
     # ------------------------------------------------------------ lookups
 

@@ -20,7 +20,7 @@ from gangplane.schedulers.kai.gangs import above_minimum, satisfied
 from gangplane.schedulers.kai.model import KaiJob, Member, Res
 from gangplane.schedulers.kai.session import KaiSession
 
-NOT_ENOUGH_RESOURCES = "NotEnoughResources"  # placement's reason when no node set holds the gang
+NOT_ENOUGH_RESOURCES = placement.NOT_ENOUGH_RESOURCES  # placement's reason when no node set holds the gang
 
 
 def job_order(job: KaiJob) -> tuple[int, int, tuple[str, str], str]:
@@ -47,22 +47,36 @@ def _waiting(session: KaiSession) -> dict[str, list[KaiJob]]:
 def allocate(session: KaiSession) -> None:
     per_queue = _waiting(session)
     releasing = _terminating(session)
+    failed: placement.Failed = {}
+    heads: dict[str, Res] = {}  # job -> its pending request, while it does not change
     while per_queue:
-        heads = [(q, session.request(jobs[0].pending())) for q, jobs in per_queue.items()]
-        queue = min(heads, key=cmp_to_key(session.book.compare))[0]
+        queue = _next_queue(session, per_queue, heads)
         job = per_queue[queue].pop(0)
         if not per_queue[queue]:
             del per_queue[queue]
-        attempt = placement.place(session, job)
+        attempt = placement.place(session, job, failed=failed)
         if not attempt.ok and not _pipeline(session, job, releasing):
             session.reasons[job.key] = (attempt.reason, attempt.message)
         if not attempt.ok:
             continue
         placement.commit(session, job, attempt)
+        heads.pop(job.key, None)
         session.reasons.pop(job.key, None)
         if job.pending():
             per_queue.setdefault(queue, []).append(job)
             per_queue[queue].sort(key=job_order)
+
+
+def _next_queue(session: KaiSession, per_queue: dict[str, list[KaiJob]], heads: dict[str, Res]) -> str:
+    """The queue the comparator prefers for its head job (each head's request kept while it is unplaced)."""
+    pairs = []
+    for queue, jobs in per_queue.items():
+        head = jobs[0]
+        request = heads.get(head.key)
+        if request is None:
+            request = heads[head.key] = session.request(head.pending())
+        pairs.append((queue, request))
+    return min(pairs, key=cmp_to_key(session.book.compare))[0]
 
 
 def _pipeline(session: KaiSession, job: KaiJob, releasing: list[Member]) -> bool:

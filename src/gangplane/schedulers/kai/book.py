@@ -18,6 +18,7 @@ from gangplane.schedulers.kai.memo import KaiMemo
 from gangplane.schedulers.kai.model import RESOURCES, KaiQueue, Res
 
 _EPS = 1e-9
+OrderKey = tuple[int, int, int, int, float, float, float, tuple[str, str]]
 
 
 @dataclass(slots=True)
@@ -54,6 +55,9 @@ class KaiBook:
         self.states = {
             q.name: QueueState(q, _zeros(), _zeros(), _zeros(), _zeros(), _zeros()) for q in queues
         }
+        # the comparator's keys, valid until the next allocate/release; ``leveled`` pairs (the tree is fixed)
+        self._keys: dict[tuple[str, bytes], OrderKey] = {}
+        self._levels: dict[tuple[str, str], tuple[str, str]] = {}
         for leaf, (alloc, non_preemptible, requested) in usage.items():
             for name in self.chain(leaf):
                 state = self.states[name]
@@ -134,10 +138,14 @@ class KaiBook:
         ratios = np.where(share > _EPS, used / np.where(share > _EPS, share, 1.0), used * 1000.0)
         return float(ratios.max(initial=0.0))
 
-    def order_key(
-        self, name: str, request: Res
-    ) -> tuple[int, int, int, int, float, float, float, tuple[str, str]]:
-        """The queue comparator, first decisive rule wins (kai.md §7 rules 1-8)."""
+    def order_key(self, name: str, request: Res) -> OrderKey:
+        """The queue comparator, first decisive rule wins (kai.md §7 rules 1-8); kept until the book moves."""
+        found = self._keys.get((name, request.tobytes()))
+        if found is None:
+            found = self._keys[(name, request.tobytes())] = self._order_key(name, request)
+        return found
+
+    def _order_key(self, name: str, request: Res) -> OrderKey:
         state = self.states[name]
         over = int(self.over_utilized(name))
         starved = int(not np.all(state.allocated + request <= state.deserved + _EPS))
@@ -275,11 +283,15 @@ class KaiBook:
     def leveled(self, reclaimer: str, victim: str) -> tuple[str, str]:
         """The reclaimer's and the victim's ancestors at the first level where their paths differ
         (``getLeveledQueues``): siblings are what the strategies compare."""
+        found = self._levels.get((reclaimer, victim))
+        if found is not None:
+            return found
         mine, theirs = self.chain(reclaimer)[::-1], self.chain(victim)[::-1]
         pair = (mine[0], theirs[0])
         for pair in zip(mine, theirs, strict=False):
             if pair[0] != pair[1]:
                 break
+        self._levels[(reclaimer, victim)] = pair
         return pair
 
     def reclaimable(self, reclaimer: str, request: Res, victim_queue: str) -> bool:
@@ -306,6 +318,7 @@ class KaiBook:
     # ------------------------------------------------------------ events
 
     def allocate(self, name: str, request: Res, preemptible: bool) -> None:
+        self._keys.clear()
         for queue in self.chain(name):
             state = self.states[queue]
             state.allocated = state.allocated + request

@@ -121,9 +121,9 @@ def _running(session: KaiSession, job: KaiJob) -> bool:
     in the cycle that binds it would only make the two writes race, and lets two jobs evict each other
     cycle after cycle)."""
     return (
-        any(m.running for m in job.members)
-        and job.key not in session.pipelined
+        job.key not in session.pipelined
         and job.key not in session.bound_now
+        and any(m.running for m in job.members)
     )
 
 

@@ -1,9 +1,10 @@
 """What a KAI session keeps across cycles: inputs parsed once per object, as kube-scheduler's cache parses a
 pod once per resourceVersion (``schedulers/cache.py``), and the fair shares of the last queue book.
 
-Wire dicts are read-only by contract (``schedulers/base.py``) and a changed object arrives as a new dict, so
-an entry is reused while the dict it was parsed from is the *same object* with the same resourceVersion; the
-entry holds that dict, so its identity cannot be reused by another. Every table keeps only the objects seen
+Wire dicts are read-only by contract (``schedulers/base.py``) and a changed object arrives as a new dict (the
+informer stores each event's object; the simulator's shell builds a new dict per change), so an entry is
+reused while the dict it was parsed from is the *same object*; the entry holds that dict, so its identity
+cannot pass to another. Every table keeps only the objects seen
 in the latest cycle, so memory follows the cluster. The same sequence of views gives the same results with
 or without the memo (``tests/schedulers/kai/test_kai_memo.py``).
 """
@@ -19,25 +20,21 @@ from gangplane.schedulers.core.resources import ResourceIndex
 T = TypeVar("T")
 
 
-def _rv(obj: Mapping[str, Any]) -> object:
-    return (obj.get("metadata") or {}).get("resourceVersion")
-
-
 class ObjectTable(Generic[T]):
     """Values derived from one wire dict each, by key; rebuilt when the dict (or what it depends on) changes."""
 
     def __init__(self) -> None:
-        self._kept: dict[Hashable, tuple[Mapping[str, Any], object, object, T]] = {}
-        self._seen: dict[Hashable, tuple[Mapping[str, Any], object, object, T]] = {}
+        self._kept: dict[Hashable, tuple[Mapping[str, Any], object, T]] = {}
+        self._seen: dict[Hashable, tuple[Mapping[str, Any], object, T]] = {}
 
     def get(self, key: Hashable, obj: Mapping[str, Any], make: Callable[[], T], depends: object = None) -> T:
         """The value for ``obj`` under ``key``; ``make()`` when it is new or changed. ``depends`` is compared
         by identity too (e.g. the priority classes a PodGroup's priority was resolved against)."""
         kept = self._kept.get(key)
-        if kept is None or kept[0] is not obj or kept[2] is not depends or kept[1] != _rv(obj):
-            kept = (obj, _rv(obj), depends, make())
+        if kept is None or kept[0] is not obj or kept[1] is not depends:
+            kept = (obj, depends, make())
         self._seen[key] = kept
-        return kept[3]
+        return kept[2]
 
     def end_cycle(self) -> None:
         """Forget the objects not seen since the last call."""

@@ -152,16 +152,20 @@ class _PodFacts:
     group: str | None  # the named PodGroup
     releasing: bool  # metadata.deletionTimestamp set
     finished: bool  # phase Succeeded or Failed
+    subgroup: str  # the SubGroup its labels name (or its JobSet replica's), "" for none
 
 
 def _facts(obj: Mapping[str, Any], config: KaiConfig) -> _PodFacts:
     mine = ((obj.get("spec") or {}).get("schedulerName") or "") == config.scheduler_name
+    meta = obj.get("metadata") or {}
+    labels = meta.get("labels") or {}
     return _PodFacts(
         mine,
         pod_key(obj),
         group_name(obj),
-        bool((obj.get("metadata") or {}).get("deletionTimestamp")),
+        bool(meta.get("deletionTimestamp")),
         (obj.get("status") or {}).get("phase") in ("Succeeded", "Failed"),
+        labels.get(kai.SUBGROUP_LABEL) or model.leaf_of_jobset_pod(labels),
     )
 
 
@@ -224,8 +228,7 @@ def _task_order(member: Member) -> tuple[int, int, float, str]:
 
 
 def _add_member(job: KaiJob, facts: _PodFacts, info: PodInfo) -> None:
-    leaf = job.tree.leaf_of(info.labels.get(kai.SUBGROUP_LABEL) or model.leaf_of_jobset_pod(info.labels))
-    job.members.append(Member(info, leaf, bool(info.node_name), facts.releasing))
+    job.members.append(Member(info, job.tree.leaf_of(facts.subgroup), bool(info.node_name), facts.releasing))
 
 
 def _total(snapshot: Snapshot) -> Res:

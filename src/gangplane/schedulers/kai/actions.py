@@ -76,7 +76,10 @@ def _next_queue(session: KaiSession, per_queue: dict[str, list[KaiJob]], heads: 
         if request is None:
             request = heads[head.key] = session.request(head.pending())
         pairs.append((queue, request))
-    return min(pairs, key=cmp_to_key(session.book.compare))[0]
+    book = session.book
+    if len({book.queues[q].parent for q, _ in pairs}) == 1:  # siblings: compared as they are, by their keys
+        return min(pairs, key=lambda pair: book.order_key(*pair))[0]
+    return min(pairs, key=cmp_to_key(book.compare))[0]
 
 
 def _pipeline(session: KaiSession, job: KaiJob, releasing: list[Member]) -> bool:

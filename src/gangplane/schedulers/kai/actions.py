@@ -107,14 +107,14 @@ def _pipeline(session: KaiSession, job: KaiJob, releasing: list[Member]) -> bool
 # ---------------------------------------------------------------- evictions
 
 
-def _starving(session: KaiSession) -> list[KaiJob]:
+def _starving(session: KaiSession, keep: Callable[[KaiJob], bool] = lambda job: True) -> list[KaiJob]:
     """Jobs with pods allocate could not place: gangs short of their minimum, and elastic jobs wanting their
     next pod (upstream reclaims and preempts for elastic growth too, ``reclaim_elastic_test.go`` "Elastic
-    job reclaims single task from another elastic job")."""
+    job reclaims single task from another elastic job"). ``keep`` filters before the sort."""
     starving = [
         j
         for j in session.jobs.values()
-        if j.key not in session.pipelined and session.book.is_leaf(j.queue) and j.pending()
+        if j.key not in session.pipelined and session.book.is_leaf(j.queue) and keep(j) and j.pending()
     ]
     return sorted(starving, key=job_order)
 
@@ -259,7 +259,7 @@ def _lowest_victim_priority(session: KaiSession) -> dict[str, int]:
 def preempt(session: KaiSession) -> None:
     lowest = _lowest_victim_priority(session)
     explain = session.config.explain
-    starving = [j for j in _starving(session) if explain or j.priority > lowest.get(j.queue, j.priority)]
+    starving = _starving(session, lambda j: explain or j.priority > lowest.get(j.queue, j.priority))
     if not starving:
         return
     releasing = _terminating(session)

@@ -169,14 +169,23 @@ def _facts(obj: Mapping[str, Any], config: KaiConfig) -> _PodFacts:
     )
 
 
-def _jobs(view: ClusterView, config: KaiConfig, memo: KaiMemo) -> tuple[dict[str, KaiJob], LeftOut]:
-    classes = memo.classes(view.objects_of(PRIORITY_CLASSES))
+def _group_jobs(
+    view: ClusterView, memo: KaiMemo, classes: PriorityClasses
+) -> dict[str, KaiJob | tuple[str, str]]:
+    """Each PodGroup's job (a fresh copy of the kept template, no members yet) or why it cannot run."""
     built: dict[str, KaiJob | tuple[str, str]] = {}
     for g in view.objects_of(KAI_PODGROUPS):
         found = memo.groups.get(id(g), g, partial(_job, g, classes), classes)
-        built[found.key if isinstance(found, KaiJob) else _group_key(g)] = (
-            found.fresh() if isinstance(found, KaiJob) else found
-        )
+        if isinstance(found, KaiJob):
+            built[found.key] = found.fresh()
+        else:
+            built[_group_key(g)] = found
+    return built
+
+
+def _jobs(view: ClusterView, config: KaiConfig, memo: KaiMemo) -> tuple[dict[str, KaiJob], LeftOut]:
+    classes = memo.classes(view.objects_of(PRIORITY_CLASSES))
+    built = _group_jobs(view, memo, classes)
     jobsets: dict[str, Mapping[str, Any]] | None = None
     pending = {p.key: p for p in view.pending}
     held_back: dict[str, list[str]] = {}

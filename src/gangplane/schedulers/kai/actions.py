@@ -20,7 +20,7 @@ from gangplane.schedulers.kai.gangs import above_minimum, satisfied
 from gangplane.schedulers.kai.model import KaiJob, Member, Res
 from gangplane.schedulers.kai.session import KaiSession
 
-NOT_ENOUGH_RESOURCES = "NotEnoughResources"  # placement's reason when no node set holds the gang
+NOT_ENOUGH_RESOURCES = placement.NOT_ENOUGH_RESOURCES  # placement's reason when no node set holds the gang
 
 
 def job_order(job: KaiJob) -> tuple[int, int, tuple[str, str], str]:
@@ -33,33 +33,53 @@ def job_order(job: KaiJob) -> tuple[int, int, tuple[str, str], str]:
 
 def _waiting(session: KaiSession) -> dict[str, list[KaiJob]]:
     per_queue: dict[str, list[KaiJob]] = {}
-    for job in sorted(session.jobs.values(), key=job_order):
+    waiting = []
+    for job in session.jobs.values():
         if not session.book.is_leaf(job.queue):
             session.reasons[job.key] = ("QueueIsNotLeaf", f"queue {job.queue} is not a leaf queue")
-        elif job.pending() and job.key not in session.pipelined:
-            per_queue.setdefault(job.queue, []).append(job)
+        elif job.key not in session.pipelined and job.pending():
+            waiting.append(job)
+    for job in sorted(waiting, key=job_order):
+        per_queue.setdefault(job.queue, []).append(job)
     return per_queue
 
 
 def allocate(session: KaiSession) -> None:
     per_queue = _waiting(session)
     releasing = _terminating(session)
+    failed: placement.Failed = {}
+    heads: dict[str, Res] = {}  # job -> its pending request, while it does not change
     while per_queue:
-        heads = [(q, session.request(jobs[0].pending())) for q, jobs in per_queue.items()]
-        queue = min(heads, key=cmp_to_key(session.book.compare))[0]
+        queue = _next_queue(session, per_queue, heads)
         job = per_queue[queue].pop(0)
         if not per_queue[queue]:
             del per_queue[queue]
-        attempt = placement.place(session, job)
+        attempt = placement.place(session, job, failed=failed)
         if not attempt.ok and not _pipeline(session, job, releasing):
             session.reasons[job.key] = (attempt.reason, attempt.message)
         if not attempt.ok:
             continue
         placement.commit(session, job, attempt)
+        heads.pop(job.key, None)
         session.reasons.pop(job.key, None)
         if job.pending():
             per_queue.setdefault(queue, []).append(job)
             per_queue[queue].sort(key=job_order)
+
+
+def _next_queue(session: KaiSession, per_queue: dict[str, list[KaiJob]], heads: dict[str, Res]) -> str:
+    """The queue the comparator prefers for its head job (each head's request kept while it is unplaced)."""
+    pairs = []
+    for queue, jobs in per_queue.items():
+        head = jobs[0]
+        request = heads.get(head.key)
+        if request is None:
+            request = heads[head.key] = session.request(head.pending())
+        pairs.append((queue, request))
+    book = session.book
+    if len({book.queues[q].parent for q, _ in pairs}) == 1:  # siblings: compared as they are, by their keys
+        return min(pairs, key=lambda pair: book.order_key(*pair))[0]
+    return min(pairs, key=cmp_to_key(book.compare))[0]
 
 
 def _pipeline(session: KaiSession, job: KaiJob, releasing: list[Member]) -> bool:
@@ -87,15 +107,16 @@ def _pipeline(session: KaiSession, job: KaiJob, releasing: list[Member]) -> bool
 # ---------------------------------------------------------------- evictions
 
 
-def _starving(session: KaiSession) -> list[KaiJob]:
+def _starving(session: KaiSession, keep: Callable[[KaiJob], bool] = lambda job: True) -> list[KaiJob]:
     """Jobs with pods allocate could not place: gangs short of their minimum, and elastic jobs wanting their
     next pod (upstream reclaims and preempts for elastic growth too, ``reclaim_elastic_test.go`` "Elastic
-    job reclaims single task from another elastic job")."""
-    return [
+    job reclaims single task from another elastic job"). ``keep`` filters before the sort."""
+    starving = [
         j
-        for j in sorted(session.jobs.values(), key=job_order)
-        if j.pending() and j.key not in session.pipelined and session.book.is_leaf(j.queue)
+        for j in session.jobs.values()
+        if j.key not in session.pipelined and session.book.is_leaf(j.queue) and keep(j) and j.pending()
     ]
+    return sorted(starving, key=job_order)
 
 
 def _running(session: KaiSession, job: KaiJob) -> bool:
@@ -103,9 +124,9 @@ def _running(session: KaiSession, job: KaiJob) -> bool:
     in the cycle that binds it would only make the two writes race, and lets two jobs evict each other
     cycle after cycle)."""
     return (
-        any(m.running for m in job.members)
-        and job.key not in session.pipelined
+        job.key not in session.pipelined
         and job.key not in session.bound_now
+        and any(m.running for m in job.members)
     )
 
 
@@ -176,7 +197,20 @@ def _reclaim_victims(
         yield from victims.in_order(session, jobs, spare, wholes)
 
 
+def _reclaim_possible(session: KaiSession) -> bool:
+    """Could any job reclaim at all: is some queue, or an ancestor of it, over its deserved quota while it
+    holds a running preemptible job? Neither strategy takes from a queue within quota (``within_quota``);
+    without a first eviction no allocation moves in this action, so the answer stays (upstream's reclaim
+    likewise returns early without victims)."""
+    book = session.book
+    held = {j.queue for j in session.jobs.values() if j.preemptible and _running(session, j)}
+    return any(not book.within_quota(a) for q in held for a in book.chain(q))
+
+
 def reclaim(session: KaiSession) -> None:
+    possible = _reclaim_possible(session)
+    if not possible and not session.config.explain:
+        return  # what follows would only add reasons: no victim exists
     releasing = _terminating(session)
     rank = _base_rank(session)
     by_queue = {
@@ -191,7 +225,7 @@ def reclaim(session: KaiSession) -> None:
         if (refusal := session.book.reclaim_refusal(job.queue, request, job.preemptible)) is not None:
             _explain(session, job, f"no reclaim: {refusal}")
             continue
-        if _waiting_for_releasing(session, job, releasing):
+        if _waiting_for_releasing(session, job, releasing) or not possible:
             continue
         units = _reclaim_victims(session, job, by_queue, elastic, rank, wholes)
         chosen = victims.search(session, job, units, _reclaim_rule(session, job, request))
@@ -212,13 +246,30 @@ def _explain(session: KaiSession, job: KaiJob, why: str) -> None:
         session.reasons[job.key] = (reason, f"{message.rstrip('.')}; {why}")
 
 
+def _lowest_victim_priority(session: KaiSession) -> dict[str, int]:
+    """Per queue, the lowest priority of its running preemptible jobs: a job may preempt only above it.
+    Evictions only remove victims, so what holds at the start holds through the action."""
+    lowest: dict[str, int] = {}
+    for j in session.jobs.values():
+        if j.preemptible and _running(session, j):
+            lowest[j.queue] = min(lowest.get(j.queue, j.priority), j.priority)
+    return lowest
+
+
 def preempt(session: KaiSession) -> None:
+    lowest = _lowest_victim_priority(session)
+    explain = session.config.explain
+    starving = _starving(session, lambda j: explain or j.priority > lowest.get(j.queue, j.priority))
+    if not starving:
+        return
     releasing = _terminating(session)
     by_queue = _preemptible_by_queue(session)
     wholes: dict[str, victims.Unit] = {}
-    for job in _starving(session):
+    for job in starving:
         if _waiting_for_releasing(session, job, releasing):
             continue
+        if job.priority <= lowest.get(job.queue, job.priority):
+            continue  # no running preemptible job of lower priority in its queue
         jobs = [v for v in by_queue.get(job.queue, []) if v.priority < job.priority and _running(session, v)]
         jobs.sort(key=lambda v: v.priority)  # stable: newest first within a priority
         units = victims.in_order(session, jobs, [v for v in jobs if victims.is_elastic(v)], wholes)

@@ -14,9 +14,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from gangplane.schedulers.kai.fairshare import ShareInput, TreeQueue, divide_tree
+from gangplane.schedulers.kai.memo import KaiMemo
 from gangplane.schedulers.kai.model import RESOURCES, KaiQueue, Res
 
 _EPS = 1e-9
+OrderKey = tuple[int, int, int, int, float, float, float, tuple[str, str]]
 
 
 @dataclass(slots=True)
@@ -40,8 +42,10 @@ class KaiBook:
         queues: Sequence[KaiQueue],
         usage: Mapping[str, tuple[Res, Res, Res]],
         k_value: float = 1.0,
+        memo: KaiMemo | None = None,
     ) -> None:
-        """``usage[leaf]`` = (allocated, allocated non-preemptible, requested = allocated + pending)."""
+        """``usage[leaf]`` = (allocated, allocated non-preemptible, requested = allocated + pending);
+        ``memo`` keeps the last fair shares, reused while total, queues and requests are unchanged."""
         self.total = total
         self.queues = {q.name: q for q in queues}
         self.children: dict[str | None, list[str]] = {}
@@ -51,15 +55,47 @@ class KaiBook:
         self.states = {
             q.name: QueueState(q, _zeros(), _zeros(), _zeros(), _zeros(), _zeros()) for q in queues
         }
+        # the comparator's keys, valid until the next allocate/release; ``leveled`` pairs (the tree is fixed)
+        self._keys: dict[tuple[str, bytes], OrderKey] = {}
+        self._levels: dict[tuple[str, str], tuple[str, str]] = {}
         for leaf, (alloc, non_preemptible, requested) in usage.items():
             for name in self.chain(leaf):
                 state = self.states[name]
                 state.allocated = state.allocated + alloc
                 state.allocated_non_preemptible = state.allocated_non_preemptible + non_preemptible
                 state.requested = state.requested + requested
-        self._divide(k_value)
+        self._divide(k_value, memo)
 
-    def _divide(self, k_value: float) -> None:
+    def _divide(self, k_value: float, memo: KaiMemo | None) -> None:
+        """Fair shares per resource; only when queue demand (``requested``), the queues or the total changed
+        since the memo's last book (the division reads nothing else)."""
+        queues = tuple(self.queues.values())
+        key = (k_value, self.total.tobytes(), tuple(self.states[q.name].requested.tobytes() for q in queues))
+        if memo is not None and memo.shares is not None:
+            kept_key, kept_queues, fair = memo.shares
+            if (
+                kept_key == key
+                and len(kept_queues) == len(queues)
+                and all(a is b for a, b in zip(kept_queues, queues, strict=True))
+            ):
+                self._set_fair(fair)
+                return
+        fair = self._fair_shares(k_value)
+        if memo is not None:
+            memo.shares = (key, queues, fair)
+        self._set_fair(fair)
+
+    def _set_fair(self, fair: Mapping[str, Res]) -> None:
+        for name, value in fair.items():
+            self.states[name].fair = value.copy()
+        for state in self.states.values():
+            parent_total = (
+                self.total if state.queue.parent not in self.states else self.states[state.queue.parent].fair
+            )
+            state.deserved = state.queue.deserved(parent_total)
+
+    def _fair_shares(self, k_value: float) -> dict[str, Res]:
+        fair = {name: _zeros() for name in self.queues}
         for r in range(len(RESOURCES)):
             tree = [
                 TreeQueue(
@@ -77,12 +113,8 @@ class KaiBook:
                 for q in self.queues.values()
             ]
             for name, value in divide_tree(float(self.total[r]), tree, k_value).items():
-                self.states[name].fair[r] = value
-        for state in self.states.values():
-            parent_total = (
-                self.total if state.queue.parent not in self.states else self.states[state.queue.parent].fair
-            )
-            state.deserved = state.queue.deserved(parent_total)
+                fair[name][r] = value
+        return fair
 
     # ------------------------------------------------------------ lookups
 
@@ -106,10 +138,14 @@ class KaiBook:
         ratios = np.where(share > _EPS, used / np.where(share > _EPS, share, 1.0), used * 1000.0)
         return float(ratios.max(initial=0.0))
 
-    def order_key(
-        self, name: str, request: Res
-    ) -> tuple[int, int, int, int, float, float, float, tuple[str, str]]:
-        """The queue comparator, first decisive rule wins (kai.md §7 rules 1-8)."""
+    def order_key(self, name: str, request: Res) -> OrderKey:
+        """The queue comparator, first decisive rule wins (kai.md §7 rules 1-8); kept until the book moves."""
+        found = self._keys.get((name, request.tobytes()))
+        if found is None:
+            found = self._keys[(name, request.tobytes())] = self._order_key(name, request)
+        return found
+
+    def _order_key(self, name: str, request: Res) -> OrderKey:
         state = self.states[name]
         over = int(self.over_utilized(name))
         starved = int(not np.all(state.allocated + request <= state.deserved + _EPS))
@@ -247,11 +283,15 @@ class KaiBook:
     def leveled(self, reclaimer: str, victim: str) -> tuple[str, str]:
         """The reclaimer's and the victim's ancestors at the first level where their paths differ
         (``getLeveledQueues``): siblings are what the strategies compare."""
+        found = self._levels.get((reclaimer, victim))
+        if found is not None:
+            return found
         mine, theirs = self.chain(reclaimer)[::-1], self.chain(victim)[::-1]
         pair = (mine[0], theirs[0])
         for pair in zip(mine, theirs, strict=False):
             if pair[0] != pair[1]:
                 break
+        self._levels[(reclaimer, victim)] = pair
         return pair
 
     def reclaimable(self, reclaimer: str, request: Res, victim_queue: str) -> bool:
@@ -278,6 +318,7 @@ class KaiBook:
     # ------------------------------------------------------------ events
 
     def allocate(self, name: str, request: Res, preemptible: bool) -> None:
+        self._keys.clear()
         for queue in self.chain(name):
             state = self.states[queue]
             state.allocated = state.allocated + request

@@ -52,8 +52,8 @@ def divide(
         given = min(quota, requestable(q))
         fair[q.name] = given
         left -= given
-    if left <= _EPS:
-        return fair
+    if left <= _EPS or all(requestable(q) - fair[q.name] <= _EPS for q in queues):
+        return fair  # nothing left to give, or nobody wants more: the over-quota passes give nothing
     buckets = _priority_buckets(queues)
     leftovers: dict[str, float] = {}
     for bucket in buckets:

@@ -92,6 +92,13 @@ class KaiJob:
     obj: Mapping[str, Any] | None  # None: derived here, no object to write status to
     members: list[Member] = field(default_factory=list)
 
+    def fresh(self) -> KaiJob:
+        """This job without members: a session's own copy of a kept template (members change per cycle)."""
+        return KaiJob(
+            self.key, self.namespace, self.name, self.queue, self.priority, self.preemptible, self.tree,
+            self.topology, self.order, self.obj,
+        )  # fmt: skip
+
     def placed_counts(self) -> dict[str, int]:
         counts: dict[str, int] = {}
         for m in self.members:

@@ -20,6 +20,8 @@ from gangplane.schedulers.kai.gangs import shortfall
 from gangplane.schedulers.kai.model import KaiJob, Member
 from gangplane.schedulers.kai.session import KaiSession
 
+NOT_ENOUGH_RESOURCES = "NotEnoughResources"
+
 
 @dataclass(slots=True)
 class Attempt:
@@ -65,10 +67,10 @@ def _try(
         min_member=minimum,
         strategy=session.config.strategy,
         allowed=allowed,
-        explain=explain,
+        explain=explain and session.config.explain,
     )
     if not result.ok:
-        return Attempt(False, reason="NotEnoughResources", message=result.message)
+        return Attempt(False, reason=NOT_ENOUGH_RESOURCES, message=result.message)
     by_key = {m.pod.key: m for m in members}
     return Attempt(
         True, [(by_key[b.pod_key], session.snapshot.node_position(b.node)) for b in result.bindings]
@@ -85,8 +87,19 @@ def _try_domains(
     return None
 
 
-def place(session: KaiSession, job: KaiJob, explain: bool = True) -> Attempt:
-    """``explain=False``: a failure's message may be empty (victim searches only need the outcome)."""
+Failed = dict[object, Attempt]  # gang shape -> the failed attempt of the first gang of that shape
+
+
+def shape_of(members: list[Member], minimum: int) -> object:
+    """What decides whether a gang without topology fits: each member's request row and fit constraints."""
+    return minimum, tuple((m.pod.requests.tobytes(), m.pod.constraints) for m in members)
+
+
+def place(session: KaiSession, job: KaiJob, explain: bool = True, failed: Failed | None = None) -> Attempt:
+    """``explain=False``: a failure's message may be empty (victim searches only need the outcome).
+    ``failed``: allocate's record of gang shapes that found no nodes earlier in the action. Free room only
+    shrinks during allocate, so a gang of such a shape cannot fit either and is not tried again (its
+    reason names the gang that was)."""
     members = needed_members(job)
     if members is None:
         return Attempt(False, reason="NotEnoughPods", message="the gang has fewer pods than its minimum")
@@ -96,6 +109,23 @@ def place(session: KaiSession, job: KaiJob, explain: bool = True) -> Attempt:
     request = session.request(members)
     if (refusal := session.book.capacity_reason(job.queue, request, job.preemptible)) is not None:
         return Attempt(False, reason=refusal[0], message=refusal[1])
+    if failed is None or job.topology:
+        return _place_in_scopes(session, job, members, gang_missing, explain)
+    shape = shape_of(members, gang_missing)
+    if (first := failed.get(shape)) is not None:
+        return Attempt(False, reason=first.reason, message=first.message)
+    attempt = _place_in_scopes(session, job, members, gang_missing, explain)
+    if not attempt.ok and attempt.reason == NOT_ENOUGH_RESOURCES:
+        note = (
+            f"{attempt.message} (found trying {job.key}, a gang of the same shape)" if attempt.message else ""
+        )
+        failed[shape] = Attempt(False, reason=attempt.reason, message=note)
+    return attempt
+
+
+def _place_in_scopes(
+    session: KaiSession, job: KaiJob, members: list[Member], gang_missing: int, explain: bool
+) -> Attempt:
     everything = np.ones(len(session.snapshot), dtype=bool)
     required, preferred = (
         job.topology.get("requiredTopologyLevel"),
@@ -116,7 +146,7 @@ def place(session: KaiSession, job: KaiJob, explain: bool = True) -> Attempt:
     if required:
         return Attempt(
             False,
-            reason="NotEnoughResources",
+            reason=NOT_ENOUGH_RESOURCES,
             message=f"no {required} domain can hold the gang ({len(scopes)} tried)",
         )
     return last
@@ -133,4 +163,4 @@ def commit(session: KaiSession, job: KaiJob, attempt: Attempt) -> None:
         session.bind(job, member, row)
 
 
-__all__ = ["Attempt", "commit", "needed_members", "place"]
+__all__ = ["NOT_ENOUGH_RESOURCES", "Attempt", "Failed", "commit", "needed_members", "place", "shape_of"]

@@ -1,6 +1,7 @@
 """The embedded KAI scheduler: one session per cycle, actions in order, then status (kai.md §5).
 
-Implements ``gangplane.schedulers.base.Scheduler``; stateless between cycles.
+Implements ``gangplane.schedulers.base.Scheduler``. Between cycles it keeps only a memo of parsed inputs
+(``memo.py``): the same views give the same results with or without it.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from typing import Any
 from gangplane.schedulers.base import ClusterView, CycleResult
 from gangplane.schedulers.kai import status
 from gangplane.schedulers.kai.actions import ACTIONS
+from gangplane.schedulers.kai.memo import KaiMemo
 from gangplane.schedulers.kai.model import JOBSET_NAME_LABEL
 from gangplane.schedulers.kai.session import KaiConfig, group_name, open_session
 from gangplane.store.base import ResourceType
@@ -24,6 +26,7 @@ class KaiScheduler:
 
     def __init__(self, config: KaiConfig | None = None) -> None:
         self.config = config or KaiConfig()
+        self.memo = KaiMemo()
 
     @property
     def name(self) -> str:
@@ -38,9 +41,11 @@ class KaiScheduler:
         return f"{meta.get('namespace') or 'default'}/jobset:{jobset}" if jobset else None
 
     def cycle(self, view: ClusterView) -> CycleResult:
-        session = open_session(view, self.config)
+        session = open_session(view, self.config, self.memo)
         for action in self.config.actions:
             ACTIONS[action](session)
+        if not self.config.explain:  # nobody reads status or reasons; no decision depends on them
+            return CycleResult(bindings=list(session.bindings), evictions=list(session.evictions))
         return CycleResult(
             bindings=list(session.bindings),
             evictions=list(session.evictions),

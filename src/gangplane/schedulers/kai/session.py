@@ -5,13 +5,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import numpy as np
 
 from gangplane.api.scheduling import kai
 from gangplane.schedulers.base import ClusterView, Eviction
-from gangplane.schedulers.core.classes import INVALID_PRIORITY_CLASS, PriorityClasses, priority_classes
+from gangplane.schedulers.core.classes import INVALID_PRIORITY_CLASS, PriorityClasses
 from gangplane.schedulers.core.gang import Binding
 from gangplane.schedulers.core.objects import (
     BROKEN_INPUT,
@@ -21,10 +22,12 @@ from gangplane.schedulers.core.objects import (
     pod_info,
     pod_key,
 )
+from gangplane.schedulers.core.resources import ResourceIndex
 from gangplane.schedulers.core.scoring import Strategy
 from gangplane.schedulers.core.snapshot import Snapshot
 from gangplane.schedulers.kai import model
 from gangplane.schedulers.kai.book import KaiBook
+from gangplane.schedulers.kai.memo import KaiMemo
 from gangplane.schedulers.kai.model import KaiJob, Member, Res
 from gangplane.store.catalog import JOBSETS, KAI_PODGROUPS, KAI_QUEUES, PODS, PRIORITY_CLASSES
 
@@ -39,6 +42,7 @@ class KaiConfig:
     k_value: float = 1.0
     scheduler_name: str = kai.SCHEDULER_NAME
     node_pool: str = "default"
+    explain: bool = True  # why-pending text and status writes; the simulator asks only with --explain
 
 
 @dataclass(slots=True)
@@ -60,22 +64,30 @@ class KaiSession:
     _units: dict[bytes, Res] = field(default_factory=dict)  # request row -> KAI units (read-only arrays)
 
     def units(self, pod: PodInfo) -> Res:
-        """The pod's request in KAI units; cached per distinct request row (callers never mutate it)."""
-        key = pod.requests.tobytes()
-        found = self._units.get(key)
-        if found is None:
-            found = self._units[key] = model.kai_units(self.snapshot.index, pod.requests)
-            found.flags.writeable = False
-        return found
+        return units_of(self._units, self.snapshot.index, pod)
 
     def request(self, members: list[Member]) -> Res:
-        return sum((self.units(m.pod) for m in members), start=np.zeros(3))
+        return request_of(self._units, self.snapshot.index, members)
 
     def bind(self, job: KaiJob, member: Member, row: int) -> None:
         member.running = True
         self.bound_now.add(job.key)
         self.bindings.append(Binding(member.pod.key, self.snapshot.nodes[row].name))
         self.book.allocate(job.queue, self.units(member.pod), job.preemptible)
+
+
+def units_of(kept: dict[bytes, Res], index: ResourceIndex, pod: PodInfo) -> Res:
+    """The pod's request in KAI units; ``kept`` per distinct request row (callers never mutate it)."""
+    key = pod.requests.tobytes()
+    found = kept.get(key)
+    if found is None:
+        found = kept[key] = model.kai_units(index, pod.requests)
+        found.flags.writeable = False
+    return found
+
+
+def request_of(kept: dict[bytes, Res], index: ResourceIndex, members: list[Member]) -> Res:
+    return sum((units_of(kept, index, m.pod) for m in members), start=np.zeros(3))
 
 
 def group_name(pod: Mapping[str, Any]) -> str | None:
@@ -104,10 +116,11 @@ def _derived_key(
     return f"{pod.namespace}/{found['metadata']['name']}", found
 
 
-def _pod(view: ClusterView, obj: Mapping[str, Any], pending: Mapping[str, PodInfo]) -> PodInfo | None:
-    key = pod_key(obj)
-    found = pending.get(key) or view.snapshot.pod(key)
-    if found is not None or (obj.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
+def _pod(
+    view: ClusterView, obj: Mapping[str, Any], facts: _PodFacts, pending: Mapping[str, PodInfo]
+) -> PodInfo | None:
+    found = pending.get(facts.key) or view.snapshot.pod(facts.key)
+    if found is not None or facts.finished:
         return found
     try:
         return pod_info(dict(obj), view.snapshot.index)
@@ -130,40 +143,82 @@ def _job(pg: Mapping[str, Any], classes: PriorityClasses, derived: bool = False)
         return "InvalidPodGroup", f"PodGroup {meta.get('namespace')}/{meta.get('name')} is malformed: {err}"
 
 
-def _jobs(view: ClusterView, config: KaiConfig) -> tuple[dict[str, KaiJob], LeftOut]:
-    classes = priority_classes(view.objects_of(PRIORITY_CLASSES))
-    groups = {
-        f"{g['metadata'].get('namespace') or 'default'}/{g['metadata']['name']}": g
-        for g in view.objects_of(KAI_PODGROUPS)
-    }
-    built = {key: _job(pg, classes) for key, pg in groups.items()}
-    jobsets = model.jobsets_by_key(view.objects_of(JOBSETS))
+@dataclass(frozen=True, slots=True)
+class _PodFacts:
+    """What the session reads from a pod dict besides its ``PodInfo``: parsed once per dict (``memo``)."""
+
+    mine: bool  # spec.schedulerName is this scheduler's
+    key: str
+    group: str | None  # the named PodGroup
+    releasing: bool  # metadata.deletionTimestamp set
+    finished: bool  # phase Succeeded or Failed
+    subgroup: str  # the SubGroup its labels name (or its JobSet replica's), "" for none
+
+
+def _facts(obj: Mapping[str, Any], config: KaiConfig) -> _PodFacts:
+    mine = ((obj.get("spec") or {}).get("schedulerName") or "") == config.scheduler_name
+    meta = obj.get("metadata") or {}
+    labels = meta.get("labels") or {}
+    return _PodFacts(
+        mine,
+        pod_key(obj),
+        group_name(obj),
+        bool(meta.get("deletionTimestamp")),
+        (obj.get("status") or {}).get("phase") in ("Succeeded", "Failed"),
+        labels.get(kai.SUBGROUP_LABEL) or model.leaf_of_jobset_pod(labels),
+    )
+
+
+def _group_jobs(
+    view: ClusterView, memo: KaiMemo, classes: PriorityClasses
+) -> dict[str, KaiJob | tuple[str, str]]:
+    """Each PodGroup's job (a fresh copy of the kept template, no members yet) or why it cannot run."""
+    built: dict[str, KaiJob | tuple[str, str]] = {}
+    for g in view.objects_of(KAI_PODGROUPS):
+        found = memo.groups.get(id(g), g, partial(_job, g, classes), classes)
+        if isinstance(found, KaiJob):
+            built[found.key] = found.fresh()
+        else:
+            built[_group_key(g)] = found
+    return built
+
+
+def _jobs(view: ClusterView, config: KaiConfig, memo: KaiMemo) -> tuple[dict[str, KaiJob], LeftOut]:
+    classes = memo.classes(view.objects_of(PRIORITY_CLASSES))
+    built = _group_jobs(view, memo, classes)
+    jobsets: dict[str, Mapping[str, Any]] | None = None
     pending = {p.key: p for p in view.pending}
     held_back: dict[str, list[str]] = {}
     for obj in view.objects_of(PODS):
-        if ((obj.get("spec") or {}).get("schedulerName") or "") != config.scheduler_name:
+        facts = memo.pods.get(id(obj), obj, partial(_facts, obj, config))
+        if not facts.mine:
             continue
-        info = _pod(view, obj, pending)
+        info = _pod(view, obj, facts, pending)
         if info is None:
             continue
-        key = group_name(obj)
+        key = facts.group
         if key is None:
+            jobsets = jobsets if jobsets is not None else model.jobsets_by_key(view.objects_of(JOBSETS))
             key, pg = _derived_key(info, jobsets, classes)
             if key not in built:
                 built[key] = pg if isinstance(pg, tuple) else _job(pg, classes, derived=True)
         job = built.get(key)
         if isinstance(job, KaiJob):
-            _add_member(job, obj, info)
+            _add_member(job, facts, info)
         elif job is not None and info.key in pending:
             held_back.setdefault(key, []).append(info.key)
     for job in built.values():
-        if isinstance(job, KaiJob):
+        if isinstance(job, KaiJob) and len(job.members) > 1:
             job.members.sort(key=_task_order)
     jobs = {k: j for k, j in sorted(built.items()) if isinstance(j, KaiJob)}
     broken = {
         k: (*why, tuple(held_back.get(k, ()))) for k, why in built.items() if not isinstance(why, KaiJob)
     }
     return jobs, dict(sorted(broken.items()))
+
+
+def _group_key(pg: Mapping[str, Any]) -> str:
+    return f"{pg['metadata'].get('namespace') or 'default'}/{pg['metadata']['name']}"
 
 
 TASK_ORDER_LABEL = "kai.scheduler/task-priority"
@@ -181,10 +236,8 @@ def _task_order(member: Member) -> tuple[int, int, float, str]:
         return (1, 0, member.pod.created, member.pod.key)
 
 
-def _add_member(job: KaiJob, obj: Mapping[str, Any], info: PodInfo) -> None:
-    leaf = job.tree.leaf_of(info.labels.get(kai.SUBGROUP_LABEL) or model.leaf_of_jobset_pod(info.labels))
-    releasing = bool((obj.get("metadata") or {}).get("deletionTimestamp"))
-    job.members.append(Member(info, leaf, bool(info.node_name), releasing))
+def _add_member(job: KaiJob, facts: _PodFacts, info: PodInfo) -> None:
+    job.members.append(Member(info, job.tree.leaf_of(facts.subgroup), bool(info.node_name), facts.releasing))
 
 
 def _total(snapshot: Snapshot) -> Res:
@@ -196,22 +249,35 @@ def _total(snapshot: Snapshot) -> Res:
     return model.kai_units(snapshot.index, snapshot.allocatable[ready].sum(axis=0))
 
 
-def _queues(view: ClusterView) -> tuple[list[model.KaiQueue], dict[str, str]]:
+def _queues(view: ClusterView, memo: KaiMemo) -> tuple[list[model.KaiQueue], dict[str, str]]:
     """Queues that parse; a malformed one is set aside with the reason its jobs will show."""
     queues, broken = [], {}
     for obj in view.objects_of(KAI_QUEUES):
-        try:
-            queues.append(model.queue_of(obj))
-        except BROKEN_INPUT as err:
-            name = str((obj.get("metadata") or {}).get("name"))
-            broken[name] = f"queue {name} is malformed: {err}"
+        parsed = memo.queues.get(id(obj), obj, partial(_queue, obj))
+        if isinstance(parsed, model.KaiQueue):
+            queues.append(parsed)
+        else:
+            broken[parsed[0]] = parsed[1]
     return queues, broken
 
 
-def open_session(view: ClusterView, config: KaiConfig) -> KaiSession:
-    queues, broken_queues = _queues(view)
+def _queue(obj: Mapping[str, Any]) -> model.KaiQueue | tuple[str, str]:
+    try:
+        return model.queue_of(obj)
+    except BROKEN_INPUT as err:
+        name = str((obj.get("metadata") or {}).get("name"))
+        return name, f"queue {name} is malformed: {err}"
+
+
+def open_session(view: ClusterView, config: KaiConfig, memo: KaiMemo | None = None) -> KaiSession:
+    """The cycle's session; ``memo`` (the scheduler's, kept across cycles) spares parsing what did not
+    change."""
+    memo = memo or KaiMemo()
+    queues, broken_queues = _queues(view, memo)
     names = {q.name for q in queues}
-    jobs, left_out = _jobs(view, config)
+    jobs, left_out = _jobs(view, config, memo)
+    memo.end_cycle()
+    units, index = memo.units(view.snapshot.index), view.snapshot.index
     usage: dict[str, tuple[Res, Res, Res]] = {}
     for key, job in list(jobs.items()):
         if job.queue not in names:
@@ -221,16 +287,11 @@ def open_session(view: ClusterView, config: KaiConfig) -> KaiSession:
             left_out[key] = (reason, message, tuple(m.pod.key for m in job.pending()))
             del jobs[key]
             continue
-        alloc = sum(
-            (model.kai_units(view.snapshot.index, m.pod.requests) for m in job.members if m.running),
-            start=np.zeros(3),
-        )
-        pending = sum(
-            (model.kai_units(view.snapshot.index, m.pod.requests) for m in job.pending()), start=np.zeros(3)
-        )
+        alloc = request_of(units, index, [m for m in job.members if m.running])
+        pending = request_of(units, index, job.pending())
         a, n, r = usage.get(job.queue, (np.zeros(3), np.zeros(3), np.zeros(3)))
         usage[job.queue] = (a + alloc, n + (0 if job.preemptible else alloc), r + alloc + pending)
-    book = KaiBook(_total(view.snapshot), queues, usage, config.k_value)
-    session = KaiSession(config, view.snapshot, book, jobs, view.now)
+    book = KaiBook(_total(view.snapshot), queues, usage, config.k_value, memo)
+    session = KaiSession(config, view.snapshot, book, jobs, view.now, _units=units)
     session.left_out = left_out
     return session

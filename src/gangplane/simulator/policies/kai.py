@@ -6,7 +6,8 @@ unset), ``limit`` is ``nominal + borrowing_limit`` when both are set (else unlim
 ``overQuotaWeight`` is ``QueueSpec.weight``; CPU and memory are unlimited. Each job is a KAI ``PodGroup``
 (``minMember`` = members) whose pods carry the ``pod-group-name`` annotation and the queue label; a job's
 priority becomes a PriorityClass ``sim-p<priority>`` of that value (KAI treats priorities below 100 as
-preemptible, so default jobs can be reclaimed by a queue below its fair share).
+preemptible, so default jobs can be reclaimed by a queue below its fair share). Without ``--explain`` the
+scheduler builds no why-pending text and writes no PodGroup or Queue status: nothing in a replay reads them.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from gangplane.api.scheduling import kai
 from gangplane.clock import rfc3339
 from gangplane.schedulers.core.resources import GPU
 from gangplane.schedulers.kai.scheduler import KaiScheduler
+from gangplane.schedulers.kai.session import KaiConfig
 from gangplane.simulator.cluster import ClusterSpec, QueueSpec
 from gangplane.simulator.jobs import JobSpec
 from gangplane.simulator.placement import NAMESPACE
@@ -72,8 +74,8 @@ class KaiObjects:
     group_type: ResourceType = KAI_PODGROUPS
     queue_type: ResourceType = KAI_QUEUES
 
-    def __init__(self, cluster: ClusterSpec) -> None:
-        self.scheduler = KaiScheduler()
+    def __init__(self, cluster: ClusterSpec, explain: bool = False) -> None:
+        self.scheduler = KaiScheduler(KaiConfig(explain=explain))
         self._queues = cluster.queues
         self._priorities: set[int] = set()
 
@@ -96,7 +98,7 @@ class Kai(GroupShell):
     name = "kai"
 
     def __init__(self, cluster: ClusterSpec, options: PolicyOptions) -> None:
-        super().__init__(cluster, options, KaiObjects(cluster))
+        super().__init__(cluster, options, KaiObjects(cluster, explain=options.explain is not None))
 
 
 __all__ = ["Kai", "KaiObjects", "pod_group_object", "pod_object", "queue_object"]

@@ -17,10 +17,12 @@ from typing import Generic, TypeVar
 import numpy as np
 
 from gangplane.schedulers.core.fit import Mask, static_mask
-from gangplane.schedulers.core.gang import member_capacity
+from gangplane.schedulers.core.gang import Counts, member_capacity
 from gangplane.schedulers.core.objects import PodInfo
 from gangplane.schedulers.core.resources import Vector
 from gangplane.schedulers.core.snapshot import Snapshot
+
+Saved = tuple[Counts, int, dict[int, list[int]]]  # a ``Headroom``'s counts, as ``save`` keeps them
 
 
 class Headroom:
@@ -36,7 +38,22 @@ class Headroom:
         cols = np.flatnonzero(pod.requests)
         roomy = np.all(snapshot.allocatable[:, cols] >= pod.requests[cols], axis=1)
         self.usable: Mask = self.mask & roomy  # nodes that could hold one such pod if emptied
-        self.freed: dict[int, Vector] = {}  # row -> requests counted free by ``shift`` (not in the snapshot)
+        # ``shift`` works on plain ints over the shape's nonzero columns: a victim search shifts thousands
+        # of small per-node vectors, where numpy's per-call overhead dominates.
+        self.cols = cols
+        self.need: list[int] = pod.requests[cols].tolist()
+        self.freed: dict[int, list[int]] = {}  # row -> requests (shape's columns) counted free by ``shift``
+        self._free: dict[int, list[int]] = {}  # row -> free in the snapshot (shape's columns), as read
+
+    def save(self) -> Saved:
+        """The counts as they stand, for ``restore`` (cheaper than shifting many victims back)."""
+        return self.per_node.copy(), self.total, {row: list(v) for row, v in self.freed.items()}
+
+    def restore(self, saved: Saved) -> None:
+        """Back to a ``save``; valid while the snapshot is as it was then (no ``refresh`` since)."""
+        per_node, self.total, freed = saved
+        self.per_node = per_node.copy()
+        self.freed = {row: list(v) for row, v in freed.items()}
 
     def helps(self, rows: Iterable[int]) -> bool:
         """Could freeing these nodes make room at all? (No, on nodes the shape can never use.)"""
@@ -47,23 +64,41 @@ class Headroom:
         (node row, requests) of the pods. Only nodes with a nonzero shift differ from ``refresh``."""
         touched = set()
         for row, requests in loads:
-            self.freed[row] = self.freed.get(row, 0) + sign * requests
+            moved = requests[self.cols].tolist()
+            freed = self.freed.get(row)
+            self.freed[row] = (
+                [sign * m for m in moved]
+                if freed is None
+                else [f + sign * m for f, m in zip(freed, moved, strict=True)]
+            )
             touched.add(row)
         for row in touched:
-            free = self.snapshot.allocatable[row] - self.snapshot.requested[row] + self.freed[row]
-            cols = np.flatnonzero(self.requests)
-            fresh = int(max(int((free[cols] // self.requests[cols]).min(initial=np.iinfo(np.int64).max)), 0))
-            fresh *= int(self.mask[row])
+            freed = self.freed[row]
+            fresh = self._capacity(row, freed) if self.mask[row] else 0
             self.total += fresh - int(self.per_node[row])
             self.per_node[row] = fresh
-            if not self.freed[row].any():
+            if not any(freed):
                 del self.freed[row]
+
+    def _capacity(self, row: int, freed: list[int]) -> int:
+        """``member_capacity`` of one node with ``freed`` counted free, on plain ints."""
+        free: list[int] | None = self._free.get(row)
+        if free is None:
+            snap = self.snapshot
+            free = self._free[row] = (
+                snap.allocatable[row, self.cols] - snap.requested[row, self.cols]
+            ).tolist()
+        if not self.need:
+            return int(np.iinfo(np.int64).max)
+        return int(max(min((f + d) // n for f, d, n in zip(free, freed, self.need, strict=True)), 0))
 
     def refresh(self, rows: Iterable[int]) -> None:
         """Recompute the nodes in ``rows`` after pods were added to or removed from them."""
         changed = np.unique(np.fromiter(rows, dtype=np.int64))
         if changed.size == 0:
             return
+        for row in changed.tolist():
+            self._free.pop(row, None)
         fresh = member_capacity(self.snapshot, self.requests, changed) * self.mask[changed]
         self.total += int(fresh.sum() - self.per_node[changed].sum())
         self.per_node[changed] = fresh
@@ -152,34 +187,43 @@ class VictimSearch(Generic[V, U]):
         (nothing changed). Otherwise every victim counted so far is taken for real into ``taken`` and the
         plain search carries on with the returned victims."""
         assert self.room is not None and self.loads and self.book_take
+        start = self.room.save()
         counted: list[V] = []
         for victim in victims:
-            if not self.room.helps(self.rows(victim)) or not accept(victim):
+            loads = self.loads(victim)  # also where it runs: the snapshot does not move while counting
+            if not self.room.helps(row for row, _ in loads) or not accept(victim):
                 continue
             if not self.independent(victim):  # the job's own quota moves: only real tries can tell
                 taken.extend(self._for_real(counted))
                 return None, chain([victim], victims)
             self.book_take(victim)
-            self.room.shift(self.loads(victim), 1)
+            self.room.shift(loads, 1)
             counted.append(victim)
             if self.room.total >= self.needed:
                 break
         else:
             self._uncount(counted)
             return None, iter(())
-        chosen = self._for_real(self._reprieve_counted(counted))
+        chosen = self._for_real(self._reprieve_counted(counted, start))
         if self.fits():  # the count decides placement (exact), so only quota can say no here
             self._confirmed = True
             return chosen, iter(())
-        for victim, undo in reversed(chosen):  # back to the plain search's state: everything counted, taken
+        for victim, undo in reversed(chosen):  # back to the plain search's state: everything taken for real
             self._give_back(victim, undo)
-        taken.extend(self._for_real(counted))
+        taken.extend((victim, self._take(victim)) for victim in counted)  # none is counted any more
         return None, victims
 
-    def _reprieve_counted(self, counted: list[V]) -> list[V]:
-        """Newest choice first, give back each victim the count can spare (the last one always stays)."""
+    def _reprieve_counted(self, counted: list[V], start: Saved) -> list[V]:
+        """Newest choice first, give back each victim the count can spare (the last one always stays).
+
+        Room only grows with what is freed, so when the last victim alone makes enough room (``start`` is
+        the count before any victim), every other one is given back: that is decided with one shift."""
         assert self.room is not None and self.loads and self.book_give and self.book_take
         kept = [counted[-1]]
+        if len(counted) > 1 and self._alone_enough(counted[-1], start):
+            for victim in reversed(counted[:-1]):
+                self.book_give(victim)
+            return kept
         for victim in reversed(counted[:-1]):
             self.book_give(victim)
             self.room.shift(self.loads(victim), -1)
@@ -189,6 +233,18 @@ class VictimSearch(Generic[V, U]):
                 kept.append(victim)
         kept.reverse()
         return kept
+
+    def _alone_enough(self, last: V, start: Saved) -> bool:
+        """Counting only ``last`` from ``start``, is there room? If so the count is left that way, else as
+        it was."""
+        assert self.room is not None and self.loads
+        now = self.room.save()
+        self.room.restore(start)
+        self.room.shift(self.loads(last), 1)
+        if self.room.total >= self.needed:
+            return True
+        self.room.restore(now)
+        return False
 
     def _uncount(self, counted: list[V]) -> None:
         assert self.room is not None and self.loads and self.book_give

@@ -69,9 +69,17 @@ def _units_of_tiers(
 
 
 def _acceptor(session: Session) -> Callable[[victims.Unit], bool]:
+    """Each search re-offers the same units; what a unit holds depends only on its pods, so it is summed
+    once per action (keyed by the pods, as a job's units are rebuilt when its task statuses change)."""
+    held: dict[tuple[str, ...], Vec] = {}
+
     def accept(unit: victims.Unit) -> bool:
-        held = sum((session.qvec(t.pod.requests) for t in unit.tasks), start=np.zeros(len(session.index)))
-        return session.book.reclaimable(unit.job.queue, held)
+        key = tuple(t.pod.key for t in unit.tasks)
+        vec = held.get(key)
+        if vec is None:
+            start = np.zeros(len(session.index))
+            vec = held[key] = sum((session.qvec(t.pod.requests) for t in unit.tasks), start=start)
+        return session.book.reclaimable(unit.job.queue, vec)
 
     return accept
 

@@ -25,7 +25,7 @@ from gangplane.api import trainer as t
 from gangplane.api.scheduling import kueue_workload as kw
 from gangplane.client.controller import Controller, Manager, Result, controller_owner, own_key
 from gangplane.client.informer import Key
-from gangplane.clock import Clock
+from gangplane.clock import Clock, rfc3339
 from gangplane.errors import NotFound
 from gangplane.runtime.plugins.kueue import is_managed, workload_name
 from gangplane.schedulers.kueue import jobs
@@ -42,6 +42,7 @@ from gangplane.schedulers.kueue.convert import (
     workload_status,
 )
 from gangplane.schedulers.kueue.cycle import CycleResult, run_cycle
+from gangplane.schedulers.kueue.events import WorkloadEvents
 from gangplane.schedulers.kueue.lifecycle import (
     OWNER_NOT_FOUND,
     OWNER_NOT_FOUND_MESSAGE,
@@ -80,6 +81,8 @@ class KueueReconciler:
         self.snapshot = PendingSnapshot()
         self._moved_cqs: set[str] = set()  # ClusterQueues whose workloads changed in this pass
         self.queue_status = QueueStatusWriter(store)
+        self.events = WorkloadEvents(store, clock)
+        self._stamp = ""  # rfc3339 of the current pass: conditions that changed in it carry this time
         self.changes = Changes(CYCLE_KEY)
         self._local_queues: dict[tuple[str, str], str] = {}  # (namespace, LocalQueue) -> ClusterQueue
         self._namespace_labels: dict[str, dict[str, str]] = {}
@@ -277,6 +280,7 @@ class KueueReconciler:
 
     def _schedule(self) -> Result:
         now = self.clock.now()
+        self._stamp = rfc3339(now)
         batch = self.changes.take()
         evictions = [*self._sync_config(now, batch.config)]
         evictions += self._sync_workloads(now, batch)
@@ -375,9 +379,10 @@ class KueueReconciler:
                 continue
             namespace, name = key.split("/", 1)
             with contextlib.suppress(NotFound):
-                self.store.patch(catalog.WORKLOADS, namespace, name, {"status": status}, MERGE_PATCH,
-                                 subresource="status")  # fmt: skip
+                written = self.store.patch(catalog.WORKLOADS, namespace, name, {"status": status}, MERGE_PATCH,
+                                           subresource="status")  # fmt: skip
                 self._written[key] = status
+                self.events.written(key, written, state.cluster_queue, self._stamp)
         self._touched.clear()
 
 

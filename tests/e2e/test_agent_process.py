@@ -46,8 +46,16 @@ def _agent_process(home: Path) -> psutil.Process | None:
     server = status(home).pid
     if server is None:
         return None
-    with_module = [p for p in psutil.Process(server).children() if MODULE in p.cmdline()]
+    with_module = [p for p in psutil.Process(server).children() if MODULE in _cmdline(p)]
     return with_module[0] if with_module else None
+
+
+def _cmdline(process: psutil.Process) -> list[str]:
+    """A killed agent process is a zombie until the server reaps it: it has no command line any more."""
+    try:
+        return process.cmdline()
+    except (psutil.ZombieProcess, psutil.NoSuchProcess):
+        return []
 
 
 def _phase(core: client.CoreV1Api, name: str) -> str:

@@ -204,7 +204,10 @@ def _jobs(view: ClusterView, config: KaiConfig, memo: KaiMemo) -> tuple[dict[str
                 built[key] = pg if isinstance(pg, tuple) else _job(pg, classes, derived=True)
         job = built.get(key)
         if isinstance(job, KaiJob):
-            _add_member(job, facts, info)
+            # An assumed pod (its binding still being written) is counted on its node by the snapshot but
+            # its own nodeName is still empty: it holds resources, it is not pending.
+            counted = info.key not in pending and view.snapshot.pod(info.key) is not None
+            _add_member(job, facts, info, counted)
         elif job is not None and info.key in pending:
             held_back.setdefault(key, []).append(info.key)
     for job in built.values():
@@ -236,8 +239,9 @@ def _task_order(member: Member) -> tuple[int, int, float, str]:
         return (1, 0, member.pod.created, member.pod.key)
 
 
-def _add_member(job: KaiJob, facts: _PodFacts, info: PodInfo) -> None:
-    job.members.append(Member(info, job.tree.leaf_of(facts.subgroup), bool(info.node_name), facts.releasing))
+def _add_member(job: KaiJob, facts: _PodFacts, info: PodInfo, counted: bool) -> None:
+    running = bool(info.node_name) or counted
+    job.members.append(Member(info, job.tree.leaf_of(facts.subgroup), running, facts.releasing))
 
 
 def _total(snapshot: Snapshot) -> Res:

@@ -106,9 +106,11 @@ def test_a_member_phase_change_updates_the_pod_group_without_an_attempt(
         store.create(PODS, pod(f"g-{i}", group="g"))
     loop.start()
     eventually(lambda: _phase(store, "g") == "Scheduling")
+    # the PodGroup may say Scheduling while the binding cycle is still writing its members
+    eventually(lambda: all(store.get(PODS, "ml", f"g-{i}")["spec"].get("nodeName") for i in range(2)))
     for i in range(2):
         running = store.get(PODS, "ml", f"g-{i}")
-        running["status"]["phase"] = "Running"
+        running.setdefault("status", {})["phase"] = "Running"
         store.update_status(PODS, running)
     eventually(lambda: _phase(store, "g") == "Running")
     assert store.get(COSCHEDULING_PODGROUPS, "ml", "g")["status"]["running"] == 2

@@ -16,6 +16,37 @@ def _cluster() -> tuple:
     )
 
 
+def _search(snap, members, victims: list[str], fits, needed: int, book=None) -> VictimSearch[str, int]:
+    """A search over ``victims`` on ``snap`` that really takes them; ``book`` (take, give) makes it counted."""
+    info = {key: snap.pod(key) for key in victims}
+
+    def take(key: str) -> int:
+        row = snap.location(key)
+        snap.forget(key)
+        return int(row)
+
+    counted = {}
+    if book is not None:
+        counted = {
+            "loads": lambda key: (
+                [(row, info[key].requests)] if (row := snap.location(key)) is not None else []
+            ),
+            "book_take": book[0],
+            "book_give": book[1],
+        }
+    return VictimSearch[str, int](
+        take=take,
+        give_back=lambda key, row: snap.assume(info[key], row),
+        fits=fits,
+        rows=lambda key: [row] if (row := snap.location(key)) is not None else [],
+        independent=lambda key: True,
+        room=Headroom(snap, members[0]),
+        needed=needed,
+        exact=True,
+        **counted,
+    )
+
+
 def test_explain_off_keeps_the_outcome_and_skips_the_message() -> None:
     snap, members = _cluster()
     on = place_gang(snap, members, min_member=3)
@@ -46,23 +77,7 @@ def test_search_takes_victims_until_the_count_allows_then_reprieves_and_spares_r
         return ok
 
     victims = ["ml/b0", "ml/b1", "ml/b2", "ml/b3"]
-    info = {key: snap.pod(key) for key in victims}
-
-    def take(key: str) -> int:
-        row = snap.location(key)
-        snap.forget(key)
-        return int(row)
-
-    search = VictimSearch[str, int](
-        take=take,
-        give_back=lambda key, row: snap.assume(info[key], row),
-        fits=fits,
-        rows=lambda key: [row] if (row := snap.location(key)) is not None else [],
-        independent=lambda key: True,
-        room=Headroom(snap, members[0]),
-        needed=3,
-        exact=True,
-    )
+    search = _search(snap, members, victims, fits, needed=3)
     chosen = search.run(victims, accept=lambda key: True)
     assert chosen is not None and [key for key, _ in chosen] == ["ml/b0", "ml/b1"]
     assert tries == [1]  # one real try; the reprieve of b0 is ruled out by the count alone
@@ -74,32 +89,9 @@ def test_counted_search_refused_by_the_real_try_leaves_snapshot_and_book_as_they
     over from every victim taken for real, and failing it too restores everything — the book included."""
     snap, members = _cluster()
     victims = ["ml/b0", "ml/b1", "ml/b2", "ml/b3"]
-    info = {key: snap.pod(key) for key in victims}
     book = {"held": 4}
-
-    def take(key: str) -> int:
-        row = snap.location(key)
-        snap.forget(key)
-        book["held"] -= 1
-        return int(row)
-
-    def give_back(key: str, row: int) -> None:
-        snap.assume(info[key], row)
-        book["held"] += 1
-
-    search = VictimSearch[str, int](
-        take=take,
-        give_back=give_back,
-        fits=lambda: False,
-        rows=lambda key: [row] if (row := snap.location(key)) is not None else [],
-        independent=lambda key: True,
-        room=Headroom(snap, members[0]),
-        needed=3,
-        exact=True,
-        loads=lambda key: [(row, info[key].requests)] if (row := snap.location(key)) is not None else [],
-        book_take=lambda key: book.update(held=book["held"] - 1),
-        book_give=lambda key: book.update(held=book["held"] + 1),
-    )
+    counts = (lambda key: book.update(held=book["held"] - 1), lambda key: book.update(held=book["held"] + 1))
+    search = _search(snap, members, victims, lambda: False, needed=3, book=counts)
     assert search.run(victims, accept=lambda key: True) is None
     assert book == {"held": 4} and all(snap.location(key) is not None for key in victims)
 
@@ -114,27 +106,12 @@ def test_counted_reprieve_keeps_only_the_last_victim_when_it_alone_makes_room() 
         [node("n0", gpu=4), node("n1", gpu=4)], bound=bound, pending=[pod("w-0", gpu=4, group="w")]
     )
     victims = ["ml/b0", "ml/a1"]  # b0 frees half of n0 (no room); a1 empties n1, room on its own
-    info = {key: snap.pod(key) for key in victims}
     gave_back: list[str] = []
 
-    def take(key: str) -> int:
-        row = snap.location(key)
-        snap.forget(key)
-        return int(row)
+    def fits() -> bool:
+        return place_gang(snap, members, min_member=1, explain=False).ok
 
-    search = VictimSearch[str, int](
-        take=take,
-        give_back=lambda key, row: snap.assume(info[key], row),
-        fits=lambda: place_gang(snap, members, min_member=1, explain=False).ok,
-        rows=lambda key: [row] if (row := snap.location(key)) is not None else [],
-        independent=lambda key: True,
-        room=Headroom(snap, members[0]),
-        needed=1,
-        exact=True,
-        loads=lambda key: [(row, info[key].requests)] if (row := snap.location(key)) is not None else [],
-        book_take=lambda key: None,
-        book_give=gave_back.append,
-    )
+    search = _search(snap, members, victims, fits, needed=1, book=(lambda key: None, gave_back.append))
     chosen = search.run(victims, accept=lambda key: True)
     assert chosen is not None and [key for key, _ in chosen] == ["ml/a1"]
     assert snap.location("ml/a1") is None and snap.location("ml/b0") is not None

@@ -15,6 +15,7 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from test_volcano_properties import jobs_strategy
 from vcworld import World, node
 
 from gangplane.schedulers.base import CycleResult
@@ -92,19 +93,6 @@ def _finish(w: World, ages: dict[str, int], life: int) -> None:
                 pod["status"]["phase"] = "Succeeded"
 
 
-jobs_strategy = st.lists(
-    st.tuples(
-        st.integers(1, 4),  # size
-        st.integers(1, 4),  # gpu per pod
-        st.sampled_from(["a", "b", "c"]),  # queue
-        st.integers(0, 2),  # priority
-        st.booleans(),  # minResources
-    ),
-    min_size=1,
-    max_size=8,
-)
-
-
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     n_nodes=st.integers(1, 4),
@@ -114,14 +102,14 @@ jobs_strategy = st.lists(
     life=st.integers(2, 4),
 )
 def test_a_scheduler_keeping_its_parses_decides_as_a_fresh_one(
-    n_nodes: int, cap: int | None, jobs: list[tuple[int, int, str, int, bool]], explain: bool, life: int
+    n_nodes: int, cap: int | None, jobs: list[tuple[int, int, str, int, bool, bool]], explain: bool, life: int
 ) -> None:
     config = VolcanoConfig(explain=explain)
     w = World(nodes=[node(f"n{i}", gpu=4) for i in range(n_nodes)], config=config)
     w.add_queue("a", **({"capability": {"nvidia.com/gpu": str(cap)}} if cap is not None else {}))
     w.add_queue("b", weight=2)
     w.add_queue("c")
-    for i, (size, gpu, queue, prio, minres) in enumerate(jobs):
+    for i, (size, gpu, queue, prio, _topology, minres) in enumerate(jobs):
         w.add_job(f"j{i}", size, gpu=gpu, queue=queue, priority=prio, min_resources=minres)
     driver = Driver(w, config)
     ages: dict[str, int] = {}

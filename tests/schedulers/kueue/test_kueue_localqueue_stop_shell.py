@@ -46,6 +46,12 @@ def _condition(obj: dict[str, Any], type_: str) -> tuple[str, str, str]:
     return found["status"], found["reason"], found["message"]
 
 
+def _workload_events(store: MemoryStore, job: str) -> list[tuple[str, str, str]]:
+    name = workload_of(store, job)["metadata"]["name"]
+    found = [e for e in store.list(catalog.EVENTS).items if e["involvedObject"]["name"] == name]
+    return sorted((e["type"], e["reason"], e["message"]) for e in found)
+
+
 def _local_queue(store: MemoryStore) -> tuple[tuple[int, int, int], tuple[str, str, str]]:
     lq = store.get(catalog.LOCAL_QUEUES, "ml", "team")
     status = lq["status"]
@@ -66,6 +72,8 @@ def test_should_evict_workloads_when_stop_policy_is_drain() -> None:
     assert _condition(wl1, "Evicted") == ("True", "LocalQueueStopped", "The LocalQueue is stopped")
     assert _condition(wl1, "Requeued") == ("False", "LocalQueueStopped", "The LocalQueue is stopped")
     assert _suspended(store, "wl1")  # the job is suspended as for any eviction
+    evicted = ("Normal", "EvictedDueToLocalQueueStopped", "The LocalQueue is stopped")
+    assert evicted in _workload_events(store, "wl1")
     labels = {"cluster_queue": "cq", "reason": "LocalQueueStopped", "underlying_cause": ""}
     assert registry.get_sample_value("kueue_evicted_workloads_total", labels) == 1
     # upstream still counts wl1 as reserving until its pods are gone; here the quota goes at eviction
@@ -76,6 +84,7 @@ def test_should_evict_workloads_when_stop_policy_is_drain() -> None:
     assert _condition(wl2, "QuotaReserved") == ("False", "Suspended", "LocalQueue team is inactive")
     assert _suspended(store, "wl2")
     assert store.get(catalog.CLUSTER_QUEUES, "", "cq")["status"]["pendingWorkloads"] == 0
+    assert _workload_events(store, "wl2") == []  # upstream's workload controller says it without an Event
 
     _stop(store, None)  # restart: stopPolicy removed
     kueue.reconciler.reconcile(CYCLE_KEY)

@@ -193,7 +193,7 @@ class KueueReconciler:
             self._owners.pop(key, None)
         if batch.everything:  # after a restart too: the stored conditions say what was drained
             self._touched.update(localqueues.mark_restarted(self.core, self._queues.stop_policies, now))
-            evictions += localqueues.drain(self.core, now)
+            evictions += localqueues.drain(self.core, now) + self.core.drain_stopped(now)  # LocalQueue first
         self._write_statuses()  # an orphan says Finished before its finalizer goes, as upstream
         for workload in finalize:
             self._remove_finalizer(workload)

@@ -124,9 +124,11 @@ class KueueState:
             for state in self.admitted.get(name, {}).values():
                 self.tree.add_usage(name, state.usage)
         self.queues.schedule_requeue(self.cluster_queues, now)
-        return self._drain_stopped(now)
+        return self.drain_stopped(now)
 
-    def _drain_stopped(self, now: float) -> list[Eviction]:
+    def drain_stopped(self, now: float) -> list[Eviction]:
+        """Evict the admitted workloads of every ``HoldAndDrain`` ClusterQueue: at reconfiguration, and once a
+        restart has read the admitted workloads back (the spec may have changed while nothing ran)."""
         evictions = []
         for name, spec in self.cluster_queues.items():
             if spec.stop_policy == StopPolicy.HOLD_AND_DRAIN:

@@ -198,9 +198,10 @@ def test_a_waiting_workload_reports_its_resource_requests() -> None:
     assert status["resourceRequests"] == [{"name": "main", "resources": {"cpu": "3", "nvidia.com/gpu": "8"}}]
 
 
-def test_a_cluster_queue_set_to_hold_and_drain_while_down_drains_at_the_first_pass() -> None:
-    """Upstream's workload reconcile evicts any admitted Workload of a HoldAndDrain ClusterQueue, whenever it
-    runs; a restarted controller reads the admitted Workloads back after the queues, and drains them then."""
+def test_a_cluster_queue_stopped_or_started_while_down_settles_at_the_first_pass() -> None:
+    """Upstream's workload reconcile evicts any admitted Workload of a HoldAndDrain ClusterQueue and marks one it
+    drained restarted once it runs again, whenever it runs; a restarted controller reads the Workloads back
+    after the queues, and settles them then."""
     store, clock, kueue, _ = setup()
     store.create(catalog.TRAINJOBS, trainjob("running"))
     kueue.reconciler.reconcile(("ml", "running"))
@@ -211,3 +212,8 @@ def test_a_cluster_queue_set_to_hold_and_drain_while_down_drains_at_the_first_pa
     restarted.reconciler.reconcile(CYCLE_KEY)
     assert conditions(workload_of(store, "running"))["Evicted"] == ("True", "ClusterQueueStopped")
     assert store.get(catalog.TRAINJOBS, "ml", "running")["spec"]["suspend"] is True
+    store.patch(catalog.CLUSTER_QUEUES, "", "cq", {"spec": {"stopPolicy": None}}, MERGE_PATCH)
+    restarted = build_kueue_controller(store, clock)  # and started again while down: marked at the first pass
+    restarted.reconciler.reconcile(CYCLE_KEY)
+    assert conditions(workload_of(store, "running"))["Requeued"] == ("True", "ClusterQueueRestarted")
+    assert store.get(catalog.TRAINJOBS, "ml", "running")["spec"]["suspend"] is False

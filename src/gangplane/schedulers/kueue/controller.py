@@ -191,9 +191,10 @@ class KueueReconciler:
             self.core.delete_workload(key, now)
             self._written.pop(key, None)
             self._owners.pop(key, None)
-        if batch.everything:  # after a restart too: the stored conditions say what was drained
-            self._touched.update(localqueues.mark_restarted(self.core, self._queues.stop_policies, now))
-            evictions += localqueues.drain(self.core, now) + self.core.drain_stopped(now)  # LocalQueue first
+        if batch.everything:  # every Workload read back (after a restart too): drain and restart marks
+            restarted, drained = localqueues.settle(self.core, self._queues.stop_policies, now)
+            self._touched.update(restarted)
+            evictions += drained
         self._write_statuses()  # an orphan says Finished before its finalizer goes, as upstream
         for workload in finalize:
             self._remove_finalizer(workload)

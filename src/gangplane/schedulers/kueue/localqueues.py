@@ -87,3 +87,13 @@ def mark_restarted(core: KueueState, existing: Collection[LocalQueueKey], now: f
             state.set_condition(C.REQUEUED, True, RESTARTED, RESTARTED_MESSAGE, now)
             found.append(key)
     return found
+
+
+def settle(
+    core: KueueState, existing: Collection[LocalQueueKey], now: float
+) -> tuple[list[str], list[Eviction]]:
+    """Once every workload is read back (a first pass after a restart, a LocalQueue change): the restart marks
+    and the drains of stopped LocalQueues and ClusterQueues, from the stored conditions, as upstream's workload
+    reconcile checks them whenever it runs (LocalQueue before ClusterQueue). Returns (marked, evictions)."""
+    marked = mark_restarted(core, existing, now) + core.mark_restarted(now)
+    return marked, drain(core, now) + core.drain_stopped(now)

@@ -94,6 +94,20 @@ def test_not_marked_restarted_while_its_local_queue_is_stopped_or_missing() -> N
     assert mark_restarted(s, {LQ}, NOW) == []
 
 
+def test_a_missing_local_queue_is_misconfigured_before_a_stopped_one_is_suspended() -> None:
+    """``getQueueBlocker``'s order and reasons (UnadmittedWorkloadsObservability, on by default)."""
+    s = _core()
+    set_stop_policies(s, {OTHER: StopPolicy.HOLD}, NOW)
+    s.add_workload(dataclasses.replace(wl("missing", "", {"cpu": 2}), local_queue="gone"), NOW)
+    s.add_workload(dataclasses.replace(wl("held", "q1", {"cpu": 2}), local_queue="other"), NOW)
+    assert _seen(s, "ns/missing", "QuotaReserved") == {
+        "QuotaReserved": ("False", "Misconfigured", "LocalQueue gone doesn't exist")
+    }
+    assert _seen(s, "ns/held", "QuotaReserved") == {
+        "QuotaReserved": ("False", "Suspended", "LocalQueue other is inactive")
+    }
+
+
 def test_hold_keeps_admitted_workloads_and_holds_pending_ones() -> None:
     s = _core()
     _admit(s, "running")

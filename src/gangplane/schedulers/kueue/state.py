@@ -193,9 +193,9 @@ class KueueState:
 
     def enqueue(self, state: WorkloadState, now: float) -> None:
         """Queue a pending workload afresh (added, reactivated, its LocalQueue restarted)."""
-        if not state.cluster_queue:
+        if not state.cluster_queue:  # upstream's getQueueBlocker, as the stopped LocalQueue's below
             message = f"LocalQueue {state.request.local_queue} doesn't exist"
-            mark_pending(state, PendingReason.PENDING, message, now, conditions=self.explain)
+            mark_pending(state, PendingReason.MISCONFIGURED, message, now, conditions=self.explain)
             return
         if not self.held(state):
             mark_pending(state, PendingReason.PENDING, "", now, conditions=self.explain)

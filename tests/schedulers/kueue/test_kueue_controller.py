@@ -6,8 +6,8 @@ from typing import Any
 
 from kueue_shell import conditions, setup, trainjob, workload_of
 
-from gangplane.schedulers.kueue.controller import CYCLE_KEY
-from gangplane.store import catalog
+from gangplane.schedulers.kueue.controller import CYCLE_KEY, build_kueue_controller
+from gangplane.store import MERGE_PATCH, catalog
 from gangplane.store.memory import MemoryStore
 
 
@@ -196,3 +196,24 @@ def test_a_waiting_workload_reports_its_resource_requests() -> None:
     status = store.get(catalog.WORKLOADS, "ml", "big")["status"]
     assert conditions(store.get(catalog.WORKLOADS, "ml", "big"))["Admitted"] == ("False", "NoReservation")
     assert status["resourceRequests"] == [{"name": "main", "resources": {"cpu": "3", "nvidia.com/gpu": "8"}}]
+
+
+def test_a_cluster_queue_stopped_or_started_while_down_settles_at_the_first_pass() -> None:
+    """Upstream's workload reconcile evicts any admitted Workload of a HoldAndDrain ClusterQueue and marks one it
+    drained restarted once it runs again, whenever it runs; a restarted controller reads the Workloads back
+    after the queues, and settles them then."""
+    store, clock, kueue, _ = setup()
+    store.create(catalog.TRAINJOBS, trainjob("running"))
+    kueue.reconciler.reconcile(("ml", "running"))
+    kueue.reconciler.reconcile(CYCLE_KEY)
+    assert store.get(catalog.TRAINJOBS, "ml", "running")["spec"]["suspend"] is False
+    store.patch(catalog.CLUSTER_QUEUES, "", "cq", {"spec": {"stopPolicy": "HoldAndDrain"}}, MERGE_PATCH)
+    restarted = build_kueue_controller(store, clock)
+    restarted.reconciler.reconcile(CYCLE_KEY)
+    assert conditions(workload_of(store, "running"))["Evicted"] == ("True", "ClusterQueueStopped")
+    assert store.get(catalog.TRAINJOBS, "ml", "running")["spec"]["suspend"] is True
+    store.patch(catalog.CLUSTER_QUEUES, "", "cq", {"spec": {"stopPolicy": None}}, MERGE_PATCH)
+    restarted = build_kueue_controller(store, clock)  # and started again while down: marked at the first pass
+    restarted.reconciler.reconcile(CYCLE_KEY)
+    assert conditions(workload_of(store, "running"))["Requeued"] == ("True", "ClusterQueueRestarted")
+    assert store.get(catalog.TRAINJOBS, "ml", "running")["spec"]["suspend"] is False

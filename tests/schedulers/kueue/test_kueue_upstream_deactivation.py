@@ -158,18 +158,19 @@ NOT_PORTED = {
     "workload with retry checks should be evicted and checks should be pending, with message": (
         "admission checks are not modelled"
     ),
-    "should set the Evicted condition with LocalQueueStopped reason when the StopPolicy is HoldAndDrain": (
-        "LocalQueue stopPolicy is not read (docs/kueue.md)"
-    ),
 }
 PORTED_ELSEWHERE_HERE = (
     "trigger deactivation of workload when reaching backoffLimitCount",
     "should set the Evicted condition with ClusterQueueStopped reason when the StopPolicy is HoldAndDrain",
 )
+PORTED_IN_LOCALQUEUE_STOP = (  # test_kueue_localqueue_stop.py
+    "should set the Evicted condition with LocalQueueStopped reason when the StopPolicy is HoldAndDrain",
+)
 
 
 def test_reconcile_eviction_is_ported_or_said_why_not() -> None:
-    assert len(DEACTIVATIONS) + len(PORTED_ELSEWHERE_HERE) + len(NOT_PORTED) == 18
+    ported = len(DEACTIVATIONS) + len(PORTED_ELSEWHERE_HERE) + len(PORTED_IN_LOCALQUEUE_STOP)
+    assert ported + len(NOT_PORTED) == 18
 
 
 def test_cluster_queue_stopped_hold_and_drain() -> None:
@@ -428,7 +429,6 @@ REQUEUE_NOT_PORTED = {
     "scale-to-zero released workload should not be requeued while transitioning back to pending": (
         "elastic workload slices are not modelled"
     ),
-    "should set the WorkloadRequeued condition to true on LocalQueue started": "LocalQueue stopPolicy is not read",
     "should update requeueState.requeueAt when admission check sets a delay": "no admission checks",
     "should not update requeueState.requeueAt when admission check delay is smaller": "no admission checks",
     "should always use the biggest admission check delay": "no admission checks",
@@ -443,5 +443,6 @@ def test_reconcile_requeue_is_ported_or_said_why_not() -> None:
         "should set the WorkloadRequeued condition when the WaitForPodsReady backoff expires",
         "shouldn't set the WorkloadRequeued condition when backoff expires and workload finished",
         "should set the WorkloadRequeued condition to true on ClusterQueue started",
+        "should set the WorkloadRequeued condition to true on LocalQueue started",  # test_kueue_localqueue_stop.py
     ]
     assert len(ported) + len(REQUEUE_NOT_PORTED) == 17

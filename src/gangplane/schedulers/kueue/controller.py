@@ -28,7 +28,7 @@ from gangplane.client.informer import Key
 from gangplane.clock import Clock, rfc3339
 from gangplane.errors import NotFound
 from gangplane.runtime.plugins.kueue import is_managed, workload_name
-from gangplane.schedulers.kueue import jobs
+from gangplane.schedulers.kueue import jobs, localqueues
 from gangplane.schedulers.kueue.changes import Batch, Changes
 from gangplane.schedulers.kueue.convert import (
     assignment_from_admission,
@@ -57,10 +57,18 @@ from gangplane.schedulers.kueue.metrics import KueueMetrics
 from gangplane.schedulers.kueue.snapshot import PendingSnapshot
 from gangplane.schedulers.kueue.state import Eviction, KueueConfig, KueueState
 from gangplane.schedulers.kueue.statuswriter import QueueStatusWriter
+from gangplane.schedulers.kueue.storeview import (
+    Queues,
+    changed_workloads,
+    owner_of,
+    read_queues,
+    trainjob,
+    workload_and_job,
+)
 from gangplane.schedulers.kueue.visibility import PendingWorkload
 from gangplane.schedulers.kueue.workloads import Phase, WorkloadState
 from gangplane.store import MERGE_PATCH, catalog
-from gangplane.store.base import Object, Store
+from gangplane.store.base import Store
 
 CYCLE_KEY: Key = ("", "kueue-admission-cycle")
 MAX_CYCLES_PER_PASS = 200
@@ -84,8 +92,7 @@ class KueueReconciler:
         self.events = WorkloadEvents(store, clock)
         self._stamp = ""  # rfc3339 of the current pass: conditions that changed in it carry this time
         self.changes = Changes(CYCLE_KEY)
-        self._local_queues: dict[tuple[str, str], str] = {}  # (namespace, LocalQueue) -> ClusterQueue
-        self._namespace_labels: dict[str, dict[str, str]] = {}
+        self._queues = Queues()
         self._owners: dict[str, str] = {}  # Workload key -> owner TrainJob name
         self.on_position_changed: Callable[[Key], None] | None = None
         """Told each TrainJob whose Workload moved in its queue (the TrainJob controller's enqueue)."""
@@ -100,14 +107,8 @@ class KueueReconciler:
 
     # ------------------------------------------------------------ TrainJobs
 
-    def _trainjob(self, namespace: str, name: str) -> t.TrainJob | None:
-        try:
-            return t.TrainJob.model_validate(self.store.get(catalog.TRAINJOBS, namespace, name))
-        except NotFound:
-            return None
-
     def _sync_trainjob(self, namespace: str, name: str) -> None:
-        job = self._trainjob(namespace, name)
+        job = trainjob(self.store, namespace, name)
         if job is None or not is_managed(job):
             return
         wl_name = workload_name(name, job.metadata.uid or "")
@@ -151,41 +152,24 @@ class KueueReconciler:
         self._touched.update(self.core.mark_restarted(now))
         return evictions
 
-    def _read_queues_and_namespaces(self) -> None:
-        self._local_queues = {
-            (o["metadata"].get("namespace", ""), o["metadata"]["name"]): (o.get("spec") or {}).get("clusterQueue", "")
-            for o in self.store.list(catalog.LOCAL_QUEUES).items
-        }  # fmt: skip
-        self._namespace_labels = {
-            o["metadata"]["name"]: o["metadata"].get("labels") or {}
-            for o in self.store.list(catalog.NAMESPACES).items
-        }
-
-    def _changed_workloads(self, batch: Batch) -> tuple[dict[str, Object], list[str]]:
-        """(Workloads to read into the core by key, keys that are gone): all of them, or what changed."""
-        if batch.everything:
-            self._read_queues_and_namespaces()
-            found = {f"{o['metadata'].get('namespace', '')}/{o['metadata']['name']}": o
-                     for o in self.store.list(catalog.WORKLOADS).items}  # fmt: skip
-            return found, [k for k in self.core.workloads if k not in found]
-        found, gone = {}, []
-        for key in sorted(batch.workloads):
-            namespace, name = key.split("/", 1)
-            try:
-                found[key] = self.store.get(catalog.WORKLOADS, namespace, name)
-            except NotFound:
-                gone.append(key)
-        return found, gone
+    def _read_queues(self, now: float) -> None:
+        """LocalQueues and Namespaces, before the Workloads: a stopped LocalQueue's workloads are held."""
+        self._queues = read_queues(self.store)
+        self._touched.update(localqueues.set_stop_policies(self.core, self._queues.stop_policies, now))
 
     def _sync_workloads(self, now: float, batch: Batch) -> list[Eviction]:
-        """Read the changed Workloads into the core; returns the jobs to stop (a deactivated Workload's)."""
-        found, gone = self._changed_workloads(batch)
+        """Read the changed Workloads into the core; returns the jobs to stop (a deactivated Workload's, a
+        draining LocalQueue's)."""
+        if batch.everything:
+            self._read_queues(now)
+        found, gone = changed_workloads(self.store, batch, self.core.workloads)
         finalize, evictions = [], []
+        queues = self._queues
         for obj in found.values():
             workload = kw.Workload.model_validate(obj)
             namespace = workload.metadata.namespace or ""
-            cq = self._local_queues.get((namespace, workload.spec.queue_name or ""), "")
-            request = workload_request(workload, cq, self._namespace_labels.get(namespace, {}))
+            cq = queues.cluster_queues.get((namespace, workload.spec.queue_name or ""), "")
+            request = workload_request(workload, cq, queues.namespace_labels.get(namespace, {}))
             fate, owner = self._fate(workload)
             if (ref := controller_trainjob(workload)) is not None:
                 self._owners[request.key] = ref.name
@@ -207,6 +191,10 @@ class KueueReconciler:
             self.core.delete_workload(key, now)
             self._written.pop(key, None)
             self._owners.pop(key, None)
+        if batch.everything:  # every Workload read back (after a restart too): drain and restart marks
+            restarted, drained = localqueues.settle(self.core, self._queues.stop_policies, now)
+            self._touched.update(restarted)
+            evictions += drained
         self._write_statuses()  # an orphan says Finished before its finalizer goes, as upstream
         for workload in finalize:
             self._remove_finalizer(workload)
@@ -223,7 +211,7 @@ class KueueReconciler:
         """The Workload's fate and its owner TrainJob; the owner is read only when something needs it."""
         if is_finished(workload) and not workload.metadata.deletion_timestamp:
             return verdict(workload, None), None
-        owner = self._owner(workload)
+        owner = owner_of(self.store, workload)
         return verdict(workload, owner.metadata.uid if owner is not None else None), owner
 
     def _remove_finalizer(self, workload: kw.Workload) -> None:
@@ -254,11 +242,6 @@ class KueueReconciler:
             self._touched.add(request.key)
         if owner is not None:
             self._sync_job_state(owner, request.key, now)
-
-    def _owner(self, workload: kw.Workload) -> t.TrainJob | None:
-        """The TrainJob named by the Workload's controller reference, if it exists (whatever its uid)."""
-        ref = controller_trainjob(workload)
-        return self._trainjob(workload.metadata.namespace or "", ref.name) if ref is not None else None
 
     def _sync_job_state(self, job: t.TrainJob, key: str, now: float) -> None:
         state = self.core.workloads.get(key)
@@ -346,17 +329,8 @@ class KueueReconciler:
         for workload in result.admitted:
             self._start(workload)
 
-    def _workload_and_job(self, key: str) -> tuple[kw.Workload, t.TrainJob] | None:
-        namespace, name = key.split("/", 1)
-        try:
-            workload = kw.Workload.model_validate(self.store.get(catalog.WORKLOADS, namespace, name))
-        except NotFound:
-            return None
-        job = self._owner(workload)
-        return (workload, job) if job is not None else None
-
     def _start(self, state: WorkloadState) -> None:
-        found = self._workload_and_job(state.key)
+        found = workload_and_job(self.store, state.key)
         if found is None or state.assignment is None:
             return
         workload, job = found
@@ -364,7 +338,7 @@ class KueueReconciler:
         jobs.start_job(self.store, job, admissions)
 
     def _stop(self, key: str) -> None:
-        found = self._workload_and_job(key)
+        found = workload_and_job(self.store, key)
         if found is not None:
             jobs.stop_job(self.store, found[1])
 

@@ -7,7 +7,7 @@ workload controller do, derived from the conditions a pass just wrote:
 - ``Preempted`` (Normal) with the Preempted condition's message (kueue preemption.go);
 - ``EvictedDueTo<Reason>`` (Normal) for any other eviction (kueue workload_controller.go);
 - ``Pending`` (Warning) with the inadmissible message, when that message changed (kueue scheduler.go
-  ``requeueAndUpdate``).
+  ``requeueAndUpdate``), except for a workload whose LocalQueue is missing or stopped.
 
 A transition is fresh when its ``lastTransitionTime`` is this pass's time, so conditions read back after a
 restart are not announced again.
@@ -29,6 +29,7 @@ _REMEMBERED = 4096  # Pending messages kept to say each once (client-go's cache 
 
 Said = tuple[str, str, str]  # (type, reason, message)
 _PENDING = frozenset(PendingReason)  # QuotaReserved=False reasons of a Workload the scheduler could not admit
+_LOCAL_QUEUE_BLOCKED = "LocalQueue "  # "LocalQueue NAME doesn't exist" / "is inactive" (state.py)
 
 
 def _conditions(status: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
@@ -63,11 +64,14 @@ def transitions(status: Mapping[str, Any], cluster_queue: str, stamp: str, waite
 
 
 def pending_message(status: Mapping[str, Any]) -> str | None:
-    """The inadmissible message of a Workload waiting for quota, else None."""
+    """The inadmissible message of a Workload waiting for quota, else None. Not the messages of a workload
+    whose LocalQueue is missing or stopped: upstream's workload controller writes those, with no Event, and
+    such a workload never reaches the scheduler."""
     reserved = _conditions(status).get("QuotaReserved")
     if reserved is None or reserved.get("status") != "False" or reserved.get("reason") not in _PENDING:
         return None
-    return str(reserved.get("message", "")) or None
+    message = str(reserved.get("message", ""))
+    return message if message and not message.startswith(_LOCAL_QUEUE_BLOCKED) else None
 
 
 class WorkloadEvents:

@@ -29,6 +29,9 @@ FlavorResource = tuple[str, str]
 
 Usage = dict[FlavorResource, int]
 
+LocalQueueKey = tuple[str, str]
+"""``(namespace, name)`` of a LocalQueue."""
+
 PODS = "pods"
 _MILLI_RESOURCES = frozenset({"cpu"})
 

@@ -10,7 +10,8 @@ After kueue ``pkg/controller/core/clusterqueue_controller.go`` (``updateCqStatus
 - ``flavorsReservation`` and ``flavorsUsage`` list every flavor of every resource group in spec order, its
   covered resources sorted by name, amounts as quantities; a ClusterQueue in a cohort also says how much it
   ``borrowed`` above its nominal quota;
-- the ``Active`` condition keeps its transition time while its status holds (``meta.SetStatusCondition``);
+- the ``Active`` condition keeps its transition time while its status holds (``meta.SetStatusCondition``); a
+  LocalQueue with a ``stopPolicy`` says ``Stopped`` before anything about its ClusterQueue;
 - ``fairSharing.weightedShare`` only when fair sharing is enabled (absent otherwise), on ClusterQueues and
   Cohorts.
 
@@ -32,6 +33,11 @@ from gangplane.schedulers.kueue.state import KueueState
 ACTIVE = "Active"
 CQ_READY = ("True", "Ready", "Can admit new workloads")
 LQ_READY = ("True", "Ready", "Can submit new workloads to localQueue")
+LQ_STOPPED = (
+    "False",
+    "Stopped",
+    "LocalQueue is stopped",
+)  # checked first, as upstream's LocalQueue reconcile
 LQ_CQ_INACTIVE = ("False", "ClusterQueueIsInactive", "Can't submit new workloads to clusterQueue")
 LQ_CQ_MISSING = ("False", "ClusterQueueDoesNotExist", "Can't submit new workloads to clusterQueue")
 
@@ -117,7 +123,9 @@ def cluster_queue_status(state: KueueState, name: str, old: Mapping[str, Any], g
 def local_queue_status(state: KueueState, namespace: str, name: str, cluster_queue: str,
                        old: Mapping[str, Any], generation: int | None, pending: int, now: float) -> Status:  # fmt: skip
     spec = state.cluster_queues.get(cluster_queue)
-    if spec is None:
+    if (namespace, name) in state.stopped_local_queues:
+        readiness = LQ_STOPPED  # its pending workloads are in no queue: pendingWorkloads 0, as upstream
+    elif spec is None:
         readiness = LQ_CQ_MISSING
     else:
         readiness = LQ_READY if cluster_queue_readiness(state, cluster_queue) == CQ_READY else LQ_CQ_INACTIVE

@@ -22,6 +22,7 @@ from gangplane.schedulers.kueue.model import (
     ClusterQueueSpec,
     CohortSpec,
     FlavorSpec,
+    LocalQueueKey,
     PendingReason,
     WorkloadRequest,
 )
@@ -103,6 +104,9 @@ class KueueState:
     explain: bool = True
     """Write why a workload is pending: its conditions and the flavor assigner's messages. The simulator
     turns it off unless asked to explain; the pending reason is kept either way."""
+    stopped_local_queues: dict[LocalQueueKey, StopPolicy] = field(default_factory=dict)
+    """LocalQueues whose ``stopPolicy`` is not None (``localqueues``): their pending workloads wait outside
+    the ClusterQueues' heaps, as upstream's queue manager drops a stopped LocalQueue."""
 
     # ------------------------------------------------------------ configuration
 
@@ -120,9 +124,11 @@ class KueueState:
             for state in self.admitted.get(name, {}).values():
                 self.tree.add_usage(name, state.usage)
         self.queues.schedule_requeue(self.cluster_queues, now)
-        return self._drain_stopped(now)
+        return self.drain_stopped(now)
 
-    def _drain_stopped(self, now: float) -> list[Eviction]:
+    def drain_stopped(self, now: float) -> list[Eviction]:
+        """Evict the admitted workloads of every ``HoldAndDrain`` ClusterQueue: at reconfiguration, and once a
+        restart has read the admitted workloads back (the spec may have changed while nothing ran)."""
         evictions = []
         for name, spec in self.cluster_queues.items():
             if spec.stop_policy == StopPolicy.HOLD_AND_DRAIN:
@@ -182,16 +188,32 @@ class KueueState:
             if eviction_time and history.timed_out_at is not None:
                 state.queue_time = history.timed_out_at
         self.workloads[request.key] = state
-        self._enqueue(state, now)
+        self.enqueue(state, now)
         return state
 
-    def _enqueue(self, state: WorkloadState, now: float) -> None:
-        if not state.cluster_queue:
+    def enqueue(self, state: WorkloadState, now: float) -> None:
+        """Queue a pending workload afresh (added, reactivated, its LocalQueue restarted)."""
+        if not state.cluster_queue:  # upstream's getQueueBlocker, as the stopped LocalQueue's below
             message = f"LocalQueue {state.request.local_queue} doesn't exist"
-            mark_pending(state, PendingReason.PENDING, message, now, conditions=self.explain)
+            mark_pending(state, PendingReason.MISCONFIGURED, message, now, conditions=self.explain)
             return
-        mark_pending(state, PendingReason.PENDING, "", now, conditions=self.explain)
-        self.queues.push(state, now)
+        if not self.held(state):
+            mark_pending(state, PendingReason.PENDING, "", now, conditions=self.explain)
+        self.push_or_hold(state, now)
+
+    def held(self, state: WorkloadState) -> bool:
+        """Whether ``state``'s LocalQueue is stopped (then it is in no ClusterQueue's heap)."""
+        stopped = self.stopped_local_queues
+        return bool(stopped) and (state.request.namespace, state.request.local_queue) in stopped
+
+    def push_or_hold(self, state: WorkloadState, now: float) -> None:
+        """Queue a pending workload, or, its LocalQueue stopped, say why it waits (upstream's workload
+        controller: ``Suspended``, "LocalQueue NAME is inactive", after "doesn't exist")."""
+        if not self.held(state):
+            self.queues.push(state, now)
+            return
+        message = f"LocalQueue {state.request.local_queue} is inactive"
+        mark_pending(state, PendingReason.SUSPENDED, message, now, conditions=self.explain)
 
     def restore_admitted(self, request: WorkloadRequest, assignment: Assignment, reserved_at: float,
                          pods_ready: bool, history: History | None = None) -> WorkloadState:  # fmt: skip
@@ -274,7 +296,7 @@ class KueueState:
         else:  # upstream's job reconciler: Requeued is True only after a preemption or node failures
             requeued = reason in (EvictionReason.PREEMPTED, EvictionReason.NODE_FAILURES)
             state.set_condition(C.REQUEUED, requeued, reason, message, now)
-        self.queues.push(state, now)
+        self.push_or_hold(state, now)
         return Eviction(key, reason, message, preemption, preempting_cq, cause)
 
     def _back_off(self, state: WorkloadState, message: str, now: float) -> None:
@@ -351,7 +373,7 @@ class KueueState:
         if state is None or state.phase != Phase.INACTIVE:
             return
         mark_reactivated(state, now)
-        self._enqueue(state, now)
+        self.enqueue(state, now)
 
     def wake_backoffs(self, now: float) -> None:
         for state in self.queues.flush(now):

@@ -6,7 +6,7 @@
 | ``configMap`` / ``secret`` / ``downwardAPI`` / ``projected`` | files in ``<sandbox>/volumes/<name>`` (below) |
 | ``hostPath`` | the host path itself (``DirectoryOrCreate`` / ``FileOrCreate`` create it) |
 | ``persistentVolumeClaim`` | the bound PersistentVolume's ``hostPath``/``local`` path (``claimed_source``) |
-| the service-account token | ``<sandbox>/serviceaccount`` (``service_account.py``), at ``SERVICE_ACCOUNT_MOUNT`` |
+| the service-account token | ``serviceaccount`` in the pod's memory directory (``sandbox.MemoryRoot``) |
 
 Projected files are written as the kubelet's ``AtomicWriter`` does (a timestamped directory swapped in
 through the ``..data`` symlink), refreshed each time a container of the pod starts and every minute while

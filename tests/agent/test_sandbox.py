@@ -269,3 +269,22 @@ def test_a_memory_directory_others_made_or_may_read_is_not_used(tmp_path: Path) 
     cluster.chmod(0o755)  # another user could have made it under the predictable name, open to all
     assert _memory(tmp_path).pod_dir(pod("p", {"name": "c"})) is None
     assert sandbox.MemoryRoot(tmp_path / "state", "node-0", candidates=[]).pod_dir({}) is None
+
+
+def test_secret_projected_and_memory_empty_dir_volumes_go_to_memory_the_rest_to_the_sandbox(
+    tmp_path: Path,
+) -> None:
+    objects = {("secrets", "sec"): {"data": {"key": base64.b64encode(b"s").decode()}}}
+    memory, box = tmp_path / "memory", tmp_path / "sb"
+    volumes = [
+        {"name": "s", "secret": {"secretName": "sec"}},
+        {"name": "p", "projected": {"sources": [{"secret": {"name": "sec"}}]}},
+        {"name": "m", "emptyDir": {"medium": "Memory"}},
+        {"name": "d", "emptyDir": {}},
+        {"name": "w", "downwardAPI": {"items": [{"path": "n", "fieldRef": {"fieldPath": "metadata.name"}}]}},
+    ]
+    where = {vol["name"]: v.volume_path(POD, vol, box, reader(objects), {}, memory=memory) for vol in volumes}
+    assert {n for n, path in where.items() if memory in path.parents} == {"s", "p", "m"}
+    assert (where["s"] / "key").read_bytes() == b"s" and (where["p"] / "key").read_bytes() == b"s"
+    assert where["d"] == box / "volumes" / "d" and (where["w"] / "n").read_text() == POD["metadata"]["name"]
+    assert v.volume_path(POD, volumes[0], box, reader(objects), {}) == box / "volumes" / "s"  # no tmpfs here

@@ -365,10 +365,10 @@ class NodeAgent:
         the files by the next container start."""
         folder = sandbox.pod_dir(self._pods_root, pod)
         folder.mkdir(parents=True, exist_ok=True)
-        access, read = self._api.get(), remembered(self._read)
-        volumes = pod_volumes(pod, folder, read, self.node.capacity, token_source(pod, read, access))
-        in_memory = (self._memory.pod_dir(pod) if access else None) or folder
-        volumes |= service_account_volume(pod, in_memory, read, access)
+        access, read, memory = self._api.get(), remembered(self._read), self._memory.pod_dir(pod)
+        token = token_source(pod, read, access)
+        volumes = pod_volumes(pod, folder, read, self.node.capacity, token, memory)
+        volumes |= service_account_volume(pod, memory or folder, read, access)
         return PodPlace(folder, volumes, access.env() if access else {})
 
     def _report_backoff(self, pod: Object, state: _Pod, now: float) -> None:

@@ -3,11 +3,12 @@ the machine allows it) a private mount namespace.
 
 - **Directory**: every pod gets ``<state>/pods/<namespace>/<name>_<uid>/``, its containers' default working
   directory, so two pods never share files by accident and nothing lands where ``gangplane up`` ran.
-- **Memory**: the service-account token volume lives in memory, as the kubelet backs secret and projected
-  volumes with a tmpfs (their plugins wrap an ``emptyDir`` of ``medium: Memory``) so a token never reaches
-  the node's disk: ``<tmpfs>/gangplane-<state id>/<node>/<namespace>/<name>_<uid>/`` (``MemoryRoot``), on
-  ``$XDG_RUNTIME_DIR`` or ``/dev/shm``, private to this user; where neither is usable it stays in the
-  pod's directory. (Here it also saves the disk's inode creations: 10 per pod start.)
+- **Memory**: the service-account token volume, ``secret`` and ``projected`` volumes and an ``emptyDir`` of
+  ``medium: Memory`` live in memory, as the kubelet backs them with a tmpfs (the secret and projected plugins
+  wrap an ``emptyDir`` of ``medium: Memory``) so a token or a secret never reaches the node's disk:
+  ``<tmpfs>/gangplane-<state id>/<node>/<namespace>/<name>_<uid>/`` (``MemoryRoot``), on ``$XDG_RUNTIME_DIR``
+  or ``/dev/shm``, private to this user; where neither is usable they stay in the pod's directory. (It also
+  saves the disk's inode creations: 10 per pod start for the token volume.)
 - **Environment**: the agent's own variables that carry admin access (``GANGPLANE_HOME``, ``KUBECONFIG``, ...)
   are never passed on; a pod reaches the API only through what its spec asks for.
 - **Marker**: each container instance carries ``GANGPLANE_CONTAINER_ID=<pod uid>/<container>``; a process

@@ -67,6 +67,10 @@ def test_volumes_env_and_working_directory(
     uid = done["metadata"]["uid"]
     assert out[:3] == ["node-0 slots=1", "0o600 s3cret", "s3cret None None"]
     assert out[3] == str(tmp_path / "pods" / "default" / f"vols_{uid}")
+    secrets = sandbox.MemoryRoot(tmp_path, "node-0").pod_dir(done)  # where the secret volume was, in memory
+    assert secrets is None or wait_for(
+        lambda: not secrets.exists(), what="the finished pod's secret volume gone"
+    )
     assert not Path(mount).exists() or isolation == sandbox.NAMESPACE  # path mapping touches no host path
     # the admin token is covered in a mount namespace; path mapping cannot hide it (docs/nodes.md)
     assert out[4] == ("''" if isolation == sandbox.NAMESPACE else "'admin-token'")

@@ -277,6 +277,7 @@ class NodeAgent:
         self._write_status(pod, state)
         if ps.pod_phase(state.spec, state.run) in ps.TERMINAL and not state.procs:
             self._release(state)
+            self._memory.remove(pod)  # a finished pod's tmpfs volumes are torn down, as the kubelet's are
             self._drop_finalizer(state, newer(pod, state.latest))
         retry_at = CONFIG_RETRY_SECONDS if retry else refresh
         return result_after(now, plan.wake_at, retry_at)

@@ -67,6 +67,10 @@ def test_volumes_env_and_working_directory(
     uid = done["metadata"]["uid"]
     assert out[:3] == ["node-0 slots=1", "0o600 s3cret", "s3cret None None"]
     assert out[3] == str(tmp_path / "pods" / "default" / f"vols_{uid}")
+    secrets = sandbox.MemoryRoot(tmp_path, "node-0").pod_dir(done)  # where the secret volume was, in memory
+    assert secrets is None or wait_for(
+        lambda: not secrets.exists(), what="the finished pod's secret volume gone"
+    )
     assert not Path(mount).exists() or isolation == sandbox.NAMESPACE  # path mapping touches no host path
     # the admin token is covered in a mount namespace; path mapping cannot hide it (docs/nodes.md)
     assert out[4] == ("''" if isolation == sandbox.NAMESPACE else "'admin-token'")
@@ -228,3 +232,63 @@ def test_a_running_pod_sees_its_config_map_change(
     store.update(CONFIGMAPS, {**cm, "data": {**cm["data"], "other": "y"}})
     wait_for(lambda: seen.read_text() == "y", timeout=15, what="the updated content")
     shutil.rmtree(f"/tmp/gp-test-{os.getpid()}-watch", ignore_errors=True)
+
+
+def _memory(tmp_path: Path, node: str = "node-0") -> sandbox.MemoryRoot:
+    (tmp_path / "shm").mkdir(exist_ok=True)
+    return sandbox.MemoryRoot(tmp_path / "state", node, candidates=[str(tmp_path / "shm")])
+
+
+def test_token_volumes_go_to_a_private_memory_directory_removed_with_the_pod_and_the_node(
+    tmp_path: Path,
+) -> None:
+    memory, other = _memory(tmp_path), _memory(tmp_path, "node-1")
+    p = pod("p", {"name": "c"})
+    p["metadata"]["uid"] = "u1"
+    folder = memory.pod_dir(p)
+    assert folder is not None and folder.parent.parent.name == "node-0"
+    cluster = folder.parents[2]
+    assert cluster.parent == tmp_path / "shm" and stat.S_IMODE(cluster.stat().st_mode) == 0o700
+    v.write_atomically(folder / "serviceaccount", {"token": (b"t", v.SECRET_MODE)})
+    assert (folder / "serviceaccount" / "token").read_bytes() == b"t"
+    elsewhere = other.pod_dir(p)
+    assert elsewhere is not None and elsewhere != folder
+    v.write_atomically(elsewhere / "serviceaccount", {"token": (b"t", v.SECRET_MODE)})
+    memory.remove(p)
+    assert not folder.exists() and cluster.exists()
+    memory.clear()
+    assert cluster.exists()  # node-1's part is still there
+    other.clear()
+    assert not cluster.exists()
+
+
+def test_a_memory_directory_others_made_or_may_read_is_not_used(tmp_path: Path) -> None:
+    memory = _memory(tmp_path)
+    first = memory.pod_dir(pod("p", {"name": "c"}))
+    assert first is not None
+    shutil.rmtree(tmp_path / "shm")
+    _memory(tmp_path)  # the base again, empty
+    cluster = first.parents[2]
+    cluster.mkdir(mode=0o755)
+    cluster.chmod(0o755)  # another user could have made it under the predictable name, open to all
+    assert _memory(tmp_path).pod_dir(pod("p", {"name": "c"})) is None
+    assert sandbox.MemoryRoot(tmp_path / "state", "node-0", candidates=[]).pod_dir({}) is None
+
+
+def test_secret_projected_and_memory_empty_dir_volumes_go_to_memory_the_rest_to_the_sandbox(
+    tmp_path: Path,
+) -> None:
+    objects = {("secrets", "sec"): {"data": {"key": base64.b64encode(b"s").decode()}}}
+    memory, box = tmp_path / "memory", tmp_path / "sb"
+    volumes = [
+        {"name": "s", "secret": {"secretName": "sec"}},
+        {"name": "p", "projected": {"sources": [{"secret": {"name": "sec"}}]}},
+        {"name": "m", "emptyDir": {"medium": "Memory"}},
+        {"name": "d", "emptyDir": {}},
+        {"name": "w", "downwardAPI": {"items": [{"path": "n", "fieldRef": {"fieldPath": "metadata.name"}}]}},
+    ]
+    where = {vol["name"]: v.volume_path(POD, vol, box, reader(objects), {}, memory=memory) for vol in volumes}
+    assert {n for n, path in where.items() if memory in path.parents} == {"s", "p", "m"}
+    assert (where["s"] / "key").read_bytes() == b"s" and (where["p"] / "key").read_bytes() == b"s"
+    assert where["d"] == box / "volumes" / "d" and (where["w"] / "n").read_text() == POD["metadata"]["name"]
+    assert v.volume_path(POD, volumes[0], box, reader(objects), {}) == box / "volumes" / "s"  # no tmpfs here

@@ -1,10 +1,17 @@
 """The event recorder's correlation, as client-go's ``tools/record`` does it (``events_cache_test.go``
 ``TestEventCorrelator``: identical events are counted on one Event; more than 10 similar ones in 10 minutes
-are combined)."""
+are combined; ``EventSourceObjectSpamFilter``: 25 events from one source about one object, then one per five
+minutes)."""
 
 from __future__ import annotations
 
-from gangplane.client.events import COMBINED_PREFIX, MAX_SIMILAR, EventCorrelator, EventRecorder
+from gangplane.client.events import (
+    COMBINED_PREFIX,
+    MAX_SIMILAR,
+    SPAM_BURST,
+    EventCorrelator,
+    EventRecorder,
+)
 from gangplane.clock import ManualClock, rfc3339
 from gangplane.store import catalog
 from gangplane.store.base import ListOptions
@@ -55,3 +62,34 @@ def test_more_than_ten_similar_events_in_ten_minutes_are_combined() -> None:
     assert seen[MAX_SIMILAR + 1].count == 2
     later = correlator.correlate(key, "Error: new", "late", 100.0 + 601)
     assert later.message == "Error: new"  # a new window starts after 10 minutes
+
+
+def test_a_source_records_25_events_about_an_object_then_one_per_five_minutes() -> None:
+    store, clock = MemoryStore(), ManualClock()
+    kubelet, other = (
+        EventRecorder(store, clock, "kubelet", host="node-1"),
+        EventRecorder(store, clock, "kubelet"),
+    )
+    for i in range(SPAM_BURST + 5):
+        kubelet.event(POD, "Normal", f"Reason{i}", "m")  # distinct reasons: each would be an Event of its own
+    assert len(events(store)) == SPAM_BURST
+    other.event(POD, "Normal", "Reason0", "m")  # another source (no host) has its own budget
+    kubelet.event(
+        {**POD, "metadata": {**POD["metadata"], "name": "q", "uid": "u2"}}, "Normal", "Reason0", "m"
+    )
+    assert len(events(store)) == SPAM_BURST + 2
+    clock.advance(299)
+    kubelet.event(POD, "Normal", "Late", "m")
+    clock.advance(1)
+    kubelet.event(POD, "Normal", "OnTime", "m")
+    assert {e["reason"] for e in events(store)} & {"Late", "OnTime"} == {"OnTime"}
+
+
+def test_a_filtered_event_still_counts() -> None:
+    correlator, now = EventCorrelator(), 100.0
+    spam = ("kubelet", "", "Pod", "default", "p", "u1", "v1")
+    key = ("kubelet", "", "Pod", "default", "p", "u1", "", "Warning", "BackOff")
+    seen = [correlator.correlate(key, "Back-off", "e", now, spam_key=spam) for _ in range(SPAM_BURST + 1)]
+    assert [d.skip for d in seen] == [False] * SPAM_BURST + [True]
+    after = correlator.correlate(key, "Back-off", "e", now + 300, spam_key=spam)
+    assert not after.skip and not after.create and after.count == SPAM_BURST + 2

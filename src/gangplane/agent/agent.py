@@ -134,6 +134,7 @@ class NodeAgent:
         self._devices = DevicePool(node.gpu_devices)
         state = logs_dir.parent  # the control plane's state directory
         self._pods_root = state / "pods"
+        self._memory = sandbox.MemoryRoot(state, node.name)  # the token volumes (on a tmpfs)
         self._rsh_dir = state / "rsh"  # MPI pods' remote-shell sockets (rsh_pods.py)
         self._images = images or ImageEnvironments([], EnvironmentCache(cache_dir(state)))
         self._read = store_reader(store)
@@ -162,6 +163,7 @@ class NodeAgent:
 
     # -- lifecycle ------------------------------------------------------------------------------------------
     def start(self, timeout: float = 30.0) -> None:
+        self._memory.clear()  # a crashed agent's: its pods' processes were reaped, a restart rewrites them
         register(self.store, self.clock, self.node)
         self._heartbeat.start()
         self.informer.start()
@@ -190,6 +192,7 @@ class NodeAgent:
         for pod in pods:
             self._release(pod)
         self._container_events.close()
+        self._memory.clear()
         if self._own_supervisor:
             self._supervisor.close()
         return len(procs)
@@ -274,6 +277,7 @@ class NodeAgent:
         self._write_status(pod, state)
         if ps.pod_phase(state.spec, state.run) in ps.TERMINAL and not state.procs:
             self._release(state)
+            self._memory.remove(pod)  # a finished pod's tmpfs volumes are torn down, as the kubelet's are
             self._drop_finalizer(state, newer(pod, state.latest))
         retry_at = CONFIG_RETRY_SECONDS if retry else refresh
         return result_after(now, plan.wake_at, retry_at)
@@ -362,9 +366,10 @@ class NodeAgent:
         the files by the next container start."""
         folder = sandbox.pod_dir(self._pods_root, pod)
         folder.mkdir(parents=True, exist_ok=True)
-        access, read = self._api.get(), remembered(self._read)
-        volumes = pod_volumes(pod, folder, read, self.node.capacity, token_source(pod, read, access))
-        volumes |= service_account_volume(pod, folder, read, access)
+        access, read, memory = self._api.get(), remembered(self._read), self._memory.pod_dir(pod)
+        token = token_source(pod, read, access)
+        volumes = pod_volumes(pod, folder, read, self.node.capacity, token, memory)
+        volumes |= service_account_volume(pod, memory or folder, read, access)
         return PodPlace(folder, volumes, access.env() if access else {})
 
     def _report_backoff(self, pod: Object, state: _Pod, now: float) -> None:
@@ -388,7 +393,7 @@ class NodeAgent:
         self._release(state)
         with self._lock:
             self._pods.pop(key, None)
-        shutil.rmtree(sandbox.pod_dir(self._pods_root, pod), ignore_errors=True)  # emptyDir goes with the pod
+        self._remove_dirs(pod)
         self._drop_finalizer(state, newer(pod, state.latest))
         return Result()
 
@@ -406,7 +411,7 @@ class NodeAgent:
                     return
             self._release(state)
             if state.latest is not None:
-                shutil.rmtree(sandbox.pod_dir(self._pods_root, state.latest), ignore_errors=True)
+                self._remove_dirs(state.latest)
             reaped.set()
 
         with self._lock:
@@ -418,6 +423,11 @@ class NodeAgent:
             self._stop(state, name, grace, then=reap)
 
     # -- I/O helpers ----------------------------------------------------------------------------------------
+    def _remove_dirs(self, pod: Object) -> None:
+        """The pod's sandbox (its emptyDirs go with the pod) and its token volume in memory."""
+        shutil.rmtree(sandbox.pod_dir(self._pods_root, pod), ignore_errors=True)
+        self._memory.remove(pod)
+
     def _stop(
         self,
         state: _Pod,

@@ -6,9 +6,10 @@ threads, and each exit or stop scanned ``/proc`` on its own. Here one loop does 
 - exits arrive as readable ``pidfd``s on one selector (``os.waitid`` polling where pidfds are missing); a
   pidfd is readable once the process is a zombie, so the group id cannot be reused before the group is
   killed - the main process is reaped only after ``SIGKILL`` went to its group;
-- ``stop`` sends ``SIGTERM`` to the container's group and to the processes carrying its marker (those that
-  left the group, ``sandbox.py``), and sets a deadline after which the group gets ``SIGKILL``;
-- a container has ended once nothing of its group and nothing that carried its marker is alive; what all
+- ``stop`` sends ``SIGTERM`` to the container's group and to the processes that may have left the group:
+  its cgroup's members (``cgroups.py``), or without a cgroup those carrying its marker (``sandbox.py``),
+  and sets a deadline after which the group gets ``SIGKILL``;
+- a container has ended once nothing of its group and none of those processes is alive; what all
   the ending containers wait on is read from ``/proc`` once per tick (``proctable.py``), not once each,
   and only while some ending group still has a process (the kernel says so for a signal 0 to the group).
 
@@ -190,7 +191,7 @@ class Supervisor:
             self._kill_count += 1
             heapq.heappush(self._kills, (time.monotonic() + grace, self._kill_count, proc))
             running.append(proc)
-        marked = proctable.carrying(MARKER_ENV, {p.marker for p in running if p.marker})
+        marked = _escaped(running)
         proctable.signal_all([pid for pids in marked.values() for pid in pids], signal.SIGTERM)
 
     def _after(self, proc: ContainerProcess, then: Callback) -> None:
@@ -222,12 +223,10 @@ class Supervisor:
             code = proc.popen.wait()
             oom = proc.cgroup is not None and cgroups.oom_killed(proc.cgroup)
             fresh.append(_Ending(watch, code, self._clock.now(), oom, set(), time.monotonic() + GONE_TIMEOUT))
-        marked = proctable.carrying(MARKER_ENV, {e.watch.proc.marker for e in fresh if e.watch.proc.marker})
+        marked = _escaped([e.watch.proc for e in fresh])
         for ending in fresh:
-            ending.marked = set(marked.get(ending.watch.proc.marker, ()))
+            ending.marked = set(marked.get(ending.watch.proc.pid, ()))
             proctable.signal_all(ending.marked, signal.SIGKILL)  # what escaped the group ends with it too
-            if ending.watch.proc.cgroup is not None:
-                cgroups.kill_all(ending.watch.proc.cgroup)
         self._ending.extend(fresh)
 
     def _settle(self) -> None:
@@ -269,6 +268,17 @@ class Supervisor:
         proc.mark_done()
         for callback in [watch.on_exit, *watch.then]:
             _call(callback, proc)
+
+
+def _escaped(procs: list[ContainerProcess]) -> dict[int, list[int]]:
+    """pid -> the processes of each container that may have left its group: its cgroup's members (which a
+    process cannot leave by ``setsid`` or by rewriting its environment), else, for a container with no
+    cgroup, those carrying its marker, found in one ``/proc`` pass for all of them (each reads every
+    process's environment, far more than a cgroup's list)."""
+    found = {p.pid: cgroups.members(p.cgroup) for p in procs if p.cgroup is not None}
+    unmarked = [p for p in procs if p.cgroup is None and p.marker]
+    by_marker = proctable.carrying(MARKER_ENV, {p.marker for p in unmarked})
+    return found | {p.pid: by_marker.get(p.marker, []) for p in unmarked}
 
 
 def _has_exited(pid: int) -> bool:

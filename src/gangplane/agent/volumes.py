@@ -2,11 +2,12 @@
 
 | volume | backed by |
 |---|---|
-| ``emptyDir`` | ``<sandbox>/volumes/<name>``, removed with the pod's sandbox |
-| ``configMap`` / ``secret`` / ``downwardAPI`` / ``projected`` | files in ``<sandbox>/volumes/<name>`` (below) |
+| ``emptyDir`` | ``<sandbox>/volumes/<name>``, removed with the pod's sandbox (``medium: Memory``: in memory) |
+| ``configMap`` / ``downwardAPI`` | files in ``<sandbox>/volumes/<name>`` (below) |
+| ``secret`` / ``projected`` | the same files in the pod's memory directory (``sandbox.MemoryRoot``) |
 | ``hostPath`` | the host path itself (``DirectoryOrCreate`` / ``FileOrCreate`` create it) |
 | ``persistentVolumeClaim`` | the bound PersistentVolume's ``hostPath``/``local`` path (``claimed_source``) |
-| the service-account token | ``<sandbox>/serviceaccount`` (``service_account.py``), at ``SERVICE_ACCOUNT_MOUNT`` |
+| the service-account token | ``serviceaccount`` in the pod's memory directory (``sandbox.MemoryRoot``) |
 
 Projected files are written as the kubelet's ``AtomicWriter`` does (a timestamped directory swapped in
 through the ``..data`` symlink), refreshed each time a container of the pod starts and every minute while
@@ -193,18 +194,27 @@ def has_projections(pod: Mapping[str, Any]) -> bool:
     return any(kind in v for v in volumes for kind in _PROJECTIONS)
 
 
+def in_memory(volume: Mapping[str, Any]) -> bool:
+    """The kubelet backs these with a tmpfs: ``secret`` and ``projected`` volumes (their plugins wrap an
+    ``emptyDir`` of ``medium: Memory``) and an ``emptyDir`` that asks for it."""
+    medium = (volume.get("emptyDir") or {}).get("medium") if "emptyDir" in volume else None
+    return "secret" in volume or "projected" in volume or medium == "Memory"
+
+
 def volume_path(
     pod: Mapping[str, Any], volume: Mapping[str, Any], sandbox: Path, read: ObjectReader,
-    allocatable: Mapping[str, str], token: TokenSource | None = None,
+    allocatable: Mapping[str, str], token: TokenSource | None = None, memory: Path | None = None,
 ) -> Path:  # fmt: skip
-    """Where ``volume`` lives on this host, created (and its files written) as needed."""
+    """Where ``volume`` lives on this host, created (and its files written) as needed; ``memory`` is the pod's
+    directory on a tmpfs, for the volumes the kubelet keeps in memory (None: none here, the sandbox then)."""
     name = str(volume.get("name"))
+    base = memory if memory is not None and in_memory(volume) else sandbox
     if "emptyDir" in volume:
-        path = sandbox / "volumes" / name
+        path = base / "volumes" / name
         path.mkdir(parents=True, exist_ok=True)
         return path
     if any(kind in volume for kind in _PROJECTIONS):
-        path = sandbox / "volumes" / name
+        path = base / "volumes" / name
         write_atomically(path, projected_files(pod, volume, read, allocatable, token))
         return path
     if "hostPath" in volume:
@@ -276,10 +286,10 @@ def container_mounts(container: Mapping[str, Any], volumes: Mapping[str, Path]) 
 
 def pod_volumes(
     pod: Mapping[str, Any], sandbox: Path, read: ObjectReader, allocatable: Mapping[str, str],
-    token: TokenSource | None = None,
+    token: TokenSource | None = None, memory: Path | None = None,
 ) -> dict[str, Path]:  # fmt: skip
     spec = pod.get("spec") or {}
     return {
-        str(v.get("name")): volume_path(pod, v, sandbox, read, allocatable, token)
+        str(v.get("name")): volume_path(pod, v, sandbox, read, allocatable, token, memory)
         for v in spec.get("volumes") or []
     }

@@ -1,12 +1,15 @@
 """core/v1 Events as client-go's ``record`` package writes them: an ``EventRecorder`` and its correlator.
 
-The correlator (``tools/record/events_cache.go``) does two things before anything is written:
+The correlator (``tools/record/events_cache.go``) does three things before anything is written:
 - **aggregation**: more than ``MAX_SIMILAR`` events within ``SIMILAR_WINDOW`` that differ only in their
   message (same source, object, type and reason) are folded into one whose message is prefixed
   ``(combined from similar events): ``;
 - **deduplication**: an event identical to one already recorded (same source, object, type, reason and
   message) is not created again: the existing Event's ``count`` goes up and its ``lastTimestamp`` moves (a
-  patch), keeping ``firstTimestamp`` — which is what ``kubectl describe`` shows as ``x3 over 2m``.
+  patch), keeping ``firstTimestamp`` — which is what ``kubectl describe`` shows as ``x3 over 2m``;
+- **spam filtering**: one source may record ``SPAM_BURST`` events about one object at once, then one per
+  ``1 / SPAM_QPS`` seconds (a token bucket per source and object, ``EventSourceObjectSpamFilter``); an event
+  past that is dropped after it was counted, so the next one written carries the count.
 
 The correlator is pure over its own state (times are passed in); the recorder does the store I/O. The cache
 is bounded like client-go's LRU (``MAX_CACHED``), so a long-running process cannot grow without bound.
@@ -14,6 +17,7 @@ is bounded like client-go's LRU (``MAX_CACHED``), so a long-running process cann
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import threading
 from collections import OrderedDict
@@ -33,6 +37,8 @@ SIMILAR_WINDOW = 600.0  # ``defaultAggregateIntervalInSeconds``
 MAX_CACHED = 4096  # ``maxLruCacheEntries``
 COMBINED_PREFIX = "(combined from similar events): "
 MAX_MESSAGE = 1024  # the API server refuses longer Event notes (``NoteLengthLimit``)
+SPAM_BURST = 25  # ``defaultSpamBurst``
+SPAM_QPS = 1.0 / 300.0  # ``defaultSpamQPS``: the bucket's refill, one event per five minutes
 
 
 @dataclass(frozen=True)
@@ -44,6 +50,7 @@ class Decision:
     count: int
     first_timestamp: float
     create: bool
+    skip: bool = False  # the source spoke too often about the object: write nothing
 
 
 @dataclass
@@ -51,6 +58,22 @@ class _Seen:
     name: str
     count: int
     first: float
+
+
+@dataclass
+class _Bucket:
+    """A token bucket (client-go's ``flowcontrol`` token-bucket rate limiter): full at first."""
+
+    tokens: float
+    at: float
+
+    def take(self, now: float) -> bool:
+        self.tokens = min(float(SPAM_BURST), self.tokens + max(0.0, now - self.at) * SPAM_QPS)
+        self.at = now
+        if self.tokens < 1:
+            return False
+        self.tokens -= 1
+        return True
 
 
 @dataclass
@@ -72,18 +95,33 @@ class EventCorrelator:
     def __init__(self) -> None:
         self._seen: OrderedDict[tuple[str, ...], _Seen] = OrderedDict()
         self._similar: OrderedDict[tuple[str, ...], _Similar] = OrderedDict()
+        self._buckets: OrderedDict[tuple[str, ...], _Bucket] = OrderedDict()
         self._lock = threading.Lock()
 
-    def correlate(self, similar_key: tuple[str, ...], message: str, name: str, now: float) -> Decision:
+    def correlate(
+        self, similar_key: tuple[str, ...], message: str, name: str, now: float,
+        spam_key: tuple[str, ...] | None = None,
+    ) -> Decision:  # fmt: skip
+        """Aggregate, count, then filter (``EventCorrelate``'s order); ``spam_key`` is the source and object
+        (None: no spam filter)."""
         with self._lock:
             message, key = self._aggregate(similar_key, message, now)
             seen = self._seen.get(key)
             if seen is None:
                 _bounded_put(self._seen, key, _Seen(name, 1, now))
-                return Decision(name, message, 1, now, create=True)
-            seen.count += 1
-            self._seen.move_to_end(key)
-            return Decision(seen.name, message, seen.count, seen.first, create=False)
+                decision = Decision(name, message, 1, now, create=True)
+            else:
+                seen.count += 1
+                self._seen.move_to_end(key)
+                decision = Decision(seen.name, message, seen.count, seen.first, create=False)
+            if spam_key is not None and not self._accept(spam_key, now):
+                return dataclasses.replace(decision, skip=True)
+            return decision
+
+    def _accept(self, spam_key: tuple[str, ...], now: float) -> bool:
+        bucket = self._buckets.get(spam_key) or _Bucket(float(SPAM_BURST), now)
+        _bounded_put(self._buckets, spam_key, bucket)
+        return bucket.take(now)
 
     def restart(self, similar_key: tuple[str, ...], message: str, name: str, now: float) -> Decision:
         """The Event a key pointed at is gone (deleted, or expired): count afresh on a new one."""
@@ -148,11 +186,18 @@ class EventRecorder:
     def event(self, obj: Object, type_: str, reason: str, message: str, field_path: str = "") -> None:
         ref = involved(obj, field_path)
         now = self.clock.now()
-        similar = (self.component, self.host, ref["kind"], ref["namespace"], ref["name"], ref["uid"],
-                   field_path, type_, reason)  # fmt: skip
+        source = (self.component, self.host, ref["kind"], ref["namespace"], ref["name"], ref["uid"])
+        similar = (*source, field_path, type_, reason)
         message = message[:MAX_MESSAGE]
         name = f"{ref['name']}.{_unique_nanos(now):x}"
-        decision = self.correlator.correlate(similar, message, name, now)
+        decision = self.correlator.correlate(
+            similar, message, name, now, spam_key=(*source, ref["apiVersion"])
+        )
+        if decision.skip:
+            _log.debug(
+                "event %s for %s dropped: too many events about it from %s", reason, ref["name"], source
+            )
+            return
         try:
             if not decision.create and not self._count(ref["namespace"], decision, now):
                 decision = self.correlator.restart(similar, decision.message, name, now)

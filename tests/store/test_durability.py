@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 
 from gangplane.store import ListOptions, SqliteStore
@@ -40,3 +41,25 @@ def test_versions_after_reopen_exceed_deleted_objects(tmp_path: Path) -> None:
     second = SqliteStore(path)
     assert int(second.create(POD, pod("again"))["metadata"]["resourceVersion"]) > last
     second.close()
+
+
+def test_store_file_with_the_earlier_without_rowid_table_keeps_working(tmp_path: Path) -> None:
+    """Stores made before the objects table became a rowid table keep theirs: both take the same writes."""
+    path = tmp_path / "s.db"
+    old = sqlite3.connect(path)
+    old.execute(
+        "CREATE TABLE objects (grp TEXT, plural TEXT, namespace TEXT, name TEXT, rv INTEGER,"
+        " body TEXT, PRIMARY KEY (grp, plural, namespace, name)) WITHOUT ROWID"
+    )
+    old.close()
+    first = SqliteStore(path)
+    created = first.create(POD, pod("p", "d"))
+    first.update_status(POD, {**created, "status": {"phase": "Running"}})
+    first.close()
+    second = SqliteStore(path)
+    assert second.get(POD, "d", "p")["status"] == {"phase": "Running"}
+    second.close()
+    (table,) = (
+        sqlite3.connect(path).execute("SELECT sql FROM sqlite_master WHERE name = 'objects'").fetchone()
+    )
+    assert table.endswith("WITHOUT ROWID")

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from pydantic import Field
+
 from gangplane.api.base import OpenModel
 from gangplane.api.meta import ObjectMeta
 from gangplane.api.quantity import ResourceList
@@ -111,6 +113,8 @@ class NodeStatus(OpenModel):
 class Node(OpenModel):
     api_version: str = "v1"
     kind: str = "Node"
-    metadata: ObjectMeta = ObjectMeta()
-    spec: NodeSpec = NodeSpec()
+    # factories: pydantic deep-copies a model default for every object that leaves it out (a Node POST
+    # without spec), several times dearer than building a new one
+    metadata: ObjectMeta = Field(default_factory=ObjectMeta)
+    spec: NodeSpec = Field(default_factory=NodeSpec)
     status: NodeStatus | None = None

@@ -13,6 +13,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import msgspec
+
 MAX_REQUEST_BYTES = 3 * 1024 * 1024
 MAX_OBJECT_BYTES = 3 * 1024 * 1024 // 2
 MAX_DEPTH = 100
@@ -40,23 +42,38 @@ def _refuse_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON number")
 
 
+# msgspec decodes a request body about 5x faster than ``json``. It accepts a subset of what ``json.loads``
+# accepts, decoded to the same values (it refuses lone surrogates, UTF-16/32, numbers past float range or
+# 4,300 digits); whatever it refuses is decoded by ``json`` as before, which gives the same values or errors.
+_FAST = msgspec.json.Decoder()
+# ``json.dumps`` with options builds a new encoder per call; this is the same encoder, built once
+_ENCODER = json.JSONEncoder(separators=(",", ":"), allow_nan=False)
+
+
 def loads(raw: bytes | str) -> Any:
     """``json.loads`` that refuses NaN/Infinity and, by ``ValueError``, nesting Python cannot recurse into."""
     try:
-        value = json.loads(raw, parse_constant=_refuse_constant)
-    except RecursionError:
-        raise ValueError(f"the JSON nests deeper than {MAX_DEPTH} levels") from None
+        value = _FAST.decode(raw)
+    except (msgspec.MsgspecError, ValueError, RecursionError):  # ValueError: a str it cannot take as UTF-8
+        value = _loads_by_json(raw)
     openers = raw.count(b"{") + raw.count(b"[") if isinstance(raw, bytes) else raw.count("{") + raw.count("[")
     if openers > MAX_DEPTH and depth(value) > MAX_DEPTH:  # no deeper than it has containers: skip the walk
         raise ValueError(f"the JSON nests deeper than {MAX_DEPTH} levels")
     return value
 
 
+def _loads_by_json(raw: bytes | str) -> Any:
+    try:
+        return json.loads(raw, parse_constant=_refuse_constant)
+    except RecursionError:
+        raise ValueError(f"the JSON nests deeper than {MAX_DEPTH} levels") from None
+
+
 def dumps(value: Any) -> str:
     """Compact JSON; ``ValueError`` for what JSON cannot hold (NaN, Infinity, non-JSON types, nesting past
     Python's recursion limit). Request bodies were already held to ``MAX_DEPTH`` by ``loads``."""
     try:
-        return json.dumps(value, separators=(",", ":"), allow_nan=False)
+        return _ENCODER.encode(value)
     except RecursionError:
         raise ValueError("the object nests too deeply to be stored") from None
     except TypeError as exc:

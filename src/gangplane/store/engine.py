@@ -23,9 +23,9 @@ import base64
 import binascii
 import contextlib
 import json
+import math
 import random
 import threading
-import uuid
 from collections.abc import Iterable, Iterator
 from contextvars import ContextVar
 from typing import Protocol
@@ -66,6 +66,13 @@ EVERYTHING = ListOptions()
 MAX_BATCH = 128  # changes one call may buffer before it commits them itself (a cascade of thousands)
 _DEFERRED: ContextVar[bool] = ContextVar("gangplane_store_deferred", default=False)
 _BORROWED: ContextVar[bool] = ContextVar("gangplane_store_borrowed", default=False)
+
+
+def uuid4_text(bits: int) -> str:
+    """``str(uuid.UUID(int=bits, version=4))`` without building the UUID (a create's uid)."""
+    bits = (bits & ~(0xF000 << 64) | 4 << 76) & ~(0xC000 << 48) | 0x8000 << 48
+    h = f"{bits:032x}"
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
 
 class Journal(Protocol):
@@ -156,6 +163,7 @@ class Engine:
         self._unpublished: list[Change] = []  # committed to the cache, not yet durable nor seen by watchers
         self._writes: dict[TypeKey, int] = {}  # commits per type, never reset (``epoch`` covers reloads)
         self.epoch = 0  # counts failed transactions: a write that saw it change may have been lost
+        self._stamp: tuple[int, str] = (-1, "")  # the second ``_now`` last formatted, and its text
         self._load()
 
     def _load(self) -> None:
@@ -248,7 +256,13 @@ class Engine:
             watcher.close()
 
     def _now(self) -> str:
-        return rfc3339(self._clock.now())
+        """The clock's time as Kubernetes writes it; formatted once per second (every create stamps it)."""
+        now = self._clock.now()
+        second, text = self._stamp
+        if math.floor(now) != second:
+            second, text = math.floor(now), rfc3339(now)
+            self._stamp = (second, text)
+        return text
 
     def encoded(self, obj: Object) -> str | None:
         """The journal's JSON of ``obj`` if it is what this thread's last write committed, else None: the API
@@ -263,7 +277,7 @@ class Engine:
             return self.epoch, self._writes.get(type_key(rt), 0)
 
     def _new_uid(self) -> str:
-        return str(uuid.UUID(int=self._rng.getrandbits(128), version=4))
+        return uuid4_text(self._rng.getrandbits(128))
 
     def _index(self, tk: TypeKey, obj: Object) -> None:
         key = key_of(obj)

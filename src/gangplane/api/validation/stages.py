@@ -11,13 +11,13 @@ once").
 
 from __future__ import annotations
 
-import copy
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from gangplane.api.base import ApiModel
+from gangplane.api.jsondata import clone
 from gangplane.errors import CauseType, FieldError, Invalid
 
 _ROUNDS = 6
@@ -80,7 +80,7 @@ def _under(path: str, aside: str) -> bool:
 
 def parse_all(obj: dict[str, Any], parse: Callable[[dict[str, Any]], ApiModel]) -> Parsed:
     """Parse ``obj``, setting aside what the schema rejects (later indices first, so earlier ones hold)."""
-    current, found = copy.deepcopy(obj), Parsed(None)
+    current, found = clone(obj), Parsed(None)
     for _ in range(_ROUNDS):
         try:
             found.model = parse(current)

@@ -26,7 +26,7 @@ import json
 import random
 import threading
 import uuid
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, MutableMapping
 from contextvars import ContextVar
 from typing import Protocol
 
@@ -45,6 +45,7 @@ from gangplane.store.base import (
     Watch,
     WatchEvent,
 )
+from gangplane.store.compact import new_bucket
 from gangplane.store.gc import owner_uids
 from gangplane.store.history import DEFAULT_HISTORY_BYTES, Change, History
 from gangplane.store.objects import (
@@ -146,7 +147,7 @@ class Engine:
         self._rng = rng or random.Random()
         self._bookmark_interval = bookmark_interval
         self._types: dict[TypeKey, ResourceType] = {}
-        self._objects: dict[TypeKey, dict[Key, Object]] = {}
+        self._objects: dict[TypeKey, MutableMapping[Key, Object]] = {}  # Events encoded (compact.py)
         self._uids: dict[str, Ref] = {}
         self._dependents: dict[str, set[Ref]] = {}
         self._watchers: dict[TypeKey, list[Watcher]] = {}
@@ -161,7 +162,7 @@ class Engine:
     def _load(self) -> None:
         self._rv, stored = self._journal.load()
         for tk in self._objects:
-            self._objects[tk] = {}
+            self._objects[tk] = new_bucket(tk)
         self._uids.clear()
         self._dependents.clear()
         for rt, obj in stored:
@@ -267,7 +268,10 @@ class Engine:
 
     def _index(self, tk: TypeKey, obj: Object) -> None:
         key = key_of(obj)
-        self._objects.setdefault(tk, {})[key] = obj
+        bucket = self._objects.get(tk)
+        if bucket is None:
+            bucket = self._objects[tk] = new_bucket(tk)
+        bucket[key] = obj
         self._uids[meta(obj)["uid"]] = (tk, key)
         for owner in owner_uids(obj):
             self._dependents.setdefault(owner, set()).add((tk, key))

@@ -1,0 +1,58 @@
+"""Where the engine keeps one type's current objects: a plain dict, or for Events their encoded JSON.
+
+kube-apiserver keeps no watch cache for Events (``DefaultWatchCacheSizes`` sets ``events`` and
+``events.k8s.io/events`` to 0, k8s.io/kubernetes pkg/kubeapiserver/default_storage_factory_builder.go): they
+are numerous (a few per object change, kept for the 1 h ``--event-ttl``), rarely read, and read from etcd
+when they are. The engine must hold every object to serve reads, so for those types it holds each one as its
+compact JSON text (about 40 % of the decoded dicts' size) and decodes it on every read: ``get``, ``list`` and a
+watch's initial events each see a fresh dict equal to what was written, with the same key order.
+
+Nothing in-process watches Events through an informer, so no reader holds a shared decoded copy; a change's
+decoded object lives only as long as the watch history keeps that change.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, MutableMapping
+
+from gangplane.store.base import Object
+from gangplane.store.objects import Key, TypeKey
+
+COMPACT_TYPES = frozenset({("", "events"), ("events.k8s.io", "events")})
+
+
+class EncodedBucket(MutableMapping[Key, Object]):
+    """A mapping of keys to objects that stores each object as its JSON text."""
+
+    __slots__ = ("_rows",)
+
+    def __init__(self) -> None:
+        self._rows: dict[Key, str] = {}
+
+    def __getitem__(self, key: Key) -> Object:
+        decoded: Object = json.loads(self._rows[key])
+        return decoded
+
+    def __setitem__(self, key: Key, obj: Object) -> None:
+        self._rows[key] = json.dumps(obj, separators=(",", ":"))
+
+    def __delitem__(self, key: Key) -> None:
+        del self._rows[key]
+
+    def __iter__(self) -> Iterator[Key]:
+        return iter(self._rows)
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._rows
+
+
+def new_bucket(tk: TypeKey) -> MutableMapping[Key, Object]:
+    """An empty bucket for the objects of type ``tk``."""
+    return EncodedBucket() if tk in COMPACT_TYPES else {}
+
+
+__all__ = ["COMPACT_TYPES", "EncodedBucket", "new_bucket"]

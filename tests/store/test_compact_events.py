@@ -1,0 +1,95 @@
+"""Events are held as their JSON text (store/compact.py): every read sees exactly what a dict store would."""
+
+from __future__ import annotations
+
+from itertools import islice
+from pathlib import Path
+from typing import Any
+
+from gangplane.store import EventType, ListOptions, SqliteStore
+from gangplane.store.catalog import EVENTS
+from gangplane.store.compact import EncodedBucket, new_bucket
+from gangplane.store.core import ObjectStore
+from gangplane.store.objects import type_key
+from gangplane.store.patch import MERGE_PATCH
+
+from .conftest import POD, pod
+
+
+def event(name: str, involved: str = "p", **fields: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Event",
+        "metadata": {"name": name, "namespace": "default", "labels": {"x": "y"}},
+        "involvedObject": {"kind": "Pod", "name": involved, "namespace": "default", "uid": "u-1"},
+        "reason": "Started",
+        "message": "Started container ✓",
+        "source": {"component": "agent"},
+        "count": 1,
+        "firstTimestamp": "2026-12-03T10:00:00Z",
+        "lastTimestamp": "2026-12-03T10:00:00Z",
+        **fields,
+    }
+
+
+def test_only_events_are_encoded() -> None:
+    assert isinstance(new_bucket(type_key(EVENTS)), EncodedBucket)
+    assert type(new_bucket(type_key(POD))) is dict
+
+
+def test_events_are_held_encoded(store: ObjectStore) -> None:
+    store.create(EVENTS, event("e1"))
+    bucket = store._objects[type_key(EVENTS)]
+    assert isinstance(bucket, EncodedBucket)
+    assert all(isinstance(text, str) for text in bucket._rows.values())
+
+
+def test_reads_return_what_was_written(store: ObjectStore) -> None:
+    created = store.create(EVENTS, event("e1"))
+    store.create(EVENTS, event("e2", involved="q"))
+    got = store.get(EVENTS, "default", "e1")
+    assert got == created and list(got) == list(created)  # same content, same key order
+    assert list(got["metadata"]) == list(created["metadata"])
+    names = [e["metadata"]["name"] for e in store.list(EVENTS).items]
+    assert names == ["e1", "e2"]
+    selected = store.list(EVENTS, ListOptions(field_selector="metadata.name=e2", label_selector="x=y"))
+    assert [e["involvedObject"]["name"] for e in selected.items] == ["q"]
+    got["message"] = "edited by a reader"  # a reader's copy is its own
+    assert store.get(EVENTS, "default", "e1")["message"] == "Started container ✓"
+
+
+def test_count_bump_delete_and_watch(store: ObjectStore) -> None:
+    first = store.create(EVENTS, event("e1"))
+    watch = store.watch(EVENTS, resource_version=first["metadata"]["resourceVersion"], timeout=5)
+    bumped = store.patch(
+        EVENTS, "default", "e1", {"count": 2, "lastTimestamp": "2026-12-03T10:01:00Z"}, MERGE_PATCH
+    )
+    assert bumped["count"] == 2 and bumped["firstTimestamp"] == first["firstTimestamp"]
+    store.delete(EVENTS, "default", "e1")
+    seen = list(islice(iter(watch), 2))
+    watch.close()
+    assert [(e.type, e.object["count"]) for e in seen] == [(EventType.MODIFIED, 2), (EventType.DELETED, 2)]
+    assert seen[0].object == bumped
+    assert store.list(EVENTS).items == []
+    initial = store.watch(EVENTS, timeout=5)  # a watch from "now" lists what is there as ADDED
+    store.create(EVENTS, event("e3"))
+    (added,) = islice(iter(initial), 1)
+    initial.close()
+    assert added.type is EventType.ADDED and added.object == store.get(EVENTS, "default", "e3")
+
+
+def test_events_survive_a_restart(tmp_path: Path) -> None:
+    path = tmp_path / "s.db"
+    first = SqliteStore(path)
+    first.create(EVENTS, event("e1"))
+    first.patch(EVENTS, "default", "e1", {"count": 3}, MERGE_PATCH)
+    first.create(POD, pod("p"))
+    before = first.list(EVENTS)
+    first.close()
+    second = SqliteStore(path)
+    try:
+        assert second.list(EVENTS).items == before.items
+        assert isinstance(second._objects[type_key(EVENTS)], EncodedBucket)
+        assert second.get(EVENTS, "default", "e1")["count"] == 3
+    finally:
+        second.close()

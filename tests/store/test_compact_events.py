@@ -55,7 +55,10 @@ def test_reads_return_what_was_written(store: ObjectStore) -> None:
     selected = store.list(EVENTS, ListOptions(field_selector="metadata.name=e2", label_selector="x=y"))
     assert [e["involvedObject"]["name"] for e in selected.items] == ["q"]
     got["message"] = "edited by a reader"  # a reader's copy is its own
+    listed = store.list(EVENTS).items
+    listed[0]["involvedObject"]["name"] = "edited"
     assert store.get(EVENTS, "default", "e1")["message"] == "Started container ✓"
+    assert store.list(EVENTS).items[0]["involvedObject"]["name"] == "p"
 
 
 def test_count_bump_delete_and_watch(store: ObjectStore) -> None:

@@ -46,14 +46,14 @@ class Decision:
     create: bool
 
 
-@dataclass
+@dataclass(slots=True)  # one per cached key (up to MAX_CACHED per recorder): no per-entry __dict__
 class _Seen:
     name: str
     count: int
     first: float
 
 
-@dataclass
+@dataclass(slots=True)
 class _Similar:
     first: float
     messages: set[str] = field(default_factory=set)

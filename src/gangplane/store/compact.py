@@ -14,10 +14,10 @@ decoded object lives only as long as the watch history keeps that change.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, MutableMapping
+from collections.abc import Callable, Iterator, MutableMapping
 
 from gangplane.store.base import Object
-from gangplane.store.objects import Key, TypeKey
+from gangplane.store.objects import Key, TypeKey, copy_objects
 
 COMPACT_TYPES = frozenset({("", "events"), ("events.k8s.io", "events")})
 
@@ -55,4 +55,14 @@ def new_bucket(tk: TypeKey) -> MutableMapping[Key, Object]:
     return EncodedBucket() if tk in COMPACT_TYPES else {}
 
 
-__all__ = ["COMPACT_TYPES", "EncodedBucket", "new_bucket"]
+def copies_for(tk: TypeKey) -> Callable[[list[Object]], list[Object]]:
+    """How a list hands out objects of type ``tk``: copies, except where each read decodes afresh (a list of
+    every Event, as the expiry sweep makes, would otherwise hold them twice)."""
+    return _as_decoded if tk in COMPACT_TYPES else copy_objects
+
+
+def _as_decoded(objs: list[Object]) -> list[Object]:
+    return objs
+
+
+__all__ = ["COMPACT_TYPES", "EncodedBucket", "copies_for", "new_bucket"]

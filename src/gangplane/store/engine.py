@@ -45,14 +45,13 @@ from gangplane.store.base import (
     Watch,
     WatchEvent,
 )
-from gangplane.store.compact import new_bucket
+from gangplane.store.compact import copies_for, new_bucket
 from gangplane.store.gc import owner_uids
 from gangplane.store.history import DEFAULT_HISTORY_BYTES, Change, History
 from gangplane.store.objects import (
     Key,
     TypeKey,
     copy_object,
-    copy_objects,
     key_of,
     meta,
     sharing_unchanged,
@@ -60,6 +59,7 @@ from gangplane.store.objects import (
 )
 from gangplane.store.objects import resource_version as stored_version
 from gangplane.store.selectors import ObjectFilter, build_filter
+from gangplane.store.sharing import SubtreeTable
 from gangplane.store.watchers import Watcher, bookmark
 
 Ref = tuple[TypeKey, Key]
@@ -152,6 +152,7 @@ class Engine:
         self._dependents: dict[str, set[Ref]] = {}
         self._watchers: dict[TypeKey, list[Watcher]] = {}
         self._history_limits = (history_size, history_bytes)
+        self._subtrees = SubtreeTable()  # equal parts of stored objects held once (sharing.py)
         self._flush_lock = threading.Lock()  # one transaction at a time; taken before ``_lock``, never after
         self._local = threading.local()  # how deeply this thread is inside write methods
         self._unpublished: list[Change] = []  # committed to the cache, not yet durable nor seen by watchers
@@ -167,7 +168,7 @@ class Engine:
         self._dependents.clear()
         for rt, obj in stored:
             self._types.setdefault(type_key(rt), rt)
-            self._index(type_key(rt), obj)
+            self._index(type_key(rt), self._subtrees.stored(type_key(rt), obj))
         self._durable_rv = self._rv
         self._unpublished = []
         size, max_bytes = self._history_limits
@@ -307,6 +308,7 @@ class Engine:
         if kind is EventType.DELETED:
             self._journal.remove(rt, key_of(obj), rv)
         else:
+            obj = self._subtrees.stored(type_key(rt), obj, old)
             self._journal.put(rt, obj, rv, body)
             self._local.committed = (obj, body)
         self._rv = rv
@@ -385,10 +387,11 @@ class Engine:
         with self._lock:
             rv = self._rv
         rows = [kv for kv in self._select(rt, selection) if start is None or kv[0] > start]
+        copies = copies_for(type_key(rt))
         if options.limit and len(rows) > options.limit:
             page, token = rows[: options.limit], encode_continue(rv, rows[options.limit - 1][0])
-            return ObjectList(copy_objects([o for _, o in page]), str(rv), token, len(rows) - options.limit)
-        return ObjectList(copy_objects([o for _, o in rows]), str(rv))
+            return ObjectList(copies([o for _, o in page]), str(rv), token, len(rows) - options.limit)
+        return ObjectList(copies([o for _, o in rows]), str(rv))
 
     def list_shared(self, rt: ResourceType, options: ListOptions = EVERYTHING) -> ObjectList:
         """``list`` (every match, no paging) of the committed dicts themselves, not copies: for in-process

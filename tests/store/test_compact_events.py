@@ -96,3 +96,31 @@ def test_events_survive_a_restart(tmp_path: Path) -> None:
         assert second.get(EVENTS, "default", "e1")["count"] == 3
     finally:
         second.close()
+
+
+def _pages(store: ObjectStore, rt: Any, limit: int, **selectors: str) -> list[tuple[list[str], int | None]]:
+    out, token = [], ""
+    while True:
+        page = store.list(rt, ListOptions(limit=limit, continue_token=token, **selectors))
+        out.append(([o["metadata"]["name"] for o in page.items], page.remaining))
+        token = page.continue_token
+        if not token:
+            return out
+
+
+def test_paging_events_answers_as_paging_pods(store: ObjectStore) -> None:
+    for i in range(7):
+        labels = {"x": "y"} if i % 2 else {}
+        store.create(
+            EVENTS,
+            {**event(f"o{i}"), "metadata": {"name": f"o{i}", "namespace": "default", "labels": labels}},
+        )
+        store.create(POD, pod(f"o{i}", labels=labels))
+    for selectors in (
+        {},
+        {"label_selector": "x=y"},
+        {"field_selector": "metadata.name!=o3"},
+        {"namespace": "other"},
+    ):
+        for limit in (1, 2, 3, 7, 8):
+            assert _pages(store, EVENTS, limit, **selectors) == _pages(store, POD, limit, **selectors)

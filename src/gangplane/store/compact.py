@@ -5,7 +5,8 @@ kube-apiserver keeps no watch cache for Events (``DefaultWatchCacheSizes`` sets 
 are numerous (a few per object change, kept for the 1 h ``--event-ttl``), rarely read, and read from etcd
 when they are. The engine must hold every object to serve reads, so for those types it holds each one as its
 compact JSON text (about 40 % of the decoded dicts' size) and decodes it on every read: ``get``, ``list`` and a
-watch's initial events each see a fresh dict equal to what was written, with the same key order.
+watch's initial events each see a fresh dict equal to what was written, with the same key order. A list
+with a ``limit`` decodes only its page (``select_page``), so paging through every Event never holds them all.
 
 Nothing in-process watches Events through an informer, so no reader holds a shared decoded copy; a change's
 decoded object lives only as long as the watch history keeps that change.
@@ -18,6 +19,7 @@ from collections.abc import Callable, Iterator, MutableMapping
 
 from gangplane.store.base import Object
 from gangplane.store.objects import Key, TypeKey, copy_objects
+from gangplane.store.selectors import ObjectFilter
 
 COMPACT_TYPES = frozenset({("", "events"), ("events.k8s.io", "events")})
 
@@ -49,6 +51,29 @@ class EncodedBucket(MutableMapping[Key, Object]):
     def __contains__(self, key: object) -> bool:
         return key in self._rows
 
+    def texts(self) -> dict[Key, str]:
+        """A snapshot of the encoded objects (the caller holds the store's lock)."""
+        return dict(self._rows)
+
+
+def select_page(
+    texts: dict[Key, str], selection: ObjectFilter, start: Key | None, limit: int
+) -> tuple[list[tuple[Key, Object]], int]:
+    """The matches after ``start`` in key order, at most ``limit`` of them (0: all), decoded one at a time so
+    a page costs what it holds; with how many matches are left after it. Without label or field selectors
+    those are counted by key, not decoded (the expiry sweep pages through every Event this way)."""
+    keys = sorted(k for k in texts if (start is None or k > start) and selection.namespace in (None, k[0]))
+    page: list[tuple[Key, Object]] = []
+    for at, key in enumerate(keys):
+        if limit and len(page) == limit:
+            if selection.labels.empty and not selection.fields:
+                return page, len(keys) - at
+            return page, sum(1 for k in keys[at:] if selection.matches(json.loads(texts[k])))
+        obj = json.loads(texts[key])
+        if selection.matches(obj):
+            page.append((key, obj))
+    return page, 0
+
 
 def new_bucket(tk: TypeKey) -> MutableMapping[Key, Object]:
     """An empty bucket for the objects of type ``tk``."""
@@ -65,4 +90,4 @@ def _as_decoded(objs: list[Object]) -> list[Object]:
     return objs
 
 
-__all__ = ["COMPACT_TYPES", "EncodedBucket", "copies_for", "new_bucket"]
+__all__ = ["COMPACT_TYPES", "EncodedBucket", "copies_for", "new_bucket", "select_page"]

@@ -45,7 +45,7 @@ from gangplane.store.base import (
     Watch,
     WatchEvent,
 )
-from gangplane.store.compact import copies_for, new_bucket
+from gangplane.store.compact import EncodedBucket, copies_for, new_bucket, select_page
 from gangplane.store.gc import owner_uids
 from gangplane.store.history import DEFAULT_HISTORY_BYTES, Change, History
 from gangplane.store.objects import (
@@ -63,6 +63,7 @@ from gangplane.store.sharing import SubtreeTable
 from gangplane.store.watchers import Watcher, bookmark
 
 Ref = tuple[TypeKey, Key]
+Rows = list[tuple[Key, Object]]
 EVERYTHING = ListOptions()
 MAX_BATCH = 128  # changes one call may buffer before it commits them itself (a cascade of thousands)
 _DEFERRED: ContextVar[bool] = ContextVar("gangplane_store_deferred", default=False)
@@ -386,12 +387,26 @@ class Engine:
             raise _bad_option("limit", str(options.limit), "must be non-negative")
         with self._lock:
             rv = self._rv
-        rows = [kv for kv in self._select(rt, selection) if start is None or kv[0] > start]
+        page, remaining = self._page(rt, selection, start, options.limit)
         copies = copies_for(type_key(rt))
-        if options.limit and len(rows) > options.limit:
-            page, token = rows[: options.limit], encode_continue(rv, rows[options.limit - 1][0])
-            return ObjectList(copies([o for _, o in page]), str(rv), token, len(rows) - options.limit)
-        return ObjectList(copies([o for _, o in rows]), str(rv))
+        if remaining:
+            token = encode_continue(rv, page[-1][0])
+            return ObjectList(copies([o for _, o in page]), str(rv), token, remaining)
+        return ObjectList(copies([o for _, o in page]), str(rv))
+
+    def _page(
+        self, rt: ResourceType, selection: ObjectFilter, start: Key | None, limit: int
+    ) -> tuple[Rows, int]:
+        """Up to ``limit`` matches after ``start`` (0: all), and how many matches follow them."""
+        with self._lock:
+            bucket = self._objects.get(type_key(rt))
+            texts = bucket.texts() if isinstance(bucket, EncodedBucket) else None
+        if texts is not None:
+            return select_page(texts, selection, start, limit)
+        rows = [kv for kv in self._select(rt, selection) if start is None or kv[0] > start]
+        if limit and len(rows) > limit:
+            return rows[:limit], len(rows) - limit
+        return rows, 0
 
     def list_shared(self, rt: ResourceType, options: ListOptions = EVERYTHING) -> ObjectList:
         """``list`` (every match, no paging) of the committed dicts themselves, not copies: for in-process

@@ -61,16 +61,37 @@ class SubtreeTable:
         return obj if tk in COMPACT_TYPES else self.share(obj, previous)
 
     def _value(self, value: Any, used: set[int]) -> Any:
+        """``value`` shared; scalars are handled inline (most nodes are), containers recursively."""
+        if type(value) is dict:
+            items: dict[str, Any] = {}
+            key: list[Any] = ["d"]
+            for k, v in value.items():
+                k = sys.intern(k)
+                v, named = self._child(v, used)
+                items[k] = v
+                key += (k, named)
+            return self._one(tuple(key), items, used)
+        if type(value) is list:
+            elements, key = [], ["l"]
+            for v in value:
+                v, named = self._child(v, used)
+                elements.append(v)
+                key.append(named)
+            return self._one(tuple(key), elements, used)
+        return sys.intern(value) if type(value) is str else value
+
+    def _child(self, value: Any, used: set[int]) -> tuple[Any, Any]:
+        """The shared child and what names it in its parent's key: a string itself; a dict or list by
+        identity (the table entry holding the parent holds it); another scalar with its type, so 1, 1.0 and
+        True differ."""
         kind = type(value)
         if kind is str:
-            return sys.intern(value)
-        if kind is dict:
-            items = {sys.intern(k): self._value(v, used) for k, v in value.items()}
-            return self._one(("d", *_flat(items)), items, used)
-        if kind is list:
-            elements = [self._value(v, used) for v in value]
-            return self._one(("l", *map(_key, elements)), elements, used)
-        return value
+            value = sys.intern(value)
+            return value, value
+        if kind is dict or kind is list:
+            value = self._value(value, used)
+            return value, id(value)
+        return value, (kind, value)
 
     def _one(self, key: Key, built: Any, used: set[int]) -> Any:
         found = self._young.get(key)
@@ -110,25 +131,6 @@ def _mark(value: Any, used: set[int]) -> None:
         used.add(id(value))
         for v in value:
             _mark(v, used)
-
-
-def _key(value: Any) -> Any:
-    """What names a child in its parent's key: a string itself; a shared dict or list by identity (the table
-    entry holding the parent holds it); other scalars with their type, so 1, 1.0 and True differ."""
-    kind = type(value)
-    if kind is str:
-        return value
-    if kind is dict or kind is list:
-        return id(value)
-    return (kind, value)
-
-
-def _flat(items: dict[str, Any]) -> list[Any]:
-    out: list[Any] = []
-    for k, v in items.items():
-        out.append(k)
-        out.append(_key(v))
-    return out
 
 
 __all__ = ["DEFAULT_CAPACITY", "SubtreeTable"]

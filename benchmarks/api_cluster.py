@@ -204,10 +204,10 @@ def memory(count: int = 1000) -> None:
         time.sleep(5)
         idle_rss = plane.process.memory_info().rss
         total = count // CLIENTS * CLIENTS
-        began, cpu = time.perf_counter(), _cpu_seconds(plane.process)
+        began, cpu = time.perf_counter(), _cpu_seconds(plane.processes())
         in_parallel(_trainjobs, plane.state, plane.url, "tj", total)
         finished = _wait_finished(conn, total, timeout=1800)
-        took, used = time.perf_counter() - began, _cpu_seconds(plane.process) - cpu
+        took, used = time.perf_counter() - began, _cpu_seconds(plane.processes()) - cpu
         time.sleep(5)
         after_rss = plane.process.memory_info().rss
     finally:

@@ -34,6 +34,22 @@ def test_an_event_goes_one_ttl_after_its_last_update_and_others_stay() -> None:
     assert expiry.sweep() == 1 and store.list(EVENTS).items == []
 
 
+def test_a_sweep_pages_through_every_event(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("gangplane.controllers.event_ttl.PAGE", 2)
+    clock = ManualClock()
+    store = MemoryStore(clock=clock)
+    owner = store.create(CONFIGMAPS, {"metadata": {"name": "cm", "namespace": "default"}})
+    recorder = EventRecorder(store, clock, "kubelet")
+    for i in range(5):
+        recorder.event(owner, "Normal", f"Old{i}", "old")
+    clock.advance(1800)
+    for i in range(4):
+        recorder.event(owner, "Normal", f"New{i}", "new")
+    clock.advance(1801)
+    assert EventExpiry(store, clock, ttl=3600).sweep() == 5
+    assert sorted(e["reason"] for e in store.list(EVENTS).items) == [f"New{i}" for i in range(4)]
+
+
 def test_the_latest_recorded_time_counts() -> None:
     def event(**fields: Any) -> dict[str, Any]:
         return {

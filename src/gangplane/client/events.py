@@ -53,14 +53,14 @@ class Decision:
     skip: bool = False  # the source spoke too often about the object: write nothing
 
 
-@dataclass
+@dataclass(slots=True)  # one per cached key (up to MAX_CACHED per recorder): no per-entry __dict__
 class _Seen:
     name: str
     count: int
     first: float
 
 
-@dataclass
+@dataclass(slots=True)
 class _Bucket:
     """A token bucket (client-go's ``flowcontrol`` token-bucket rate limiter): full at first."""
 
@@ -76,7 +76,7 @@ class _Bucket:
         return True
 
 
-@dataclass
+@dataclass(slots=True)
 class _Similar:
     first: float
     messages: set[str] = field(default_factory=set)

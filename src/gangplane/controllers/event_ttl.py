@@ -15,15 +15,16 @@ import contextlib
 import logging
 import re
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from gangplane.clock import Clock, parse_rfc3339
 from gangplane.errors import Conflict, NotFound
-from gangplane.store.base import Store
+from gangplane.store.base import ListOptions, Object, Store
 from gangplane.store.catalog import EVENTS
 
 DEFAULT_TTL = 3600.0
+PAGE = 500  # Events read per list call in a sweep
 _DURATION = re.compile(r"^(?:(\d+(?:\.\d+)?)h)?(?:(\d+(?:\.\d+)?)m)?(?:(\d+(?:\.\d+)?)s)?$")
 _log = logging.getLogger(__name__)
 
@@ -83,12 +84,26 @@ class EventExpiry:
 
     def sweep(self) -> int:
         """Delete the expired Events now; how many went."""
-        gone = 0
-        for namespace, name, uid in expired(self.store.list(EVENTS).items, self.clock.now(), self.ttl):
-            with contextlib.suppress(NotFound, Conflict):  # deleted meanwhile, or replaced (uid precondition)
-                self.store.delete(EVENTS, namespace, name, preconditions={"uid": uid} if uid else None)
-                gone += 1
+        gone, now = 0, self.clock.now()
+        for page in self._pages():
+            for namespace, name, uid in expired(page, now, self.ttl):
+                with contextlib.suppress(
+                    NotFound, Conflict
+                ):  # deleted meanwhile, or replaced (uid precondition)
+                    self.store.delete(EVENTS, namespace, name, preconditions={"uid": uid} if uid else None)
+                    gone += 1
         return gone
+
+    def _pages(self) -> Iterator[list[Object]]:
+        """Every Event, a page at a time: the store holds Events encoded and decodes only the page asked for,
+        so a sweep never holds thousands of them at once (which set the control plane's peak memory)."""
+        token = ""
+        while True:
+            page = self.store.list(EVENTS, ListOptions(limit=PAGE, continue_token=token))
+            yield page.items
+            token = page.continue_token
+            if not token:
+                return
 
     def _run(self) -> None:
         while not self._stopped.wait(self.period):

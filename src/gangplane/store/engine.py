@@ -26,7 +26,7 @@ import json
 import math
 import random
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, MutableMapping
 from contextvars import ContextVar
 from typing import Protocol
 
@@ -45,13 +45,13 @@ from gangplane.store.base import (
     Watch,
     WatchEvent,
 )
+from gangplane.store.compact import EncodedBucket, copies_for, new_bucket, select_page
 from gangplane.store.gc import owner_uids
 from gangplane.store.history import DEFAULT_HISTORY_BYTES, Change, History
 from gangplane.store.objects import (
     Key,
     TypeKey,
     copy_object,
-    copy_objects,
     key_of,
     meta,
     sharing_unchanged,
@@ -59,9 +59,11 @@ from gangplane.store.objects import (
 )
 from gangplane.store.objects import resource_version as stored_version
 from gangplane.store.selectors import ObjectFilter, build_filter
+from gangplane.store.sharing import SubtreeTable
 from gangplane.store.watchers import Watcher, bookmark
 
 Ref = tuple[TypeKey, Key]
+Rows = list[tuple[Key, Object]]
 EVERYTHING = ListOptions()
 MAX_BATCH = 128  # changes one call may buffer before it commits them itself (a cascade of thousands)
 _DEFERRED: ContextVar[bool] = ContextVar("gangplane_store_deferred", default=False)
@@ -153,11 +155,12 @@ class Engine:
         self._rng = rng or random.Random()
         self._bookmark_interval = bookmark_interval
         self._types: dict[TypeKey, ResourceType] = {}
-        self._objects: dict[TypeKey, dict[Key, Object]] = {}
+        self._objects: dict[TypeKey, MutableMapping[Key, Object]] = {}  # Events encoded (compact.py)
         self._uids: dict[str, Ref] = {}
         self._dependents: dict[str, set[Ref]] = {}
         self._watchers: dict[TypeKey, list[Watcher]] = {}
         self._history_limits = (history_size, history_bytes)
+        self._subtrees = SubtreeTable()  # equal parts of stored objects held once (sharing.py)
         self._flush_lock = threading.Lock()  # one transaction at a time; taken before ``_lock``, never after
         self._local = threading.local()  # how deeply this thread is inside write methods
         self._unpublished: list[Change] = []  # committed to the cache, not yet durable nor seen by watchers
@@ -169,12 +172,12 @@ class Engine:
     def _load(self) -> None:
         self._rv, stored = self._journal.load()
         for tk in self._objects:
-            self._objects[tk] = {}
+            self._objects[tk] = new_bucket(tk)
         self._uids.clear()
         self._dependents.clear()
         for rt, obj in stored:
             self._types.setdefault(type_key(rt), rt)
-            self._index(type_key(rt), obj)
+            self._index(type_key(rt), self._subtrees.stored(type_key(rt), obj))
         self._durable_rv = self._rv
         self._unpublished = []
         size, max_bytes = self._history_limits
@@ -281,7 +284,10 @@ class Engine:
 
     def _index(self, tk: TypeKey, obj: Object) -> None:
         key = key_of(obj)
-        self._objects.setdefault(tk, {})[key] = obj
+        bucket = self._objects.get(tk)
+        if bucket is None:
+            bucket = self._objects[tk] = new_bucket(tk)
+        bucket[key] = obj
         self._uids[meta(obj)["uid"]] = (tk, key)
         for owner in owner_uids(obj):
             self._dependents.setdefault(owner, set()).add((tk, key))
@@ -317,6 +323,7 @@ class Engine:
         if kind is EventType.DELETED:
             self._journal.remove(rt, key_of(obj), rv)
         else:
+            obj = self._subtrees.stored(type_key(rt), obj, old)
             self._journal.put(rt, obj, rv, body)
             self._local.committed = (obj, body)
         self._rv = rv
@@ -394,11 +401,26 @@ class Engine:
             raise _bad_option("limit", str(options.limit), "must be non-negative")
         with self._lock:
             rv = self._rv
+        page, remaining = self._page(rt, selection, start, options.limit)
+        copies = copies_for(type_key(rt))
+        if remaining:
+            token = encode_continue(rv, page[-1][0])
+            return ObjectList(copies([o for _, o in page]), str(rv), token, remaining)
+        return ObjectList(copies([o for _, o in page]), str(rv))
+
+    def _page(
+        self, rt: ResourceType, selection: ObjectFilter, start: Key | None, limit: int
+    ) -> tuple[Rows, int]:
+        """Up to ``limit`` matches after ``start`` (0: all), and how many matches follow them."""
+        with self._lock:
+            bucket = self._objects.get(type_key(rt))
+            texts = bucket.texts() if isinstance(bucket, EncodedBucket) else None
+        if texts is not None:
+            return select_page(texts, selection, start, limit)
         rows = [kv for kv in self._select(rt, selection) if start is None or kv[0] > start]
-        if options.limit and len(rows) > options.limit:
-            page, token = rows[: options.limit], encode_continue(rv, rows[options.limit - 1][0])
-            return ObjectList(copy_objects([o for _, o in page]), str(rv), token, len(rows) - options.limit)
-        return ObjectList(copy_objects([o for _, o in rows]), str(rv))
+        if limit and len(rows) > limit:
+            return rows[:limit], len(rows) - limit
+        return rows, 0
 
     def list_shared(self, rt: ResourceType, options: ListOptions = EVERYTHING) -> ObjectList:
         """``list`` (every match, no paging) of the committed dicts themselves, not copies: for in-process

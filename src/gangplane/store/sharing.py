@@ -1,0 +1,136 @@
+"""Equal parts of different stored objects held once: the store's objects are never mutated after commit, so
+a subtree equal to one already stored (a JobSet's pod template, the ``managedFields`` of every object one
+manager applied alike, a container's resources) can be that same dict or list, and a string equal to one
+already held the same string. ``SubtreeTable.share`` returns an equal object built that way.
+
+The table maps a subtree's key (its items, with each child already shared and named by identity) to the one
+instance; a table entry holds that instance and so every child its key names, which keeps the identities in
+its key valid. It keeps two generations of at most ``capacity`` entries each: a subtree found in the older
+one moves to the newer, and when the newer fills up the older is dropped, so what stays in use stays shared
+and the table's own memory is bounded. Objects stored earlier keep what they share.
+
+Within one object no instance is used twice, so a deep copy of one object (``copy.deepcopy`` and pickle
+memoize by identity) never ties two of its own parts together. The parts a write left unchanged from the
+previous version (``objects.sharing_unchanged``) are kept as they are, so versions keep sharing them.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from gangplane.store.base import Object
+from gangplane.store.compact import COMPACT_TYPES
+from gangplane.store.objects import TypeKey, meta
+
+DEFAULT_CAPACITY = 10_000
+Key = tuple[Any, ...]
+
+
+class SubtreeTable:
+    """Shares subtrees across the objects passed to ``share``; not thread-safe (the engine's lock guards it)."""
+
+    def __init__(self, capacity: int = DEFAULT_CAPACITY) -> None:
+        self._capacity = capacity
+        self._young: dict[Key, Any] = {}
+        self._old: dict[Key, Any] = {}
+
+    def __len__(self) -> int:
+        return len(self._young) + len(self._old)
+
+    def share(self, obj: Object, previous: Object | None = None) -> Object:
+        """An object equal to ``obj`` (same key order) made of instances already held where equal; the
+        top-level and metadata fields that are ``previous``'s own instances are kept."""
+        used: set[int] = set()
+        kept = _unchanged(obj, previous)
+        for part in kept:
+            _mark(part, used)
+        out = {}
+        for k, v in obj.items():
+            if k == "metadata" and isinstance(v, dict):
+                old_meta = meta(previous) if previous is not None else {}
+                fields = {sys.intern(f): x if x is old_meta.get(f, _ABSENT) else self._value(x, used)
+                          for f, x in v.items()}  # fmt: skip
+                out[sys.intern(k)] = fields
+            else:
+                out[sys.intern(k)] = v if id(v) in kept else self._value(v, used)
+        return out
+
+    def stored(self, tk: TypeKey, obj: Object, previous: Object | None = None) -> Object:
+        """``share`` for an object the store is about to hold; Events, held encoded, are left alone."""
+        return obj if tk in COMPACT_TYPES else self.share(obj, previous)
+
+    def _value(self, value: Any, used: set[int]) -> Any:
+        """``value`` shared; scalars are handled inline (most nodes are), containers recursively."""
+        if type(value) is dict:
+            items: dict[str, Any] = {}
+            key: list[Any] = ["d"]
+            for k, v in value.items():
+                k = sys.intern(k)
+                v, named = self._child(v, used)
+                items[k] = v
+                key += (k, named)
+            return self._one(tuple(key), items, used)
+        if type(value) is list:
+            elements, key = [], ["l"]
+            for v in value:
+                v, named = self._child(v, used)
+                elements.append(v)
+                key.append(named)
+            return self._one(tuple(key), elements, used)
+        return sys.intern(value) if type(value) is str else value
+
+    def _child(self, value: Any, used: set[int]) -> tuple[Any, Any]:
+        """The shared child and what names it in its parent's key: a string itself; a dict or list by
+        identity (the table entry holding the parent holds it); another scalar with its type, so 1, 1.0 and
+        True differ."""
+        kind = type(value)
+        if kind is str:
+            value = sys.intern(value)
+            return value, value
+        if kind is dict or kind is list:
+            value = self._value(value, used)
+            return value, id(value)
+        return value, (kind, value)
+
+    def _one(self, key: Key, built: Any, used: set[int]) -> Any:
+        found = self._young.get(key)
+        if found is None:
+            found = self._old.pop(key, None)
+            if found is None:
+                found = built
+            self._young[key] = found
+            if len(self._young) >= self._capacity:
+                self._old, self._young = self._young, {}
+        if id(found) in used:  # already part of this object: keep this part its own
+            return built
+        used.add(id(found))
+        return found
+
+
+_ABSENT = object()
+
+
+def _unchanged(obj: Object, previous: Object | None) -> dict[int, Any]:
+    """The containers ``obj`` took from ``previous`` as they were, by identity (with metadata's fields)."""
+    if previous is None:
+        return {}
+    parts = [v for k, v in obj.items() if k != "metadata" and v is previous.get(k, _ABSENT)]
+    old_meta = meta(previous)
+    parts += [v for f, v in meta(obj).items() if v is old_meta.get(f, _ABSENT)]
+    return {id(v): v for v in parts if type(v) is dict or type(v) is list}
+
+
+def _mark(value: Any, used: set[int]) -> None:
+    """Count every container in ``value`` as used by the object being shared."""
+    if type(value) is dict:
+        used.add(id(value))
+        for v in value.values():
+            _mark(v, used)
+    elif type(value) is list:
+        used.add(id(value))
+        for v in value:
+            _mark(v, used)
+
+
+__all__ = ["DEFAULT_CAPACITY", "SubtreeTable"]

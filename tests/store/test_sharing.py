@@ -1,0 +1,84 @@
+"""Equal subtrees of stored objects are held once (store/sharing.py), never twice within one object."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from gangplane.store.objects import copy_objects
+from gangplane.store.sharing import SubtreeTable
+
+from .conftest import pod
+
+json_scalars = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=5)
+json_values = st.recursive(
+    json_scalars,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=4), inner, max_size=4),
+    max_leaves=20,
+)
+
+
+def _typed(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _typed(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_typed(v) for v in value]
+    return (type(value).__name__, value)
+
+
+def _containers(value: Any) -> list[Any]:
+    if isinstance(value, dict):
+        return [value, *(c for v in value.values() for c in _containers(v))]
+    if isinstance(value, list):
+        return [value, *(c for v in value for c in _containers(v))]
+    return []
+
+
+@given(st.lists(st.dictionaries(st.text(max_size=4), json_values, max_size=5), max_size=6))
+def test_shared_objects_equal_the_originals_with_their_types(objs: list[dict[str, Any]]) -> None:
+    table = SubtreeTable(capacity=8)  # small: generations turn over within the example
+    for obj in objs:
+        shared = table.share(obj)
+        assert shared == obj and list(shared) == list(obj)
+        assert _typed(shared) == _typed(obj)  # 1, 1.0 and True stay what they were
+        parts = _containers(shared)
+        assert len({id(p) for p in parts}) == len(parts)  # no instance twice within one object
+
+
+def test_equal_parts_of_different_objects_are_one_instance() -> None:
+    table = SubtreeTable()
+    first, second = table.share(pod("a")), table.share(pod("b"))
+    assert first["spec"] is second["spec"]
+    assert first["metadata"] is not second["metadata"] and second["metadata"]["name"] == "b"
+
+
+def test_two_equal_parts_of_one_object_stay_separate() -> None:
+    container = {"name": "c", "image": "busybox", "resources": {"limits": {"cpu": "1"}}}
+    obj = pod("a", spec={"containers": [container, copy.deepcopy(container)]})
+    shared = SubtreeTable().share(obj)
+    one, two = shared["spec"]["containers"]
+    assert one is not two and one["resources"] is not two["resources"]
+    copied = copy.deepcopy(shared)
+    copied["spec"]["containers"][0]["resources"]["limits"]["cpu"] = "2"
+    assert copied["spec"]["containers"][1]["resources"]["limits"]["cpu"] == "1"
+
+
+def test_a_new_version_keeps_what_it_shares_with_the_previous() -> None:
+    table = SubtreeTable(capacity=2)
+    old = table.share(pod("a", labels={"x": "1"}))
+    for i in range(5):  # turn the generations over: the old version's parts leave the table
+        table.share(pod(f"other{i}", labels={"y": str(i)}, spec={"containers": [{"name": str(i)}]}))
+    new = {**old, "metadata": {**old["metadata"], "resourceVersion": "9"}, "status": {"phase": "Running"}}
+    shared = table.share(new, old)
+    assert shared["spec"] is old["spec"] and shared["metadata"]["labels"] is old["metadata"]["labels"]
+    assert shared == new
+
+
+def test_list_copies_do_not_tie_objects_together() -> None:
+    table = SubtreeTable()
+    copies = copy_objects([table.share(pod("a")), table.share(pod("b"))])
+    copies[0]["spec"]["containers"][0]["image"] = "changed"
+    assert copies[1]["spec"]["containers"][0]["image"] == "busybox"

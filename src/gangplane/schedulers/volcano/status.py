@@ -8,7 +8,7 @@ subresource: the shell replaces ``status`` on the whole object.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from gangplane.api.scheduling import volcano as vc
@@ -129,12 +129,13 @@ def _inputs(session: Session, job: Job) -> tuple[object, ...]:
 
 
 def pod_group_writes(
-    session: Session, settled: dict[str, Settled]
+    session: Session, settled: dict[str, Settled], jobs: Iterable[Job] | None = None
 ) -> tuple[list[StatusWrite], dict[str, str]]:
-    """The PodGroup status writes, and every job's phase for the queue counts. A job whose status inputs
-    are those of a session that left its status as it was (``settled``) is not recomputed."""
+    """The PodGroup status writes, and the phase for the queue counts, of ``jobs`` (default: every job of
+    the session), in order. A job whose status inputs are those of a session that left its status as it was
+    (``settled``) is not recomputed."""
     writes, phases = [], {}
-    for job in session.jobs.values():
+    for job in session.jobs.values() if jobs is None else jobs:
         inputs = _inputs(session, job)
         if inputs and (kept := settled.get(job.key)) is not None and kept.inputs == inputs:
             phases[job.key] = kept.phase
@@ -153,12 +154,16 @@ def pod_group_writes(
 
 
 def queue_writes(session: Session, phases: Mapping[str, str]) -> list[StatusWrite]:
+    return queue_writes_of(session, Counter((j.queue, phases[j.key]) for j in session.jobs.values()))
+
+
+def queue_writes_of(session: Session, per_queue: Mapping[tuple[str, str], int]) -> list[StatusWrite]:
+    """The Queue status writes from the count of jobs per (queue, phase)."""
     writes = []
-    per_queue = Counter((j.queue, phases[j.key]) for j in session.jobs.values())
     for name, obj in session.queue_objs.items():
         if "uid" not in (obj.get("metadata") or {}) and name in (vc.ROOT_QUEUE, vc.DEFAULT_QUEUE):
             continue  # the built-in queue exists only in memory this cycle
-        counts = {p.value: per_queue[(name, p.value)] for p in vc.PodGroupPhase}
+        counts = {p.value: per_queue.get((name, p.value), 0) for p in vc.PodGroupPhase}
         old = dict(obj.get("status") or {})
         allocated = session.book.attr(name).allocated if name in session.book else None
         status = {

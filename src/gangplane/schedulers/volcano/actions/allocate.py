@@ -7,23 +7,36 @@ pending tasks goes back to compete for elastic growth.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from gangplane.api.scheduling import volcano as vc
 from gangplane.schedulers.volcano import placement
-from gangplane.schedulers.volcano.actions.enqueue import PENDING_PHASES
 from gangplane.schedulers.volcano.config import Action
 from gangplane.schedulers.volcano.jobs import Job, TaskStatus
+from gangplane.schedulers.volcano.kept import PENDING_PHASES
 from gangplane.schedulers.volcano.session import Session
+
+
+def _pool(session: Session, admit_all: bool) -> Iterable[Job]:
+    """The jobs ``candidates`` looks at: every job, or from the kept indexes those admitted with pending
+    work as parsed and those this session admitted (tasks only leave Pending within a session)."""
+    if session.kept is None:
+        return session.jobs.values()
+    index = session.kept.index
+    admitted = index.pending_phase if admit_all else index.pending_phase & session.touched
+    return [session.jobs[key] for key in sorted(index.with_work | admitted)]
 
 
 def candidates(session: Session) -> list[Job]:
     """Jobs allocate may place: admitted, valid, in a leaf queue, with pending non-best-effort tasks."""
     admit_all = Action.ENQUEUE not in session.config.actions
     chosen = []
-    for job in session.jobs.values():
+    for job in _pool(session, admit_all):
         if job.phase in PENDING_PHASES:
             if not admit_all:
                 continue
             job.phase = vc.PodGroupPhase.INQUEUE
+            session.touched.add(job.key)
         if (reason := job.valid_reason()) is not None:
             session.messages[job.key] = f"NotEnoughTasks: {reason}"
             continue

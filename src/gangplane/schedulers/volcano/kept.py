@@ -21,8 +21,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from gangplane.api.scheduling import volcano as vc
+from gangplane.schedulers.base import StatusWrite
 from gangplane.schedulers.volcano import vec
-from gangplane.schedulers.volcano.book import QueueDemand
+from gangplane.schedulers.volcano.book import LastFilling, QueueDemand
 from gangplane.schedulers.volcano.jobs import HOLDING, Job, TaskStatus
 from gangplane.schedulers.volcano.memo import Settled
 from gangplane.schedulers.volcano.vec import Vec
@@ -123,6 +124,8 @@ class Kept:
         self.settled: dict[str, Settled] = {}
         self.visit: set[str] = set()  # jobs whose status the next close must look at
         self.reread: set[str] = set()  # groups the last pass wrote: parsed again whatever changes say
+        self.queues_said: dict[str, tuple[tuple[object, ...], StatusWrite | None]] = {}  # ``status``
+        self.filling = LastFilling()  # the proportion plugin's last water-filling (``book``)
 
     def table(self) -> Mapping[str, Job]:
         return _Table(self.jobs, self.keys)

@@ -113,7 +113,7 @@ def close_kept(session: Session, view: ClusterView, kept: Kept) -> CycleResult:
     return CycleResult(
         bindings=list(session.bindings),
         evictions=list(session.evictions),
-        status_writes=[*pod_group_writes, *status.queue_writes_of(session, kept.counts)],
+        status_writes=[*pod_group_writes, *status.queue_writes_of(session, kept.counts, kept.queues_said)],
         pending=pending,
     )
 

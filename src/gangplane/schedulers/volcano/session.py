@@ -290,7 +290,7 @@ def open_kept_session(view: ClusterView, config: VolcanoConfig, memo: Memo, kept
     else:
         _bring_level(view, config, tree, (queue_objs, broken_queues, classes), kept, demand)
     book = QueueBook(index.names, _total(snapshot), policies, kept.demands(), config.share_policy,
-                     config.hierarchical)  # fmt: skip
+                     config.hierarchical, kept.filling)  # fmt: skip
     session = Session(config, index, snapshot, book, kept.table(), tree, queue_objs, now=view.now)
     session.left_out, session.kept = dict(kept.left_out), kept
     return session

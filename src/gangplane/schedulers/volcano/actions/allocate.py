@@ -53,13 +53,18 @@ def allocate(session: Session) -> None:
     for job in sorted(candidates(session), key=session.job_order):
         per_queue.setdefault(job.queue, []).append(job)
     hopeless: dict[tuple[object, ...], str] = {}  # capacity only shrinks during allocate
+    queue: str | None = None  # whose turn it is: the queue order and Overused move only with a placement
     while per_queue:
-        queue = min(per_queue, key=session.book.order_key)
+        if queue is None:
+            queue = min(per_queue, key=session.book.order_key)
+            if session.book.overused(queue):
+                for job in per_queue[queue] if session.config.explain else ():
+                    session.messages.setdefault(job.key, session.book.overused_reason(queue))
+                per_queue[queue] = []
         jobs = per_queue[queue]
-        if session.book.overused(queue) or not jobs:
-            for job in jobs if session.config.explain else ():
-                session.messages.setdefault(job.key, session.book.overused_reason(queue))
+        if not jobs:
             del per_queue[queue]
+            queue = None
             continue
         job = jobs.pop(0)
         if (known := hopeless.get(job.shape())) is not None:
@@ -70,6 +75,7 @@ def allocate(session: Session) -> None:
             session.messages[job.key] = hopeless[job.shape()] = attempt.message
             continue
         placement.commit(session, job, attempt)
+        queue = None
         session.messages.pop(job.key, None)
         if job.ready() and any(not t.best_effort for t in job.pending()):
             jobs.append(job)

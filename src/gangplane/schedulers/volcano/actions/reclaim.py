@@ -101,7 +101,15 @@ def reclaim(session: Session) -> None:
     chosen = candidates(session)
     if not any(session.book.may_give(q) for q in session.book.attrs) and victims.quiet(session, chosen):
         return  # no queue can give (none above its share): no victim now or later in this action
-    jobs = [j for j in sorted(chosen, key=session.job_order) if _may_reclaim(session, j)]
+    may: dict[tuple[object, ...], bool] = {}  # by shape: the book does not move until a search evicts
+
+    def may_reclaim(job: Job) -> bool:
+        key = (job.shape(), job.key in session.pipelined)
+        if key not in may:
+            may[key] = _may_reclaim(session, job)
+        return may[key]
+
+    jobs = [j for j in sorted(chosen, key=session.job_order) if may_reclaim(j)]
     accept = _acceptor(session)
     holders: dict[str, list[Job]] = {}
 

@@ -138,7 +138,7 @@ class Kept:
                 continue
             job.phase = parsed.phase
             for task, status in zip(job.tasks, parsed.statuses, strict=True):
-                task.status = status
+                job.set_status(task, status)
 
     def drop(self, key: str) -> None:
         self.left_out.pop(key, None)

@@ -86,7 +86,7 @@ class Session:
         return (-job.priority, int(job.ready()), self.drf_share(job), job.order)
 
     def bind(self, job: Job, task: jb.Task, row: int) -> None:
-        task.status = TaskStatus.ALLOCATED
+        job.set_status(task, TaskStatus.ALLOCATED)
         self.touched.add(job.key)
         self.victim_units.pop(job.key, None)
         self.bindings.append(Binding(task.pod.key, self.snapshot.nodes[row].name))

@@ -150,7 +150,7 @@ def evict(session: Session, job: Job, units: list[Unit], reason: str, releasing:
         session.victim_units.pop(unit.job.key, None)
         session.touched.add(unit.job.key)
         for task in unit.tasks:
-            task.status = TaskStatus.RELEASING
+            unit.job.set_status(task, TaskStatus.RELEASING)
             releasing.append(task)
             message = f"{reason} by {job.key} (priority {job.priority}, queue {job.queue})"
             session.evictions.append(Eviction(task.pod.key, reason, message))

@@ -192,7 +192,7 @@ def run_pass(
         token = snapshot.checkpoint()
         result = _guarded_cycle(name, scheduler, view)
         snapshot.rollback(token)
-        _apply(snapshot, result, {p.key: p for p in mine})
+        _apply(snapshot, result, {p.key: p for p in mine} if result.bindings else {})  # most bind nothing
         out.results.append((name, result))
     return out
 

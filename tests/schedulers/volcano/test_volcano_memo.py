@@ -20,6 +20,7 @@ from vcworld import World, node
 
 from gangplane.schedulers.base import CycleResult
 from gangplane.schedulers.cache import SchedulerCache
+from gangplane.schedulers.core.objects import PodInfo
 from gangplane.schedulers.core.snapshot import Snapshot
 from gangplane.schedulers.passes import group_key, run_pass
 from gangplane.schedulers.volcano import VolcanoConfig, VolcanoScheduler
@@ -55,7 +56,8 @@ class Driver:
         self.stamps = Stamps()
         self.snapshot: Snapshot | None = None
 
-    def cycle(self) -> CycleResult:
+    def sync(self) -> tuple[dict[Any, list[Obj]], dict[str, list[PodInfo]], Snapshot]:
+        """The world as a store and the loop's cache hold it: stamped objects, pending pods, the snapshot."""
         w = self.world
         for n in w.nodes:
             self.cache.set_node(self.stamps(f"node/{n['metadata']['name']}", n))
@@ -70,7 +72,11 @@ class Driver:
         objects[PODS] = list(pods.values())
         snapshot = self.snapshot = self.cache.update_snapshot(self.snapshot)
         infos = [e.info for e in self.cache.pending_infos() if e.info is not None]
-        pending = {"volcano": sorted(infos, key=lambda p: (p.created, p.key))}
+        return objects, {"volcano": sorted(infos, key=lambda p: (p.created, p.key))}, snapshot
+
+    def cycle(self) -> CycleResult:
+        w = self.world
+        objects, pending, snapshot = self.sync()
         results = []
         for scheduler in (self.kept, VolcanoScheduler(self.config)):
             token = snapshot.checkpoint()

@@ -59,12 +59,14 @@ class QueueBook:
         demands: Mapping[str, QueueDemand],
         policy: SharePolicy = SharePolicy.PROPORTION,
         hierarchical: bool = False,
+        kept: LastFilling | None = None,
     ) -> None:
+        """``kept``: the last water-filling, reused while its inputs recur (a session kept across passes)."""
         self.names = tuple(names)
         self.total = total
         self.policy = policy
         self.hierarchical = hierarchical and policy == SharePolicy.CAPACITY
-        self.attrs = _build_attrs(total, policies, demands, policy, self.hierarchical)
+        self.attrs = _build_attrs(total, policies, demands, policy, self.hierarchical, kept or LastFilling())
         self.parents = {p.name: (p.parent or ROOT) for p in policies if p.name != ROOT}
         self._children = {p.parent or ROOT for p in policies if p.name != ROOT}
 
@@ -221,6 +223,26 @@ class QueueBook:
             self.attrs[queue].inqueue = self.attrs[queue].inqueue + min_resources
 
 
+class LastFilling:
+    """The proportion plugin's last ``deserved`` with what it was computed from (the total, each queue's
+    weight, capability, guarantee and request): passes that change no queue's request reuse it."""
+
+    def __init__(self) -> None:
+        self._key: tuple[object, ...] = ()
+        self._value: dict[str, Vec] = {}
+
+    def deserved(
+        self, total: Vec, policies: Sequence[QueuePolicy], requests: Mapping[str, Vec]
+    ) -> dict[str, Vec]:
+        asked = tuple(sorted((name, r.tobytes()) for name, r in requests.items()))
+        spec = tuple((p.name, p.weight, p.capability.tobytes(), p.guarantee.tobytes()) for p in policies)
+        key = (total.tobytes(), spec, asked)
+        if key != self._key:
+            self._value = prop.proportion_deserved(total, policies, requests)
+            self._key = key
+        return self._value
+
+
 def _over(names: Sequence[str], queue: str, label: str, bound: Vec, used: Vec, request: Vec) -> str:
     dim = int(np.argmax(np.where(request > 0, used + request - bound, -np.inf)))
     return (
@@ -243,6 +265,7 @@ def _build_attrs(
     demands: Mapping[str, QueueDemand],
     policy: SharePolicy,
     hierarchical: bool,
+    kept: LastFilling,
 ) -> dict[str, QueueAttr]:
     dims = len(total)
     empty = QueueDemand(vec.zeros(dims), vec.zeros(dims), vec.zeros(dims), vec.zeros(dims))
@@ -250,7 +273,7 @@ def _build_attrs(
     caps = capabilities(total, policies)
     if policy == SharePolicy.PROPORTION:
         requests = {name: d.request for name, d in demands.items()}
-        deserved = prop.proportion_deserved(total, policies, requests)
+        deserved = kept.deserved(total, policies, requests)
     else:
         deserved = {p.name: prop.capacity_deserved(p, caps[p.name]) for p in policies}
     attrs = {}

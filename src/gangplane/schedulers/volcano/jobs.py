@@ -68,6 +68,12 @@ class Job:
     tasks: list[Task] = field(default_factory=list)
     synthetic: bool = False  # an automatic PodGroup (no object to write status to)
     revision: tuple[str, ...] = ()  # resourceVersions of the PodGroup and its pods; () when one is unknown
+    _shape: tuple[object, ...] | None = field(default=None, compare=False, repr=False)  # ``shape()``, kept
+
+    def set_status(self, task: Task, status: TaskStatus) -> None:
+        """The one way a task's status changes once the job is built (it forgets the job's shape)."""
+        task.status = status
+        self._shape = None
 
     def count(self, statuses: frozenset[TaskStatus]) -> int:
         return sum(1 for t in self.tasks if t.status in statuses)
@@ -117,8 +123,11 @@ class Job:
 
     def shape(self) -> tuple[object, ...]:
         """What decides placement besides the cluster: equal shapes in one queue fail alike within an action."""
-        pending = tuple((t.pod.requests.tobytes(), t.pod.constraints) for t in self.pending())
-        return (self.queue, self.priority, self.topology, self.min_member - self.ready_count(), pending)
+        if self._shape is None:
+            pending = tuple((t.pod.requests.tobytes(), t.pod.constraints) for t in self.pending())
+            missing = self.min_member - self.ready_count()
+            self._shape = (self.queue, self.priority, self.topology, missing, pending)
+        return self._shape
 
     def starving(self) -> bool:
         return self.ready_count() < self.min_member

@@ -51,7 +51,7 @@ class _Kept:
     def reset(self) -> Job:
         self.job.phase = self.phase
         for task, status in zip(self.job.tasks, self.statuses, strict=True):
-            task.status = status
+            self.job.set_status(task, status)
         return self.job
 
 

@@ -18,8 +18,9 @@ from gangplane.schedulers.volcano.actions.enqueue import enqueue
 from gangplane.schedulers.volcano.actions.preempt import preempt
 from gangplane.schedulers.volcano.actions.reclaim import reclaim
 from gangplane.schedulers.volcano.config import Action, VolcanoConfig
+from gangplane.schedulers.volcano.kept import Kept
 from gangplane.schedulers.volcano.memo import Memo, Settled
-from gangplane.schedulers.volcano.session import Session, group_of, open_session
+from gangplane.schedulers.volcano.session import Session, group_of, open_kept_session, open_session
 from gangplane.store.base import ResourceType
 from gangplane.store.catalog import HYPERNODES, PODS, PRIORITY_CLASSES, VOLCANO_PODGROUPS, VOLCANO_QUEUES
 
@@ -47,6 +48,7 @@ class VolcanoScheduler:
         self.config = config or VolcanoConfig()
         self._name = name or self.config.scheduler_names[0]
         self._memo = Memo()  # parsed objects by resourceVersion: a cache, equal views still decide alike
+        self._kept = Kept()  # the session kept across passes when no "why pending" text is built
 
     @property
     def name(self) -> str:
@@ -56,12 +58,26 @@ class VolcanoScheduler:
         return group_of(pod)
 
     def cycle(self, view: ClusterView) -> CycleResult:
+        if not self.config.explain:
+            return self._kept_cycle(view)
         session = open_session(view, self.config, self._memo)
         for action in self.config.actions:
             ACTIONS[action](session)
         result = close(session, view, self._memo.settled)
         self._memo.sweep()
         return result
+
+    def _kept_cycle(self, view: ClusterView) -> CycleResult:
+        """The same cycle over the session kept across passes (``kept.py``); a cycle that fails part way
+        leaves nothing kept (the next one parses everything again)."""
+        try:
+            session = open_kept_session(view, self.config, self._memo, self._kept)
+            for action in self.config.actions:
+                ACTIONS[action](session)
+            return close_kept(session, view, self._kept)
+        except BaseException:
+            self._kept.clear()
+            raise
 
 
 def close(session: Session, view: ClusterView, settled: dict[str, Settled] | None = None) -> CycleResult:
@@ -74,6 +90,30 @@ def close(session: Session, view: ClusterView, settled: dict[str, Settled] | Non
         bindings=list(session.bindings),
         evictions=list(session.evictions),
         status_writes=[*pod_group_writes, *status.queue_writes(session, phases)],
+        pending=pending,
+    )
+
+
+def close_kept(session: Session, view: ClusterView, kept: Kept) -> CycleResult:
+    """``close`` over the jobs whose status may have changed: those the session or the view changed, and
+    those whose last status was not settled; every other job keeps its status and phase (without "why
+    pending" text a status depends on the job alone). Then the session's changes to jobs are put back."""
+    visit = kept.visit | session.touched | session.pipelined
+    jobs = [kept.jobs[key] for key in sorted(visit) if key in kept.jobs]
+    pod_group_writes, phases = status.pod_group_writes(session, kept.settled, jobs)
+    for job in jobs:
+        kept.note_phase(job.key, job.queue, phases[job.key])
+    kept.visit = {job.key for job in jobs if job.key not in kept.settled} | session.touched
+    kept.reread = {f"{w.namespace}/{w.name}" for w in pod_group_writes}
+    kept.reset(session.touched)
+    pending = []
+    if session.left_out:
+        pending_groups = {p.key: group_of_info(p.group, p.namespace, p.name) for p in view.pending}
+        pending = status.left_out_reasons(session, pending_groups)
+    return CycleResult(
+        bindings=list(session.bindings),
+        evictions=list(session.evictions),
+        status_writes=[*pod_group_writes, *status.queue_writes_of(session, kept.counts, kept.queues_said)],
         pending=pending,
     )
 

@@ -8,14 +8,14 @@ subresource: the shell replaces ``status`` on the whole object.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from gangplane.api.scheduling import volcano as vc
 from gangplane.clock import rfc3339
 from gangplane.schedulers.base import PendingReason, Status, StatusWrite
 from gangplane.schedulers.volcano.jobs import Job, TaskStatus
-from gangplane.schedulers.volcano.memo import Settled
+from gangplane.schedulers.volcano.memo import Settled, revision
 from gangplane.schedulers.volcano.session import Session
 from gangplane.store.catalog import VOLCANO_PODGROUPS, VOLCANO_QUEUES
 
@@ -129,12 +129,13 @@ def _inputs(session: Session, job: Job) -> tuple[object, ...]:
 
 
 def pod_group_writes(
-    session: Session, settled: dict[str, Settled]
+    session: Session, settled: dict[str, Settled], jobs: Iterable[Job] | None = None
 ) -> tuple[list[StatusWrite], dict[str, str]]:
-    """The PodGroup status writes, and every job's phase for the queue counts. A job whose status inputs
-    are those of a session that left its status as it was (``settled``) is not recomputed."""
+    """The PodGroup status writes, and the phase for the queue counts, of ``jobs`` (default: every job of
+    the session), in order. A job whose status inputs are those of a session that left its status as it was
+    (``settled``) is not recomputed."""
     writes, phases = [], {}
-    for job in session.jobs.values():
+    for job in session.jobs.values() if jobs is None else jobs:
         inputs = _inputs(session, job)
         if inputs and (kept := settled.get(job.key)) is not None and kept.inputs == inputs:
             phases[job.key] = kept.phase
@@ -153,23 +154,45 @@ def pod_group_writes(
 
 
 def queue_writes(session: Session, phases: Mapping[str, str]) -> list[StatusWrite]:
+    return queue_writes_of(session, Counter((j.queue, phases[j.key]) for j in session.jobs.values()))
+
+
+QueueSaid = dict[str, tuple[tuple[object, ...], StatusWrite | None]]
+
+
+def queue_writes_of(
+    session: Session, per_queue: Mapping[tuple[str, str], int], said: QueueSaid | None = None
+) -> list[StatusWrite]:
+    """The Queue status writes from the count of jobs per (queue, phase). ``said`` keeps each queue's last
+    answer by what it was computed from (the Queue's resourceVersion, the counts, what it holds): while
+    those recur the answer is the same."""
     writes = []
-    per_queue = Counter((j.queue, phases[j.key]) for j in session.jobs.values())
     for name, obj in session.queue_objs.items():
         if "uid" not in (obj.get("metadata") or {}) and name in (vc.ROOT_QUEUE, vc.DEFAULT_QUEUE):
             continue  # the built-in queue exists only in memory this cycle
-        counts = {p.value: per_queue[(name, p.value)] for p in vc.PodGroupPhase}
-        old = dict(obj.get("status") or {})
+        counts = tuple(per_queue.get((name, p.value), 0) for p in vc.PodGroupPhase)
         allocated = session.book.attr(name).allocated if name in session.book else None
-        status = {
-            **old,
-            "state": old.get("state") or vc.QueueState.OPEN.value,
-            "allocated": {} if allocated is None else _describe(session, allocated),
-            **{p.value.lower(): counts[p.value] for p in vc.PodGroupPhase},
-        }
-        if status != old:
-            writes.append(StatusWrite(VOLCANO_QUEUES, "", name, status))
+        inputs = (revision(obj), counts, None if allocated is None else allocated.tobytes())
+        known = None if said is None or not inputs[0] else said.get(name)
+        write = known[1] if known is not None and known[0] == inputs else _queue_write(session, obj, counts)
+        if said is not None and inputs[0]:
+            said[name] = (inputs, write)
+        if write is not None:
+            writes.append(write)
     return writes
+
+
+def _queue_write(session: Session, obj: Mapping[str, Any], counts: tuple[int, ...]) -> StatusWrite | None:
+    name = obj["metadata"]["name"]
+    old = dict(obj.get("status") or {})
+    allocated = session.book.attr(name).allocated if name in session.book else None
+    status = {
+        **old,
+        "state": old.get("state") or vc.QueueState.OPEN.value,
+        "allocated": {} if allocated is None else _describe(session, allocated),
+        **{p.value.lower(): n for p, n in zip(vc.PodGroupPhase, counts, strict=True)},
+    }
+    return StatusWrite(VOLCANO_QUEUES, "", name, status) if status != old else None
 
 
 def _describe(session: Session, allocated: Any) -> dict[str, str]:

@@ -13,7 +13,8 @@ import numpy.typing as npt
 
 Vec = npt.NDArray[np.float64]
 
-_EPS = 1e-9
+EPS = 1e-9  # the tolerance of comparisons (relative above 1)
+_EPS = EPS
 
 
 def zeros(dims: int) -> Vec:

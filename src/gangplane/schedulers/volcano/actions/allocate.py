@@ -7,23 +7,36 @@ pending tasks goes back to compete for elastic growth.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from gangplane.api.scheduling import volcano as vc
 from gangplane.schedulers.volcano import placement
-from gangplane.schedulers.volcano.actions.enqueue import PENDING_PHASES
 from gangplane.schedulers.volcano.config import Action
 from gangplane.schedulers.volcano.jobs import Job, TaskStatus
+from gangplane.schedulers.volcano.kept import PENDING_PHASES
 from gangplane.schedulers.volcano.session import Session
+
+
+def _pool(session: Session, admit_all: bool) -> Iterable[Job]:
+    """The jobs ``candidates`` looks at: every job, or from the kept indexes those admitted with pending
+    work as parsed and those this session admitted (tasks only leave Pending within a session)."""
+    if session.kept is None:
+        return session.jobs.values()
+    index = session.kept.index
+    admitted = index.pending_phase if admit_all else index.pending_phase & session.touched
+    return [session.jobs[key] for key in sorted(index.with_work | admitted)]
 
 
 def candidates(session: Session) -> list[Job]:
     """Jobs allocate may place: admitted, valid, in a leaf queue, with pending non-best-effort tasks."""
     admit_all = Action.ENQUEUE not in session.config.actions
     chosen = []
-    for job in session.jobs.values():
+    for job in _pool(session, admit_all):
         if job.phase in PENDING_PHASES:
             if not admit_all:
                 continue
             job.phase = vc.PodGroupPhase.INQUEUE
+            session.touched.add(job.key)
         if (reason := job.valid_reason()) is not None:
             session.messages[job.key] = f"NotEnoughTasks: {reason}"
             continue
@@ -40,13 +53,18 @@ def allocate(session: Session) -> None:
     for job in sorted(candidates(session), key=session.job_order):
         per_queue.setdefault(job.queue, []).append(job)
     hopeless: dict[tuple[object, ...], str] = {}  # capacity only shrinks during allocate
+    queue: str | None = None  # whose turn it is: the queue order and Overused move only with a placement
     while per_queue:
-        queue = min(per_queue, key=session.book.order_key)
+        if queue is None:
+            queue = min(per_queue, key=session.book.order_key)
+            if session.book.overused(queue):
+                for job in per_queue[queue] if session.config.explain else ():
+                    session.messages.setdefault(job.key, session.book.overused_reason(queue))
+                per_queue[queue] = []
         jobs = per_queue[queue]
-        if session.book.overused(queue) or not jobs:
-            for job in jobs if session.config.explain else ():
-                session.messages.setdefault(job.key, session.book.overused_reason(queue))
+        if not jobs:
             del per_queue[queue]
+            queue = None
             continue
         job = jobs.pop(0)
         if (known := hopeless.get(job.shape())) is not None:
@@ -57,6 +75,7 @@ def allocate(session: Session) -> None:
             session.messages[job.key] = hopeless[job.shape()] = attempt.message
             continue
         placement.commit(session, job, attempt)
+        queue = None
         session.messages.pop(job.key, None)
         if job.ready() and any(not t.best_effort for t in job.pending()):
             jobs.append(job)

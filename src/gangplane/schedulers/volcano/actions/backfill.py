@@ -7,13 +7,18 @@ import numpy as np
 
 from gangplane.schedulers.core.fit import feasible
 from gangplane.schedulers.core.scoring import score
-from gangplane.schedulers.volcano.actions.enqueue import PENDING_PHASES
+from gangplane.schedulers.volcano.kept import PENDING_PHASES
 from gangplane.schedulers.volcano.session import Session
 
 
 def backfill(session: Session) -> None:
     snapshot = session.snapshot
-    jobs = [j for j in session.jobs.values() if any(t.best_effort for t in j.pending())]
+    pool = (
+        session.jobs.values()
+        if session.kept is None
+        else [session.jobs[key] for key in sorted(session.kept.index.best_effort)]
+    )
+    jobs = [j for j in pool if any(t.best_effort for t in j.pending())]
     for job in sorted(jobs, key=session.job_order):  # only jobs with best-effort work (usually none)
         if job.phase in PENDING_PHASES or job.valid_reason() is not None:
             continue

@@ -7,6 +7,9 @@ a round robin over queues in order. Rejected jobs stay Pending with a reason unt
 
 from __future__ import annotations
 
+from bisect import bisect_left
+from heapq import heapify, heappop, heappush
+
 import numpy as np
 
 from gangplane.api.scheduling import volcano as vc
@@ -14,10 +17,9 @@ from gangplane.schedulers.core.resources import Vector
 from gangplane.schedulers.volcano import vec
 from gangplane.schedulers.volcano.book import quantity_text
 from gangplane.schedulers.volcano.jobs import Job
+from gangplane.schedulers.volcano.kept import PENDING_PHASES, Indexes, Line, least_minimum
 from gangplane.schedulers.volcano.session import Session
 from gangplane.schedulers.volcano.vec import Vec
-
-PENDING_PHASES = frozenset({"", vc.PodGroupPhase.PENDING})
 
 
 def _round_robin(session: Session, jobs: list[Job]) -> list[Job]:
@@ -60,25 +62,33 @@ class _Overcommit:
         the least of them fits (one vector test instead of one per job)."""
         if self.idle is None or not minima:
             return False
-        least = np.min(np.stack(minima), axis=0).astype(np.float64)
-        return not vec.le_on(self.inqueue + least, self.idle, least)
+        return not self.fits(np.min(np.stack(minima), axis=0).astype(np.float64))
 
     def admit(self, minimum: Vec) -> None:
         self.inqueue = self.inqueue + minimum
 
 
 def enqueue(session: Session) -> None:
+    kept = session.kept
+    if (
+        kept is not None
+        and not session.config.explain
+        and not session.touched
+        and not kept.index.pending_holding
+    ):
+        _enqueue_by_shape(session, kept.index)
+        return
     overcommit = _Overcommit(session)
     pending = [j for j in session.jobs.values() if j.phase in PENDING_PHASES]
     minima = [j.min_resources for j in pending if j.min_resources is not None]
     if not session.config.explain and overcommit.refuses_all(minima):
         for job in pending:  # nothing with minResources is admitted, and nobody asks why: only the rest
             if job.min_resources is None:
-                job.phase = vc.PodGroupPhase.INQUEUE
+                _admit(session, job, overcommit, None)
         return
     for job in _round_robin(session, pending):
         if job.min_resources is None:
-            job.phase = vc.PodGroupPhase.INQUEUE
+            _admit(session, job, overcommit, None)
             continue
         minimum = session.qvec(job.min_resources)
         if not (session.book.enqueueable(job.queue, minimum) and overcommit.fits(minimum)):
@@ -86,6 +96,58 @@ def enqueue(session: Session) -> None:
                 reason = session.book.enqueue_reason(job.queue, minimum) or overcommit.reason(minimum)
                 session.inqueue_reasons[job.key] = f"not admitted (Pending): {reason}"
             continue
-        job.phase = vc.PodGroupPhase.INQUEUE
+        _admit(session, job, overcommit, minimum)
+
+
+def _admit(session: Session, job: Job, overcommit: _Overcommit, minimum: Vec | None) -> None:
+    job.phase = vc.PodGroupPhase.INQUEUE
+    session.touched.add(job.key)
+    if minimum is not None:
         session.book.add_inqueue(job.queue, minimum)
         overcommit.admit(minimum)
+
+
+def _enqueue_by_shape(session: Session, index: Indexes) -> None:
+    """``enqueue`` over the kept Pending jobs, visiting only shapes and admissions: the same round robin
+    (turn = place in the queue's line, then queue order), but once a (queue, ``minResources``) shape is
+    refused every later job of that shape is too (admissions only add to what is Inqueue), so the shape
+    leaves the round; lines hold only jobs holding nothing, whose order is fixed. The first job of each
+    queue's live shapes takes its turn from a heap."""
+    overcommit = _Overcommit(session)
+    lines = {q: per_shape for q, per_shape in index.lines.items() if per_shape}
+    least = least_minimum(lines, len(session.index))
+    if least is not None and not overcommit.fits(least):
+        for per_shape in lines.values():  # nothing with minResources is admitted: only the rest
+            for _, key in per_shape.get(None, ()):
+                _admit(session, session.jobs[key], overcommit, None)
+        return
+    first = {q: min(line[0] for line in per_shape.values()) for q, per_shape in lines.items()}
+    ranked = sorted(lines, key=lambda q: (session.book.order_key(q), first[q]))
+    cursors = {q: {shape: 0 for shape in lines[q]} for q in ranked}
+    turns = [turn for at, q in enumerate(ranked) if (turn := _next_turn(lines[q], cursors[q], at, q))]
+    heapify(turns)
+    while turns:
+        _, at, queue, shape = heappop(turns)
+        line, cursor = lines[queue][shape], cursors[queue]
+        job = session.jobs[line[cursor[shape]][1]]
+        minimum = None if shape is None else session.qvec(job.min_resources)  # type: ignore[arg-type]
+        if minimum is None or (session.book.enqueueable(queue, minimum) and overcommit.fits(minimum)):
+            _admit(session, job, overcommit, minimum)
+            cursor[shape] += 1
+        else:
+            del cursor[shape]  # refused: so is the rest of the shape
+        if turn := _next_turn(lines[queue], cursor, at, queue):
+            heappush(turns, turn)
+
+
+def _next_turn(
+    per_shape: dict[bytes | None, Line], cursor: dict[bytes | None, int], at: int, queue: str
+) -> tuple[int, int, str, bytes | None] | None:
+    """The queue's next job of a live shape as (its place in the queue's whole line, the queue's place,
+    queue, shape), or ``None`` when no live shape has jobs left."""
+    heads = [(per_shape[s][i], s) for s, i in cursor.items() if i < len(per_shape[s])]
+    if not heads:
+        return None
+    entry, shape = min(heads)
+    place = sum(bisect_left(line, entry) for line in per_shape.values())
+    return (place, at, queue, shape)

@@ -12,13 +12,15 @@ from collections.abc import Callable
 from gangplane.schedulers.volcano.actions import victims
 from gangplane.schedulers.volcano.actions.allocate import candidates
 from gangplane.schedulers.volcano.jobs import Job
+from gangplane.schedulers.volcano.kept import EVICTABLE, lowest_holders
 from gangplane.schedulers.volcano.session import Session
 
 REASON = "Preempted"
 
 
 def _victim_units(session: Session, job: Job) -> list[victims.Unit]:
-    others = [j for j in session.jobs.values() if j.queue == job.queue and j.priority < job.priority]
+    held = victims.holders(session, "evictable")  # a job holding no evictable task has no unit
+    others = [j for j in held if j.queue == job.queue and j.priority < job.priority]
     others.sort(key=lambda j: j.order, reverse=True)  # newest first ...
     others.sort(key=lambda j: j.priority)  # ... within the lowest priority first (stable)
     return [unit for other in others for unit in victims.session_units(session, other)]
@@ -30,9 +32,11 @@ def _any_unit(job: Job) -> Callable[[victims.Unit], bool]:
 
 def _lowest_holders(session: Session) -> dict[str, int]:
     """Per queue, the lowest priority of a job holding an evictable task (a victim needs a lower one)."""
+    if session.kept is not None and not session.evictions:  # nothing evicted yet: as parsed
+        return lowest_holders(session.kept.index)
     lowest: dict[str, int] = {}
-    for job in session.jobs.values():
-        if job.priority < lowest.get(job.queue, job.priority + 1) and job.count(victims.EVICTABLE):
+    for job in victims.holders(session, "evictable"):
+        if job.priority < lowest.get(job.queue, job.priority + 1) and job.count(EVICTABLE):
             lowest[job.queue] = job.priority
     return lowest
 

@@ -37,10 +37,11 @@ def _missing_request(session: Session, job: Job) -> Vec:
 
 
 def _holders(session: Session) -> dict[str, list[Job]]:
-    """Per queue, its jobs in victim order (priority, then key). Static within the action: evictions only
-    change task statuses, which ``_victim_units`` reads when it reaches a job."""
+    """Per queue, its jobs that may hold evictable tasks, in victim order (priority, then key). Static
+    within the action: evictions only change task statuses, which ``_victim_units`` reads when it reaches a
+    job."""
     per_queue: dict[str, list[Job]] = {}
-    for job in sorted(session.jobs.values(), key=lambda j: (j.priority, j.key)):
+    for job in sorted(victims.holders(session, "evictable"), key=lambda j: (j.priority, j.key)):
         per_queue.setdefault(job.queue, []).append(job)
     return per_queue
 
@@ -100,9 +101,21 @@ def reclaim(session: Session) -> None:
     chosen = candidates(session)
     if not any(session.book.may_give(q) for q in session.book.attrs) and victims.quiet(session, chosen):
         return  # no queue can give (none above its share): no victim now or later in this action
-    jobs = [j for j in sorted(chosen, key=session.job_order) if _may_reclaim(session, j)]
+    may: dict[tuple[object, ...], bool] = {}  # by shape: the book does not move until a search evicts
+
+    def may_reclaim(job: Job) -> bool:
+        key = (job.shape(), job.key in session.pipelined)
+        if key not in may:
+            may[key] = _may_reclaim(session, job)
+        return may[key]
+
+    jobs = [j for j in sorted(chosen, key=session.job_order) if may_reclaim(j)]
     accept = _acceptor(session)
-    holders = _holders(session)
-    victims.run_disruptive(
-        session, jobs, lambda job: _victim_units(session, job, holders), lambda job: accept, REASON
-    )
+    holders: dict[str, list[Job]] = {}
+
+    def units(job: Job) -> Iterator[victims.Unit]:
+        if not holders:  # built at the first search (most passes search nothing)
+            holders.update(_holders(session))
+        return _victim_units(session, job, holders)
+
+    victims.run_disruptive(session, jobs, units, lambda job: accept, REASON)

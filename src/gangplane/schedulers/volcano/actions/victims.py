@@ -18,10 +18,10 @@ from gangplane.schedulers.core.headroom import Headroom, VictimSearch, single_sh
 from gangplane.schedulers.core.objects import NEVER, PodInfo
 from gangplane.schedulers.volcano import placement
 from gangplane.schedulers.volcano.jobs import Job, Task, TaskStatus
+from gangplane.schedulers.volcano.kept import EVICTABLE
 from gangplane.schedulers.volcano.session import Session
 from gangplane.schedulers.volcano.vec import Vec
 
-EVICTABLE = frozenset({TaskStatus.BOUND, TaskStatus.RUNNING})
 CRITICAL_CLASSES = frozenset({"system-cluster-critical", "system-node-critical"})
 
 
@@ -145,10 +145,12 @@ def evict(session: Session, job: Job, units: list[Unit], reason: str, releasing:
     """Record the evictions (adding them to ``releasing``), pipeline ``job`` onto the freed room (reserved,
     not bound) and say so."""
     count = 0
+    session.touched.add(job.key)
     for unit in units:
         session.victim_units.pop(unit.job.key, None)
+        session.touched.add(unit.job.key)
         for task in unit.tasks:
-            task.status = TaskStatus.RELEASING
+            unit.job.set_status(task, TaskStatus.RELEASING)
             releasing.append(task)
             message = f"{reason} by {job.key} (priority {job.priority}, queue {job.queue})"
             session.evictions.append(Eviction(task.pod.key, reason, message))
@@ -161,7 +163,17 @@ def evict(session: Session, job: Job, units: list[Unit], reason: str, releasing:
 
 
 def releasing(session: Session) -> list[Task]:
-    return [t for j in session.jobs.values() for t in j.tasks if t.status == TaskStatus.RELEASING]
+    return [t for j in holders(session, "releasing") for t in j.tasks if t.status == TaskStatus.RELEASING]
+
+
+def holders(session: Session, kind: str) -> list[Job]:
+    """The jobs, in key order, that may hold ``"releasing"`` or ``"evictable"`` tasks: every job, or from the
+    kept indexes those that did as parsed and those this session changed."""
+    if session.kept is None:
+        return list(session.jobs.values())
+    index = session.kept.index
+    found = index.releasing | session.touched if kind == "releasing" else index.evictable
+    return [session.jobs[key] for key in sorted(found) if key in session.jobs]
 
 
 def waiting_for_releasing(session: Session, job: Job, releasing: list[Task]) -> bool:

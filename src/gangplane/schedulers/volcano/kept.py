@@ -1,0 +1,234 @@
+"""A Volcano session kept across passes: the jobs as parsed, their queue demands summed per queue, and the
+indexes the actions read instead of visiting every job, all brought level by what changed since the last
+pass (``ClusterView.changes``: the groups whose PodGroup or pods were written).
+
+Upstream's scheduler cache does the same (``pkg/scheduler/cache``: jobs updated by informer events, not
+re-listed). Here each pass: the jobs the last session changed (a phase, a task status) are put back as
+parsed; each changed group is parsed again (or dropped) and its demand replaces the old one in its queue's
+sums (the vectors hold whole units, so the sums are exact in any order); the indexes follow. A context
+change (resource index, HyperNode tiers, PriorityClasses, the set of queues) parses everything again. Used
+when no "why pending" text is built (``VolcanoConfig.explain`` off): then a job's status depends only on the
+job, so a job nobody touched keeps the status it had. Pure: no I/O, no clock.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left, insort
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from gangplane.api.scheduling import volcano as vc
+from gangplane.schedulers.base import StatusWrite
+from gangplane.schedulers.volcano import vec
+from gangplane.schedulers.volcano.book import LastFilling, QueueDemand
+from gangplane.schedulers.volcano.jobs import HOLDING, Job, TaskStatus
+from gangplane.schedulers.volcano.memo import Settled
+from gangplane.schedulers.volcano.vec import Vec
+
+PENDING_PHASES = frozenset({"", vc.PodGroupPhase.PENDING})
+EVICTABLE = frozenset({TaskStatus.BOUND, TaskStatus.RUNNING})
+OrderKey = tuple[int, int, float, tuple[str, str]]
+Line = list[tuple[OrderKey, str]]  # (job order, job key), sorted
+
+
+@dataclass(slots=True)
+class _Parsed:
+    """A job as parsed: what a session resets it to, and the demand it adds to its queue."""
+
+    phase: str
+    statuses: tuple[TaskStatus, ...]
+    demand: QueueDemand
+
+
+def static_order(job: Job) -> OrderKey:
+    """``Session.job_order`` of a job holding nothing (its DRF share is 0, nothing else moves)."""
+    return (-job.priority, int(job.ready()), 0.0, job.order)
+
+
+def enqueue_shape(job: Job) -> bytes | None:
+    return None if job.min_resources is None else job.min_resources.tobytes()
+
+
+@dataclass(slots=True)
+class Indexes:
+    """Which jobs each action may touch, as parsed. A session only moves tasks away from Pending and
+    evictable statuses, so each set is a superset of what the action finds when it runs."""
+
+    pending_phase: set[str] = field(default_factory=set)  # Pending PodGroups (enqueue)
+    pending_holding: set[str] = field(default_factory=set)  # ... of those holding resources (order moves)
+    with_work: set[str] = field(default_factory=set)  # admitted, with pending tasks needing resources
+    evictable: set[str] = field(default_factory=set)  # holding Bound/Running tasks (victims)
+    lowest: dict[str, Counter[int]] = field(default_factory=dict)  # per queue, their priorities
+    releasing: set[str] = field(default_factory=set)  # with terminating tasks
+    best_effort: set[str] = field(default_factory=set)  # with pending best-effort tasks (backfill)
+    lines: dict[str, dict[bytes | None, Line]] = field(default_factory=dict)  # enqueue, per queue and shape
+
+    def add(self, job: Job) -> None:
+        self._move(job, True)
+
+    def remove(self, job: Job) -> None:
+        self._move(job, False)
+
+    def _move(self, job: Job, add: bool) -> None:
+        key, pending = job.key, job.pending()
+        holding = any(t.status in HOLDING for t in job.tasks)
+        evictable = any(t.status in EVICTABLE for t in job.tasks)
+        pending_phase = job.phase in PENDING_PHASES
+        work = not pending_phase and any(not t.best_effort for t in pending)
+        marks = (
+            (self.pending_phase, pending_phase),
+            (self.pending_holding, pending_phase and holding),
+            (self.with_work, work),
+            (self.evictable, evictable),
+            (self.releasing, any(t.status == TaskStatus.RELEASING for t in job.tasks)),
+            (self.best_effort, any(t.best_effort for t in pending)),
+        )
+        for table, member in marks:
+            if member:
+                (table.add if add else table.discard)(key)
+        if evictable:
+            counts = self.lowest.setdefault(job.queue, Counter())
+            counts[job.priority] += 1 if add else -1
+            if not counts[job.priority]:
+                del counts[job.priority]
+        if pending_phase and not holding:
+            line = self.lines.setdefault(job.queue, {}).setdefault(enqueue_shape(job), [])
+            entry = (static_order(job), key)
+            if add:
+                insort(line, entry)
+            else:
+                del line[bisect_left(line, entry)]
+                if not line:
+                    del self.lines[job.queue][enqueue_shape(job)]
+
+
+class Kept:
+    """The kept jobs with their parsed state, demands, statuses' phases, and indexes."""
+
+    def __init__(self) -> None:
+        self.clear()
+
+    def clear(self) -> None:
+        self.context: tuple[object, ...] | None = None
+        self.jobs: dict[str, Job] = {}
+        self.keys: list[str] = []  # the jobs' keys in order (a session walks jobs in key order)
+        self.left_out: dict[str, str] = {}
+        self.parsed: dict[str, _Parsed] = {}
+        self.sums: dict[str, tuple[list[Vec], int]] = {}  # per queue: demand sums, job count
+        self.index = Indexes()
+        self.phases: dict[str, str] = {}  # job key -> phase for the queue counts, as last closed
+        self.counts: Counter[tuple[str, str]] = Counter()  # (queue, phase) -> jobs
+        self.settled: dict[str, Settled] = {}
+        self.visit: set[str] = set()  # jobs whose status the next close must look at
+        self.reread: set[str] = set()  # groups the last pass wrote: parsed again whatever changes say
+        self.queues_said: dict[str, tuple[tuple[object, ...], StatusWrite | None]] = {}  # ``status``
+        self.filling = LastFilling()  # the proportion plugin's last water-filling (``book``)
+
+    def table(self) -> Mapping[str, Job]:
+        return _Table(self.jobs, self.keys)
+
+    def reset(self, keys: Iterable[str]) -> None:
+        """Put the jobs a session changed back as parsed."""
+        for key in keys:
+            job, parsed = self.jobs.get(key), self.parsed.get(key)
+            if job is None or parsed is None:
+                continue
+            job.phase = parsed.phase
+            for task, status in zip(job.tasks, parsed.statuses, strict=True):
+                job.set_status(task, status)
+
+    def drop(self, key: str) -> None:
+        self.left_out.pop(key, None)
+        job = self.jobs.pop(key, None)
+        if job is None:
+            return
+        parsed = self.parsed.pop(key)
+        del self.keys[bisect_left(self.keys, key)]
+        self.index.remove(job)
+        self._add_demand(job.queue, parsed.demand, -1)
+        self._count(key, job.queue, None)
+        self.settled.pop(key, None)
+
+    def put(self, job: Job, demand: Callable[[Job], QueueDemand]) -> None:
+        self.drop(job.key)
+        parsed = _Parsed(job.phase, tuple(t.status for t in job.tasks), demand(job))
+        self.jobs[job.key], self.parsed[job.key] = job, parsed
+        insort(self.keys, job.key)
+        self.index.add(job)
+        self._add_demand(job.queue, parsed.demand, 1)
+        self.visit.add(job.key)
+
+    def note_phase(self, key: str, queue: str, phase: str) -> None:
+        self._count(key, queue, phase)
+
+    def demands(self) -> dict[str, QueueDemand]:
+        """Per queue with jobs, the sum of its jobs' demands (copies: the book moves its own)."""
+        return {q: QueueDemand(*(v.copy() for v in sums)) for q, (sums, n) in self.sums.items() if n}
+
+    def _add_demand(self, queue: str, demand: QueueDemand, sign: int) -> None:
+        parts = (demand.allocated, demand.request, demand.inqueue, demand.elastic)
+        sums, count = self.sums.get(queue, ([vec.zeros(len(parts[0])) for _ in parts], 0))
+        for total, part in zip(sums, parts, strict=True):
+            total += sign * part
+        if count + sign:
+            self.sums[queue] = (sums, count + sign)
+        else:
+            del self.sums[queue]
+
+    def _count(self, key: str, queue: str, phase: str | None) -> None:
+        old = self.phases.pop(key, None)
+        if old is not None:
+            self.counts[(queue, old)] -= 1
+        if phase is not None:
+            self.phases[key] = phase
+            self.counts[(queue, phase)] += 1
+
+
+class _Table(Mapping[str, Job]):
+    """The kept jobs as a session reads them: by key, and walked in key order as a fresh session's are."""
+
+    def __init__(self, jobs: dict[str, Job], keys: list[str]) -> None:
+        self._jobs, self._keys = jobs, keys
+
+    def __getitem__(self, key: str) -> Job:
+        return self._jobs[key]
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._jobs
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._keys)
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+
+def lowest_holders(index: Indexes) -> dict[str, int]:
+    """Per queue, the lowest priority of a job holding an evictable task, as parsed."""
+    return {queue: min(counts) for queue, counts in index.lowest.items() if counts}
+
+
+def least_minimum(lines: Mapping[str, Mapping[bytes | None, Line]], dims: int) -> Vec | None:
+    """The least ``minResources`` (per dimension) of the Pending jobs that have one, or ``None``."""
+    shapes = {shape for per_queue in lines.values() for shape in per_queue if shape is not None}
+    if not shapes:
+        return None
+    least: Vec = np.min(np.stack([np.frombuffer(s, dtype=np.int64) for s in shapes]), axis=0).astype(
+        np.float64
+    )
+    return least
+
+
+__all__ = [
+    "EVICTABLE",
+    "PENDING_PHASES",
+    "Indexes",
+    "Kept",
+    "enqueue_shape",
+    "least_minimum",
+    "lowest_holders",
+    "static_order",
+]

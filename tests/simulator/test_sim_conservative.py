@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from reference_conservative import ListPlanned
 from sim_builders import jobs
 
 from gangplane.simulator.bounds import check
 from gangplane.simulator.cluster import ClusterSpec, uniform_cluster
-from gangplane.simulator.engine import simulate
+from gangplane.simulator.engine import FailureModel, simulate
 from gangplane.simulator.jobs import JobSpec, with_estimates
 from gangplane.simulator.metrics import summarise
 from gangplane.simulator.policies import ConservativeBackfill, EasyBackfill, PolicyOptions
@@ -110,3 +111,37 @@ def test_keeping_the_plan_gives_the_same_schedule_as_replanning(
     assert [(r.start, r.segments[-1].nodes) for r in kept.records] == [
         (r.start, r.segments[-1].nodes) for r in replanned.records
     ]
+
+
+@settings(max_examples=100, deadline=None)
+@given(rows, st.sampled_from([1.0, 2.0, 0.5]), st.sampled_from([0.0, 0.2]))
+def test_the_step_profile_plans_as_the_list_of_occupations(
+    raw: list[tuple[int, tuple[int, int], int]], factor: float, failures: float
+) -> None:
+    """The step-function plan and its filtered scan give the schedule of a plain list of occupations with
+    every candidate start tried, node for node, with estimates off, priorities that jump the line and
+    failures that end runs early."""
+    cluster = uniform_cluster(3, 4)
+    arrival, specs = 0, []
+    for i, (gap, (members, per_member), duration) in enumerate(raw):
+        arrival += gap
+        specs.append(JobSpec(i, float(arrival), members, per_member, duration / 2, priority=i % 3))
+    specs = with_estimates(specs, factor=factor)
+    model = FailureModel(failures)
+    fast = simulate(specs, ConservativeBackfill(cluster, PolicyOptions()), cluster, seed=3, failures=model)
+    listed = simulate(specs, ListPlanned(cluster, PolicyOptions()), cluster, seed=3, failures=model)
+    assert [[(s.start, s.end, s.nodes) for s in r.segments] for r in fast.records] == [
+        [(s.start, s.end, s.nodes) for s in r.segments] for r in listed.records
+    ]
+
+
+def test_a_job_fills_a_hole_that_ends_exactly_when_a_reservation_begins() -> None:
+    """2 single-GPU nodes: J0 runs [0,5) on one, J1 (both nodes) is planned at [5,15); J2 (one node, 5 s)
+    fits the other node for [0,5), ending as J1's reservation begins."""
+    cluster = uniform_cluster(2, 1)
+    result = simulate(
+        jobs((0, 1, 1, 5), (0, 2, 1, 10), (0, 1, 1, 5)),
+        ConservativeBackfill(cluster, PolicyOptions()),
+        cluster,
+    )
+    assert [r.start for r in result.records] == [0, 5, 0]

@@ -87,7 +87,7 @@ class PreemptivePriority:
         """The three rank components ``RunningTable`` keeps for a running ``entry``."""
         raise NotImplementedError
 
-    def running_ranks(self, now: float) -> RunningRanks[Active]:
+    def running_ranks(self, now: float) -> RunningRanks:
         """The running jobs in ``rank`` order at ``now``."""
         slots, data = self.running.columns()
         return self.running.ranked(data[0], slots, data)
@@ -119,7 +119,7 @@ class PreemptivePriority:
         ranked = self.running_ranks(now)
         grants = grant(ranked, self.waiting, self.total)
         for position in grants.preempted:
-            self._preempt(ranked.items[position], now, decisions)
+            self._preempt(self.running.item(ranked.slots[position]), now, decisions)
         for job_id in grants.granted:
             self._start(self.active[job_id], now, decisions)
         return decisions
@@ -217,7 +217,7 @@ class Srtf(PreemptivePriority):
     def table_row(self, entry: Active) -> tuple[float, float, float]:
         return (entry.job.run_length - entry.kept, entry.job.arrival, float(entry.job.id))
 
-    def running_ranks(self, now: float) -> RunningRanks[Active]:
+    def running_ranks(self, now: float) -> RunningRanks:
         """``rank``'s remaining time for every running job at once (the same float operations)."""
         slots, data = self.running.columns()
         remaining = data[0] - np.maximum(0.0, (now - data[3]) - data[4])

@@ -19,7 +19,6 @@ visits are granted in bulk from prefix sums of their GPUs; each one skipped is a
 from __future__ import annotations
 
 import bisect
-import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
@@ -71,12 +70,13 @@ class WaitingLines:
 
 
 @dataclass(slots=True)
-class RunningRanks(Generic[T]):
-    """The running jobs in rank order at one instant: their rank keys, items and GPUs."""
+class RunningRanks:
+    """The running jobs in rank order at one instant: their rank keys, table slots and the prefix sums of
+    their GPUs (``cum[i]`` = GPUs of the first ``i``)."""
 
     keys: list[Rank]
-    items: list[T]
-    gpus: list[int]
+    slots: list[int]
+    cum: list[int]
 
 
 @dataclass(slots=True)
@@ -87,9 +87,9 @@ class Grants:
     """Ids of the waiting jobs granted, in rank order."""
 
 
-def grant(running: RunningRanks[T], waiting: WaitingLines, total: int) -> Grants:
+def grant(running: RunningRanks, waiting: WaitingLines, total: int) -> Grants:
     """Tiresias' count rule (fit-first) down the merged ranking of running and waiting jobs."""
-    cum = list(itertools.accumulate(running.gpus, initial=0))
+    cum = running.cum
     grants, taken = Grants(), dict[int, int]()
     free, pos = total, 0
     while True:
@@ -156,15 +156,21 @@ class RunningTable(Generic[T]):
         slots = np.fromiter(self._slots.values(), dtype=np.int64, count=len(self._slots))
         return slots, self._data[:, slots]
 
-    def ranked(self, first: np.ndarray, slots: np.ndarray, data: np.ndarray) -> RunningRanks[T]:
+    def item(self, slot: int) -> T:
+        item = self._items[slot]
+        if item is None:
+            raise KeyError(f"slot {slot} is empty")
+        return item
+
+    def ranked(self, first: np.ndarray, slots: np.ndarray, data: np.ndarray) -> RunningRanks:
         """Running jobs ordered by ``(first, b, c)`` (``first`` computed by the policy from the columns)."""
         order = np.lexsort((data[2], data[1], first))
         keys: list[Rank] = list(
             zip(first[order].tolist(), data[1][order].tolist(), data[2][order].tolist(), strict=True)
         )
-        items = [self._items[slot] for slot in slots[order].tolist()]
-        gpus = [int(g) for g in data[5][order].tolist()]
-        return RunningRanks(keys, [item for item in items if item is not None], gpus)
+        cum = np.zeros(len(order) + 1, dtype=np.int64)
+        cum[1:] = np.cumsum(data[5][order])  # whole GPU counts, exact in float64
+        return RunningRanks(keys, slots[order].tolist(), cum.tolist())
 
     def _grow(self) -> None:
         size = self._data.shape[1]

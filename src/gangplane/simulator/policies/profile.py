@@ -37,6 +37,10 @@ class StepProfile:
         self.now = now
         self.rows = len(capacity)
         self.times: list[float] = [now]
+        # intervals live at rows lo..lo+len(times)-1 of the arrays: forgetting the past only moves lo
+        self._lo = 0
+        self._times = np.zeros(64)
+        self._times[0] = now
         self._usage = np.zeros((64, self.rows), dtype=np.int32)
         self._free = np.zeros(64, dtype=np.int64)
         self._free[0] = int(capacity.sum())
@@ -45,7 +49,8 @@ class StepProfile:
         return len(self.times)
 
     def add(self, start: float, end: float, gpus: Mapping[int, int]) -> None:
-        first, last = self._split(start), self._split(end)
+        first, last = self._split(start), self._split(end)  # both may move the rows: offset after
+        first, last = first + self._lo, last + self._lo
         if last > first and gpus:
             rows = np.fromiter(gpus.keys(), dtype=np.int64, count=len(gpus))
             counts = np.fromiter(gpus.values(), dtype=np.int32, count=len(gpus))
@@ -56,23 +61,27 @@ class StepProfile:
         """Drop what is over by ``now``: the interval holding ``now`` becomes the first."""
         drop = bisect.bisect_right(self.times, now) - 1
         if drop > 0:
-            size = len(self.times)
-            self._usage[: size - drop] = self._usage[drop:size]
-            self._free[: size - drop] = self._free[drop:size]
+            self._lo += drop
             del self.times[:drop]
-        self.times[0] = self.now = now
+        self.times[0] = self._times[self._lo] = self.now = now
 
     def windows(self, length: float, gpus: int) -> Iterator[tuple[float, np.ndarray]]:
         """Candidate starts in time order with the most GPUs in use per row during ``[start, start +
-        length)``, skipping starts at which the job's ``gpus`` are not free in all for its whole run."""
-        size = len(self.times)
-        times = np.asarray(self.times)
-        ends = np.searchsorted(times, times + length, side="left")
-        ends = np.maximum(ends, np.arange(1, size + 1))
-        short = np.flatnonzero(self._free[:size] < gpus)
-        blocked = np.append(short, size)[np.searchsorted(short, np.arange(size))]
-        for first in np.flatnonzero(blocked >= ends).tolist():
-            yield self.times[first], self._usage[first : ends[first]].max(axis=0)
+        length)``, skipping starts at which the job's ``gpus`` are not free in all for its whole run.
+        Candidates are examined in chunks that double, since the first fit is often early."""
+        size, lo = len(self.times), self._lo
+        times, usage = self._times[lo : lo + size], self._usage[lo : lo + size]
+        short = np.flatnonzero(self._free[lo : lo + size] < gpus)
+        next_short = np.append(short, size)
+        begin, chunk = 0, 32
+        while begin < size:
+            candidates = np.arange(begin, min(size, begin + chunk))
+            ends = np.searchsorted(times, times[candidates] + length, side="left")
+            ends = np.maximum(ends, candidates + 1)
+            blocked = next_short[np.searchsorted(short, candidates)]
+            for first in candidates[blocked >= ends].tolist():
+                yield self.times[first], usage[first : ends[first - begin]].max(axis=0)
+            begin, chunk = begin + chunk, chunk * 2
 
     def _split(self, when: float) -> int:
         """The index of the breakpoint at ``when``, inserted if missing (``when`` >= ``now``)."""
@@ -81,17 +90,30 @@ class StepProfile:
             return index
         if index == 0:
             raise ValueError(f"an occupation cannot begin at {when}, before the plan's start {self.now}")
-        size = len(self.times)
-        if size == len(self._free):
-            self._usage = np.concatenate([self._usage, np.zeros_like(self._usage)])
-            self._free = np.concatenate([self._free, np.zeros_like(self._free)])
+        self._make_room()
+        size, lo = len(self.times), self._lo
+        at, past = lo + index, lo + size
         # the new interval begins as a copy of the one it splits; numpy copies overlapping slices safely
-        self._usage[index + 1 : size + 1] = self._usage[index:size]
-        self._free[index + 1 : size + 1] = self._free[index:size]
-        self._usage[index] = self._usage[index - 1]
-        self._free[index] = self._free[index - 1]
+        for array in (self._times, self._usage, self._free):
+            array[at + 1 : past + 1] = array[at:past]
+            array[at] = array[at - 1]
+        self._times[at] = when
         self.times.insert(index, when)
         return index
+
+    def _make_room(self) -> None:
+        """Room for one more interval: move the live rows to the front, or double the arrays."""
+        size, lo = len(self.times), self._lo
+        if lo + size < len(self._free):
+            return
+        if lo > size:
+            for array in (self._times, self._usage, self._free):
+                array[:size] = array[lo : lo + size]
+        else:
+            self._times = np.concatenate([self._times, np.zeros_like(self._times)])
+            self._usage = np.concatenate([self._usage, np.zeros_like(self._usage)])
+            self._free = np.concatenate([self._free, np.zeros_like(self._free)])
+        self._lo = 0 if lo > size else lo
 
 
 __all__ = ["Plan", "StepProfile"]

@@ -7,6 +7,10 @@ machine with <= 1 GiB peak RSS. Each policy runs in its own process (so RSS is i
 queue).
 
     .venv/bin/python benchmarks/sim_policies.py [--budget 120] [--policy kai ...] [--vc ee9e8c]
+        [--research] [--jobs N]
+
+``--research`` adds conservative backfill, LAS, SRTF and DRF; ``--jobs N`` replays only the first N jobs
+(e.g. half the trace, to check that cost grows linearly).
 
 Baseline: the targets above. Not a test; it may run for budget x policies.
 """
@@ -28,9 +32,11 @@ from sim_philly import find_trace  # benchmarks/ is the script's directory, so o
 from gangplane.simulator.cluster import uniform_cluster
 from gangplane.simulator.engine import simulate
 from gangplane.simulator.policies import PolicyOptions, default_registry
+from gangplane.simulator.policies.base import policy_preemption
 from gangplane.simulator.traces import load_philly
 
 POLICIES = ("fifo", "backfill", "coscheduling", "volcano", "kai", "kueue")
+RESEARCH = ("conservative", "las", "srtf", "drf")
 WALL_TARGET_S = 120.0
 RSS_TARGET_MIB = 1024.0
 
@@ -51,8 +57,10 @@ class Run:
     finished: bool
 
 
-def replay(trace: Path, policy: str, budget: float, vc: str | None, queue: multiprocessing.Queue) -> None:
-    jobs = load_philly(trace, gpus_per_node=8, vc=vc)
+def replay(
+    trace: Path, policy: str, budget: float, vc: str | None, first: int | None, queue: multiprocessing.Queue
+) -> None:
+    jobs = load_philly(trace, gpus_per_node=8, vc=vc)[:first]
     cluster = uniform_cluster(64 if vc is None else 16, 8).with_queues(sorted({j.queue for j in jobs}))
     began, began_cpu = time.perf_counter(), time.process_time()
     settled = [0]
@@ -66,7 +74,11 @@ def replay(trace: Path, policy: str, budget: float, vc: str | None, queue: multi
     signal.signal(signal.SIGALRM, stop)  # this process is the replay's own (forked), so the alarm is ours
     signal.setitimer(signal.ITIMER_REAL, budget)
     try:
-        simulate(jobs, default_registry()[policy](cluster, PolicyOptions()), cluster, progress=progress)
+        instance = default_registry()[policy](cluster, PolicyOptions())
+        model = policy_preemption(
+            instance, PolicyOptions()
+        )  # las and srtf checkpoint, as the CLI replays them
+        simulate(jobs, instance, cluster, progress=progress, preemption=model)
         finished = True
     except OutOfBudget:
         finished = False
@@ -83,6 +95,8 @@ def main() -> int:
     )
     parser.add_argument("--budget", type=float, default=WALL_TARGET_S, help="wall seconds per policy")
     parser.add_argument("--vc", help="one Philly virtual cluster on 16 x 8 GPUs instead of the whole trace")
+    parser.add_argument("--research", action="store_true", help=f"also {', '.join(RESEARCH)}")
+    parser.add_argument("--jobs", type=int, help="replay only the first N jobs")
     args = parser.parse_args()
     trace = find_trace()
     if trace is None:
@@ -90,9 +104,9 @@ def main() -> int:
         return 0
     context = multiprocessing.get_context("fork")
     print(f"{'policy':<14}{'settled':>16}{'wall s':>9}{'CPU s':>8}{'RSS MiB':>9}  within target")
-    for policy in args.policy or POLICIES:
+    for policy in args.policy or POLICIES + (RESEARCH if args.research else ()):
         queue: multiprocessing.Queue = context.Queue()
-        child = context.Process(target=replay, args=(trace, policy, args.budget, args.vc, queue))
+        child = context.Process(target=replay, args=(trace, policy, args.budget, args.vc, args.jobs, queue))
         child.start()
         run: Run = queue.get()
         child.join()

@@ -3,16 +3,19 @@ promise that, with exact estimates and one priority, no job starts later than it
 
 from __future__ import annotations
 
+import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from reference_conservative import ListPlanned, OccupationList
 from sim_builders import jobs
 
 from gangplane.simulator.bounds import check
 from gangplane.simulator.cluster import ClusterSpec, uniform_cluster
-from gangplane.simulator.engine import simulate
+from gangplane.simulator.engine import FailureModel, simulate
 from gangplane.simulator.jobs import JobSpec, with_estimates
 from gangplane.simulator.metrics import summarise
 from gangplane.simulator.policies import ConservativeBackfill, EasyBackfill, PolicyOptions
+from gangplane.simulator.policies.profile import StepProfile
 
 # 4 single-GPU nodes. (arrival, nodes, 1 GPU each, duration):
 #   J0 (0, 3, 10)  J1 (0, 2, 10)  J2 (0, 2, 10)  J3 (1, 1, 20)
@@ -110,3 +113,72 @@ def test_keeping_the_plan_gives_the_same_schedule_as_replanning(
     assert [(r.start, r.segments[-1].nodes) for r in kept.records] == [
         (r.start, r.segments[-1].nodes) for r in replanned.records
     ]
+
+
+@settings(max_examples=100, deadline=None)
+@given(rows, st.sampled_from([1.0, 2.0, 0.5]), st.sampled_from([0.0, 0.2]))
+def test_the_step_profile_plans_as_the_list_of_occupations(
+    raw: list[tuple[int, tuple[int, int], int]], factor: float, failures: float
+) -> None:
+    """The step-function plan and its filtered scan give the schedule of a plain list of occupations with
+    every candidate start tried, node for node, with estimates off, priorities that jump the line and
+    failures that end runs early."""
+    cluster = uniform_cluster(3, 4)
+    arrival, specs = 0, []
+    for i, (gap, (members, per_member), duration) in enumerate(raw):
+        arrival += gap
+        specs.append(JobSpec(i, float(arrival), members, per_member, duration / 2, priority=i % 3))
+    specs = with_estimates(specs, factor=factor)
+    model = FailureModel(failures)
+    fast = simulate(specs, ConservativeBackfill(cluster, PolicyOptions()), cluster, seed=3, failures=model)
+    listed = simulate(specs, ListPlanned(cluster, PolicyOptions()), cluster, seed=3, failures=model)
+    assert [[(s.start, s.end, s.nodes) for s in r.segments] for r in fast.records] == [
+        [(s.start, s.end, s.nodes) for s in r.segments] for r in listed.records
+    ]
+
+
+def test_a_job_fills_a_hole_that_ends_exactly_when_a_reservation_begins() -> None:
+    """2 single-GPU nodes: J0 runs [0,5) on one, J1 (both nodes) is planned at [5,15); J2 (one node, 5 s)
+    fits the other node for [0,5), ending as J1's reservation begins."""
+    cluster = uniform_cluster(2, 1)
+    result = simulate(
+        jobs((0, 1, 1, 5), (0, 2, 1, 10), (0, 1, 1, 5)),
+        ConservativeBackfill(cluster, PolicyOptions()),
+        cluster,
+    )
+    assert [r.start for r in result.records] == [0, 5, 0]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 1), st.integers(0, 30), st.integers(0, 2), st.integers(1, 3)),
+        min_size=100,
+        max_size=300,
+    ),
+    st.integers(0, 20),
+    st.integers(1, 6),
+)
+def test_the_step_profile_finds_the_peaks_of_the_list_of_occupations(
+    steps: list[tuple[int, int, int, int]], length: int, gpus: int
+) -> None:
+    """Occupations added and the past forgotten, many more than the profile's first arrays hold (they move
+    and grow): every candidate the step profile yields has the list's start and peak, and it skips only
+    starts where ``gpus`` are not free in all."""
+    capacity = np.full(3, 4)
+    step, listed, now = StepProfile(0.0, capacity), OccupationList(0.0, 3), 0.0
+    for advance, offset, row, count in steps:
+        if advance == 0:
+            now += 1.0
+            step.forget_before(now)
+            listed.forget_before(now)
+        start = now + offset / 2
+        ends = [listed.now, *listed.ends]
+        start = min((end for end in ends if end >= start), default=now)  # a candidate, as reservations are
+        for plan in (step, listed):
+            plan.add(start, start + count, {row: 1})
+    fast = {at: peak.tolist() for at, peak in step.windows(length / 2, gpus)}
+    full = {at: peak.tolist() for at, peak in listed.windows(length / 2, gpus)}
+    assert list(fast) == [at for at in full if at in fast]  # same order, a subset
+    assert all(full[at] == peak for at, peak in fast.items())
+    assert all(sum(full[at]) > 12 - gpus for at in full if at not in fast)

@@ -23,7 +23,8 @@ from gangplane.simulator.policies.base import (
 from gangplane.simulator.policies.conservative import ConservativeBackfill
 from gangplane.simulator.policies.drf import DominantResourceFairness
 from gangplane.simulator.policies.fifo import StrictFifo
-from gangplane.simulator.policies.priority import Srtf, TiresiasLas
+from gangplane.simulator.policies.las import TiresiasLas
+from gangplane.simulator.policies.priority import Srtf
 
 
 def default_registry() -> dict[str, PolicyFactory]:

@@ -10,67 +10,30 @@ the gang fits. The plan is rebuilt from scratch in queue order ("conservative wi
 job ends before its estimate, overruns it, or a new job goes ahead of planned ones, so reservations move
 earlier when jobs end early; otherwise it is kept and only new arrivals are planned (a test checks that this
 gives the same schedule as rebuilding every cycle). With exact estimates no reservation ever moves later.
+
+The plan is a step function (``policies.profile.StepProfile``), so a job's candidate starts are scanned with
+array operations, and a cycle that keeps the plan touches only the jobs reserved for now (a heap by reserved
+start) and the new arrivals, not the whole waiting line; a property test checks the schedule against the
+list-of-occupations plan this replaced.
 """
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-
-import numpy as np
 
 from gangplane.simulator.cluster import ClusterSpec
 from gangplane.simulator.jobs import JobSpec
 from gangplane.simulator.placement import GangPlacer
 from gangplane.simulator.policies.base import Decision, PolicyOptions, Reject, Start
 from gangplane.simulator.policies.fifo import NEVER_FITS
+from gangplane.simulator.policies.profile import Plan, StepProfile
 from gangplane.simulator.policies.queue import OrderKey, WaitQueue, order_key
 
 EARLY = 1e-9
 """A run that ends this much before its expected end ended early (estimates, failures)."""
 OVERRUN = 1e-6
 """A running job past its expected end is planned to end this much later (it must end before we can use it)."""
-
-
-@dataclass(slots=True)
-class Profile:
-    """Occupations of node rows over time: ``starts[i]``, ``ends[i]``, ``usage[i]`` (GPUs per row)."""
-
-    now: float
-    rows: int
-    starts: list[float] = field(default_factory=list)
-    ends: list[float] = field(default_factory=list)
-    usage: list[np.ndarray] = field(default_factory=list)
-
-    def add(self, start: float, end: float, gpus: dict[int, int]) -> None:
-        vector = np.zeros(self.rows, dtype=np.int64)
-        for row, count in gpus.items():
-            vector[row] += count
-        self.starts.append(start)
-        self.ends.append(end)
-        self.usage.append(vector)
-
-    def forget_before(self, now: float) -> None:
-        """Drop occupations over by ``now`` (they cannot matter to a start at or after it)."""
-        keep = [i for i, end in enumerate(self.ends) if end > now]
-        self.starts = [self.starts[i] for i in keep]
-        self.ends = [self.ends[i] for i in keep]
-        self.usage = [self.usage[i] for i in keep]
-        self.now = now
-
-    def candidate_times(self) -> list[float]:
-        return sorted({self.now, *(end for end in self.ends if end > self.now)})
-
-    def peak(self, start: float, length: float) -> np.ndarray:
-        """Per row, the most GPUs in use at any instant of ``[start, start + length)``."""
-        if not self.usage:
-            return np.zeros(self.rows, dtype=np.int64)
-        starts, ends = np.array(self.starts), np.array(self.ends)
-        inside = starts[(starts > start) & (starts < start + length)]
-        instants = np.concatenate(([start], inside))
-        active = (starts[None, :] <= instants[:, None]) & (ends[None, :] > instants[:, None])
-        used: np.ndarray = (active.astype(np.int64) @ np.vstack(self.usage)).max(axis=0)
-        return used
 
 
 class ConservativeBackfill:
@@ -84,12 +47,18 @@ class ConservativeBackfill:
         """The current plan: waiting job -> reserved start time and nodes."""
         self._jobs: dict[int, JobSpec] = {}
         self._ends: dict[int, float] = {}
-        self._plan: Profile | None = None
+        self._plan: Plan | None = None
         self._last: OrderKey | None = None
+        self._by_start: list[tuple[float, OrderKey, int]] = []  # reservations by start, then queue order
+        self._unplanned: list[JobSpec] = []  # submitted since the last cycle
+
+    def new_plan(self, now: float) -> Plan:
+        return StepProfile(now, self.planner.free_gpus())
 
     def submit(self, job: JobSpec, now: float) -> None:
         self._jobs[job.id] = job
         self.queue.push(job)
+        self._unplanned.append(job)
         if self._last is not None and order_key(job) < self._last:
             self._plan = None  # it goes ahead of jobs already planned
 
@@ -108,24 +77,32 @@ class ConservativeBackfill:
         decisions: list[Decision] = []
         plan = self._plan
         if plan is None or any(end <= now for end in self._ends.values()) or self._stale(now):
-            plan = self._plan = Profile(now, len(self.placer.snapshot))
+            plan = self._plan = self.new_plan(now)
             for job_id, end in self._ends.items():
                 plan.add(now, max(end, now + OVERRUN), self.placer.gpus_by_node(job_id))
-            self.reservations, self._last = {}, None
+            self.reservations, self._by_start, self._last = {}, [], None
+            unplanned = self.queue.in_order()
         else:
             plan.forget_before(now)
-            for job in self.queue.in_order():
-                if job.id in self.reservations and self.reservations[job.id][0] == now:
-                    self._start(job, self.reservations.pop(job.id)[1], now, decisions)
-        for job in self.queue.in_order():
-            if job.id not in self.reservations:
+            self._start_reserved(now, decisions)
+            unplanned = sorted(self._unplanned, key=order_key)
+        self._unplanned = []
+        for job in unplanned:
+            if job.id in self._jobs and job.id not in self.reservations:
                 self._reserve(job, plan, now, decisions)
         return decisions
 
-    def _stale(self, now: float) -> bool:
-        return any(start < now for start, _ in self.reservations.values())
+    def _start_reserved(self, now: float, decisions: list[Decision]) -> None:
+        """Start the jobs reserved for ``now``, in queue order."""
+        while self._by_start and self._by_start[0][0] == now:
+            _, _, job_id = heapq.heappop(self._by_start)
+            self._start(self._jobs[job_id], self.reservations.pop(job_id)[1], now, decisions)
 
-    def _reserve(self, job: JobSpec, plan: Profile, now: float, decisions: list[Decision]) -> None:
+    def _stale(self, now: float) -> bool:
+        """Whether a reservation's start passed without it starting."""
+        return bool(self._by_start) and self._by_start[0][0] < now
+
+    def _reserve(self, job: JobSpec, plan: Plan, now: float, decisions: list[Decision]) -> None:
         found = self._earliest(job, plan)
         if found is None:
             self.queue.remove(job)
@@ -138,6 +115,7 @@ class ConservativeBackfill:
             self._start(job, nodes, now, decisions)
         else:
             self.reservations[job.id] = (start, nodes)
+            heapq.heappush(self._by_start, (start, order_key(job), job.id))
 
     def _start(self, job: JobSpec, nodes: tuple[str, ...], now: float, decisions: list[Decision]) -> None:
         self.placer.put(job, nodes)
@@ -145,11 +123,10 @@ class ConservativeBackfill:
         self._ends[job.id] = now + job.expected
         decisions.append(Start(job.id, nodes))
 
-    def _earliest(self, job: JobSpec, profile: Profile) -> tuple[float, tuple[str, ...]] | None:
+    def _earliest(self, job: JobSpec, profile: Plan) -> tuple[float, tuple[str, ...]] | None:
         """The first candidate time at which ``job`` fits for its whole expected run, and its nodes."""
         capacity = self.planner.free_gpus()
-        for start in profile.candidate_times():
-            peak = profile.peak(start, job.expected)
+        for start, peak in profile.windows(job.expected, job.gpus):
             if not self.planner.might_fit(job, capacity - peak):
                 continue
             token = self.planner.block({row: int(gpus) for row, gpus in enumerate(peak) if gpus})
@@ -167,4 +144,4 @@ class ConservativeBackfill:
         return rows
 
 
-__all__ = ["ConservativeBackfill", "Profile"]
+__all__ = ["ConservativeBackfill"]

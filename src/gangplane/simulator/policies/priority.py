@@ -1,4 +1,4 @@
-"""Preemptive priority policies: Tiresias' discretised 2D-LAS (Gu et al., NSDI'19) and SRTF.
+"""Preemptive priority policies: Tiresias' discretised 2D-LAS (Gu et al., NSDI'19; ``policies.las``) and SRTF.
 
 Every cycle ranks all active jobs, running or waiting. Walking the ranking, a job is *granted* if its GPUs fit
 what is left of the cluster's total — Tiresias' "count" rule, which skips a job that does not fit and goes on
@@ -6,32 +6,30 @@ what is left of the cluster's total — Tiresias' "count" rule, which skips a jo
 granted waiting jobs are placed with ``schedulers.core.place_gang`` in rank order, and one that fragmentation
 leaves without nodes waits for the next cycle (Tiresias' simulator, counting GPUs only, never has that case).
 
-- ``las``: two-dimensional least-attained-service, discretised: a job's attained service is GPUs x executed
-  seconds; it starts in queue 0 and moves down a queue at each of ``PolicyOptions.las_thresholds`` (GPU-s).
-  Lower queues rank first; within a queue running jobs keep their place and waiting jobs follow in the order
-  they entered it. Starvation guard (``las_starvation`` = K > 0): a job that has run and then waited K times its
-  executed time goes back to queue 0 with its executed time reset, as Tiresias' ``solve_starvation``.
-  Cycles also run when a running job crosses a threshold or a waiting one reaches its guard. LAS needs
-  checkpoint-restart (Tiresias' model): restarted from scratch, a gang demoted before it can finish loses its
-  work at every preemption and may never end, so the policy refuses ``Preemption(checkpoint=False)``.
 - ``srtf``: shortest remaining time first with oracle durations (remaining = run time minus kept progress
   minus the current run's progress), ties by arrival.
+
+``rank`` is the ranking as documented; the cycle does not call it for every job but walks waiting jobs by
+size and rank key and the running jobs ranked with array operations (``policies.ranking``), which grants
+exactly the same jobs (a property test replays random traces against a policy that sorts everything every
+cycle). A placement that failed is not tried again for the same gang shape until the cluster changes.
 """
 
 from __future__ import annotations
 
-import bisect
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+
+import numpy as np
 
 from gangplane.simulator.cluster import ClusterSpec
 from gangplane.simulator.jobs import JobSpec
 from gangplane.simulator.placement import GangPlacer
 from gangplane.simulator.policies.base import Decision, PolicyOptions, Preempt, Reject, Start
 from gangplane.simulator.policies.fifo import NEVER_FITS
+from gangplane.simulator.policies.queue import ShapeKey, shape_key
+from gangplane.simulator.policies.ranking import Rank, RunningRanks, RunningTable, WaitingLines, grant
 from gangplane.simulator.preemption import Preemption
-
-Rank = tuple[float, ...]
 
 
 @dataclass(slots=True)
@@ -49,6 +47,12 @@ class Active:
     waiting_since: float = 0.0
     extra: dict[str, float] = field(default_factory=dict)
     """Per-policy bookkeeping (LAS: queue, entry order, executed time since promotion, pending time)."""
+    key: Rank | None = None
+    """Its rank key in the waiting lines while it waits there."""
+    seq: int = 0
+    """When it was last submitted (the order ``active`` iterates in)."""
+    version: int = 0
+    """Bumped at every change a policy's wake-up times depend on."""
 
     def running_for(self, now: float) -> float:
         return 0.0 if self.start is None else now - self.start
@@ -64,64 +68,117 @@ class PreemptivePriority:
         """The model the engine applies to this policy's preemptions (``policy_preemption``)."""
         self.total = cluster.total_gpus
         self.active: dict[int, Active] = {}
+        self.waiting = WaitingLines()
+        self.running: RunningTable[Active] = RunningTable()
         self._ended: dict[int, Active] = {}  # runs that ended this instant; a failed one is resubmitted
+        self._oversized: list[Active] = []  # more GPUs than the cluster has: rejected at the next cycle
+        self._unplaceable: set[ShapeKey] = set()  # shapes place_gang refused since the cluster last changed
+        self._submitted = 0
 
     def rank(self, entry: Active, now: float) -> Rank:
+        """The documented ranking (lower first)."""
         raise NotImplementedError
+
+    def waiting_key(self, entry: Active) -> Rank:
+        """``rank`` of a waiting ``entry``, which stays the same while it waits."""
+        raise NotImplementedError
+
+    def table_row(self, entry: Active) -> tuple[float, float, float]:
+        """The three rank components ``RunningTable`` keeps for a running ``entry``."""
+        raise NotImplementedError
+
+    def running_ranks(self, now: float) -> RunningRanks:
+        """The running jobs in ``rank`` order at ``now``."""
+        slots, data = self.running.columns()
+        return self.running.ranked(data[0], slots, data)
 
     def submit(self, job: JobSpec, now: float) -> None:
         entry = self._ended.pop(job.id, None) or Active(job)
         entry.waiting_since = now
+        self._submitted += 1
+        entry.seq = self._submitted
         self.active[job.id] = entry
+        self.entering(entry, now)
+        if job.gpus > self.total:
+            self._oversized.append(entry)
+        else:
+            self._wait(entry)
 
     def release(self, job_id: int, now: float) -> None:
         """A run ended: completed, or failed (then the engine resubmits it; a crash keeps nothing new)."""
-        self.placer.release(job_id)
+        self._free_nodes(job_id)
         entry = self.active.pop(job_id)
         self._stop(entry, now, keep=False)
+        entry.version += 1  # its timers were for the run that ended
         self._ended[job_id] = entry
 
     def schedule(self, now: float) -> Sequence[Decision]:
         self._ended.clear()
         decisions: list[Decision] = []
-        ranked = sorted(self.active.values(), key=lambda e: self.rank(e, now))
-        granted = self._grant(ranked, decisions)
-        for entry in ranked:
-            if entry.start is not None and entry.job.id not in granted:
-                self._preempt(entry, now, decisions)
-        for entry in ranked:
-            if entry.start is None and entry.job.id in granted:
-                self._start(entry, now, decisions)
+        self._reject_oversized(decisions)
+        ranked = self.running_ranks(now)
+        grants = grant(ranked, self.waiting, self.total)
+        for position in grants.preempted:
+            self._preempt(self.running.item(ranked.slots[position]), now, decisions)
+        for job_id in grants.granted:
+            self._start(self.active[job_id], now, decisions)
         return decisions
 
     def next_cycle(self, now: float) -> float | None:
         return None
 
-    def _grant(self, ranked: list[Active], decisions: list[Decision]) -> set[int]:
-        free, granted = self.total, set()
-        for entry in ranked:
-            if entry.job.gpus > self.total:
-                del self.active[entry.job.id]
-                decisions.append(Reject(entry.job.id, NEVER_FITS))
-            elif entry.job.gpus <= free:
-                granted.add(entry.job.id)
-                free -= entry.job.gpus
-        return granted
+    def _reject_oversized(self, decisions: list[Decision]) -> None:
+        for entry in sorted(self._oversized, key=self.waiting_key):
+            del self.active[entry.job.id]
+            decisions.append(Reject(entry.job.id, NEVER_FITS))
+        self._oversized.clear()
+
+    def _wait(self, entry: Active) -> None:
+        entry.key = self.waiting_key(entry)
+        self.waiting.add(entry.key, entry.job.id, entry.job.gpus)
+
+    def rekey(self, entry: Active) -> None:
+        """``entry``'s rank components changed: move it in the waiting lines or the running table."""
+        if entry.key is not None:
+            self.waiting.remove(entry.key, entry.job.id, entry.job.gpus)
+            self._wait(entry)
+        elif entry.job.id in self.running:
+            for column, value in zip("abc", self.table_row(entry), strict=True):
+                self.running.set(entry.job.id, column, value)
+
+    def _free_nodes(self, job_id: int) -> None:
+        self.placer.release(job_id)
+        self._unplaceable.clear()
+        if job_id in self.running:
+            self.running.remove(job_id)
 
     def _preempt(self, entry: Active, now: float, decisions: list[Decision]) -> None:
-        self.placer.release(entry.job.id)
+        self._free_nodes(entry.job.id)
         self._stop(entry, now, keep=True)
         entry.waiting_since = now
+        self._wait(entry)
         decisions.append(Preempt(entry.job.id, f"outranked under {self.name}"))
+        self.changed(entry, now)
 
     def _start(self, entry: Active, now: float, decisions: list[Decision]) -> None:
-        nodes = self.placer.place(entry.job)
+        job = entry.job
+        shape = shape_key(job)
+        nodes = (
+            None if shape in self._unplaceable or not self.placer.might_fit(job) else self.placer.place(job)
+        )
         if nodes is None:
+            self._unplaceable.add(shape)
             return  # fragmentation: the GPUs are there but not on whole nodes; wait for the next cycle
+        self._unplaceable.clear()
         self.starting(entry, now)
         entry.start, entry.overhead = now, self.preemption.overhead(resumed=entry.runs > 0)
         entry.runs += 1
-        decisions.append(Start(entry.job.id, nodes))
+        assert entry.key is not None, "a job starts from the waiting lines"
+        self.waiting.remove(entry.key, job.id, job.gpus)
+        entry.key = None
+        self.running.add(job.id, entry, (*self.table_row(entry), now, entry.overhead, job.gpus))
+        decisions.append(Start(job.id, nodes))
+        self.changed(entry, now)
 
     def _stop(self, entry: Active, now: float, *, keep: bool) -> None:
         if entry.start is None:
@@ -139,6 +196,12 @@ class PreemptivePriority:
     def starting(self, entry: Active, now: float) -> None:
         """Hook: a waiting job is about to start."""
 
+    def entering(self, entry: Active, now: float) -> None:
+        """Hook: ``entry`` was just submitted (new, or again after a failure)."""
+
+    def changed(self, entry: Active, now: float) -> None:
+        """Hook: ``entry`` started, was preempted or changed rank."""
+
 
 class Srtf(PreemptivePriority):
     name = "srtf"
@@ -148,77 +211,17 @@ class Srtf(PreemptivePriority):
         remaining = entry.job.run_length - entry.kept - progress
         return (remaining, entry.job.arrival, entry.job.id)
 
+    def waiting_key(self, entry: Active) -> Rank:
+        return (entry.job.run_length - entry.kept - 0.0, entry.job.arrival, entry.job.id)
 
-class TiresiasLas(PreemptivePriority):
-    name = "las"
+    def table_row(self, entry: Active) -> tuple[float, float, float]:
+        return (entry.job.run_length - entry.kept, entry.job.arrival, float(entry.job.id))
 
-    def __init__(self, cluster: ClusterSpec, options: PolicyOptions) -> None:
-        super().__init__(cluster, options)
-        if not self.preemption.checkpoint:
-            raise ValueError(
-                "las needs checkpoint-restart (--restart checkpoint), as Tiresias assumes: restarted from "
-                "scratch, a job demoted before it can finish may lose its work again and again and never end"
-            )
-        self.thresholds = sorted(options.las_thresholds)
-        self.starvation = options.las_starvation
-        self._entries = 0
-
-    def submit(self, job: JobSpec, now: float) -> None:
-        super().submit(job, now)
-        if "queue" not in self.active[job.id].extra:
-            self._enter(self.active[job.id], 0)
-
-    def rank(self, entry: Active, now: float) -> Rank:
-        self._promote_if_starved(entry, now)
-        queue = self._queue(entry, now)
-        if queue != entry.extra["queue"]:
-            self._enter(entry, queue)
-        return (queue, 0 if entry.start is not None else 1, entry.extra["order"])
-
-    def next_cycle(self, now: float) -> float | None:
-        wakes = [t for e in self.active.values() if (t := self._next_change(e, now)) is not None and t > now]
-        return min(wakes, default=None)
-
-    def stopped(self, entry: Active, ran: float) -> None:
-        entry.extra["las_executed"] = entry.extra.get("las_executed", 0.0) + ran
-
-    def starting(self, entry: Active, now: float) -> None:
-        entry.extra["pending"] = self._pending(entry, now)  # the wait ends; keep what it added up to
-
-    def _enter(self, entry: Active, queue: int) -> None:
-        self._entries += 1
-        entry.extra["queue"], entry.extra["order"] = float(queue), float(self._entries)
-
-    def _executed(self, entry: Active, now: float) -> float:
-        return entry.extra.get("las_executed", 0.0) + entry.running_for(now)
-
-    def _queue(self, entry: Active, now: float) -> int:
-        return bisect.bisect_right(self.thresholds, self._executed(entry, now) * entry.job.gpus)
-
-    def _pending(self, entry: Active, now: float) -> float:
-        """Time waited since its last promotion while it had executed time (Tiresias' last_pending_time)."""
-        if entry.start is not None or not entry.extra.get("las_executed"):
-            return entry.extra.get("pending", 0.0)
-        since = max(entry.waiting_since, entry.extra.get("promoted", 0.0))
-        return entry.extra.get("pending", 0.0) + now - since
-
-    def _promote_if_starved(self, entry: Active, now: float) -> None:
-        executed = entry.extra.get("las_executed", 0.0)
-        if self.starvation <= 0 or entry.start is not None or not executed or entry.extra["queue"] == 0:
-            return
-        if self._pending(entry, now) >= executed * self.starvation:
-            entry.extra.update(las_executed=0.0, pending=0.0, promoted=now)
-            self._enter(entry, 0)
-
-    def _next_change(self, entry: Active, now: float) -> float | None:
-        queue = int(entry.extra["queue"])
-        if entry.start is not None and queue < len(self.thresholds):
-            base = entry.extra.get("las_executed", 0.0)
-            return entry.start + self.thresholds[queue] / entry.job.gpus - base
-        executed = entry.extra.get("las_executed", 0.0)
-        if entry.start is None and self.starvation > 0 and executed and queue > 0:
-            return now + executed * self.starvation - self._pending(entry, now)
-        return None
+    def running_ranks(self, now: float) -> RunningRanks:
+        """``rank``'s remaining time for every running job at once (the same float operations)."""
+        slots, data = self.running.columns()
+        remaining = data[0] - np.maximum(0.0, (now - data[3]) - data[4])
+        return self.running.ranked(remaining, slots, data)
 
 
-__all__ = ["Active", "PreemptivePriority", "Srtf", "TiresiasLas"]
+__all__ = ["Active", "PreemptivePriority", "Srtf"]

@@ -9,20 +9,27 @@ returned bindings as the policy's jobs. An eviction stops the victim's whole
 rigid job, which returns as a new PodGroup with fresh pods. While a cycle moved some PodGroup to a new phase
 or evicted victims, the shell asks for another cycle one schedule period later, so multi-cycle progress
 (enqueue then allocate; evict then bind the preemptor) needs no outside event.
+
+A pass costs what changed, as a store's watch would make it: the shell keeps its jobs in id order as they
+come and go (no sort per pass), builds an object list only when the scheduler reads it, and hands the
+scheduler ``Changes``: the groups whose PodGroup or pods it wrote since the scheduler's last pass (its
+own status writes included), with keyed reads, so a scheduler that keeps its own state reads only those.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from bisect import bisect_left, insort
+from collections.abc import Iterator, Mapping, Sequence
+from itertools import chain
 from typing import Any, Protocol
 
-from gangplane.schedulers.base import CycleResult, Scheduler
+from gangplane.schedulers.base import Changes, CycleResult, Scheduler
 from gangplane.schedulers.core.objects import PodInfo
 from gangplane.schedulers.loop import run_pass
 from gangplane.simulator.cluster import ClusterSpec
 from gangplane.simulator.explain import ExplainLog, note_pass
 from gangplane.simulator.jobs import JobSpec
-from gangplane.simulator.placement import GangPlacer
+from gangplane.simulator.placement import NAMESPACE, GangPlacer
 from gangplane.simulator.policies.base import Decision, PolicyOptions, Preempt, Start
 from gangplane.store.base import ResourceType
 from gangplane.store.catalog import PODS
@@ -66,28 +73,39 @@ class GroupShell:
         self._pods: dict[int, list[Obj]] = {}
         self._jobs: dict[int, JobSpec] = {}
         self._pending: dict[int, tuple[PodInfo, ...]] = {}  # waiting jobs' members as the core sees them
-        self._waiting: set[int] = set()
+        self._ids: list[int] = []  # job ids held, ascending (kept by bisection, never sorted whole)
+        self._waiting: list[int] = []  # waiting job ids, ascending
+        self._changed: set[int] = set()  # jobs whose PodGroup or pods were written since the last pass
         self._moved = False
         self.explain_log = None if options.explain is None else ExplainLog(options.explain)
 
     def submit(self, job: JobSpec, now: float) -> None:
+        if job.id not in self._jobs:
+            insort(self._ids, job.id)
         self._jobs[job.id] = job
         self._groups[job.id] = self._stamp(self.integration.pod_group(job))
         self._pods[job.id] = [self._stamp(self.integration.pod(job, i)) for i in range(job.members)]
+        if job.id not in self._pending:
+            insort(self._waiting, job.id)
         self._pending[job.id] = self.placer.pods(job)
-        self._waiting.add(job.id)
+        self._changed.add(job.id)
 
     def release(self, job_id: int, now: float) -> None:
         self.placer.release(job_id)
         for table in (self._groups, self._pods, self._jobs):
             del table[job_id]
-        self._pending.pop(job_id, None)
+        _remove(self._ids, job_id)
+        if self._pending.pop(job_id, None) is not None:
+            _remove(self._waiting, job_id)
+        self._changed.add(job_id)
 
     def schedule(self, now: float) -> Sequence[Decision]:
         if not self._waiting:
             self._moved = False
             return []
-        result = one_pass(self.placer, self.integration.scheduler, now, *self._view())
+        pending, objects = self._view()
+        changes, self._changed = self._changes(self._changed), set()
+        result = one_pass(self.placer, self.integration.scheduler, now, pending, objects, changes)
         note_pass(self.explain_log, now, result.pending)
         decisions: list[Decision] = []
         for job_id in sorted({job_of(e.pod_key) for e in result.evictions}):
@@ -100,14 +118,34 @@ class GroupShell:
         return now + self.period if self._moved and self._waiting else None
 
     def _view(self) -> tuple[list[PodInfo], Objects]:
-        pending = [pod for job_id in sorted(self._waiting) for pod in self._pending[job_id]]
-        objects: Objects = {
-            **self.integration.static_objects(),
-            PODS: [pod for job_id in sorted(self._pods) for pod in self._pods[job_id]],
-            self.integration.group_type: [self._groups[job_id] for job_id in sorted(self._groups)],
-            self.integration.queue_type: [self._queues[name] for name in sorted(self._queues)],
-        }
-        return pending, objects
+        pending = list(chain.from_iterable(map(self._pending.__getitem__, self._waiting)))
+        return pending, _LazyLists(self)
+
+    def lists(self, rt: ResourceType) -> Sequence[Mapping[str, Any]]:
+        """Every object of one type the scheduler watches, in job id order (built when read)."""
+        if rt == PODS:
+            return list(chain.from_iterable(map(self._pods.__getitem__, self._ids)))
+        if rt == self.integration.group_type:
+            return list(map(self._groups.__getitem__, self._ids))
+        if rt == self.integration.queue_type:
+            return [self._queues[name] for name in sorted(self._queues)]
+        return self.integration.static_objects().get(rt, [])
+
+    def _changes(self, changed: set[int]) -> Changes:
+        return Changes(frozenset(f"{NAMESPACE}/j{i}" for i in changed), self._members, self._get)
+
+    def _members(self, group: str) -> Sequence[Mapping[str, Any]]:
+        namespace, _, name = group.partition("/")
+        pods = self._pods.get(int(name[1:]), []) if namespace == NAMESPACE and name[:1] == "j" else []
+        return sorted(pods, key=lambda pod: pod["metadata"]["name"])  # key order, as the contract says
+
+    def _get(self, rt: ResourceType, key: str) -> Mapping[str, Any] | None:
+        namespace, _, name = key.rpartition("/")  # a cluster-scoped key is its name alone
+        if rt == self.integration.queue_type:
+            return self._queues.get(name)
+        if rt == self.integration.group_type and namespace == NAMESPACE and name[:1] == "j":
+            return self._groups.get(int(name[1:]))
+        return None
 
     def _bind(self, result: CycleResult, decisions: list[Decision]) -> None:
         bound: dict[int, dict[str, str]] = {}
@@ -123,13 +161,14 @@ class GroupShell:
             self._pods[job_id] = [
                 self._stamp(self.integration.pod(job, i, node)) for i, node in enumerate(placed)
             ]
-            self._waiting.discard(job_id)
+            _remove(self._waiting, job_id)
             del self._pending[job_id]
+            self._changed.add(job_id)
             decisions.append(Start(job_id, placed))
 
     def _evict(self, job_id: int, now: float, decisions: list[Decision]) -> None:
         job = self._jobs[job_id]
-        if job_id not in self._waiting and self.placer.is_placed(job_id):
+        if job_id not in self._pending and self.placer.is_placed(job_id):
             self.placer.release(job_id)
             self.submit(job, now)
             decisions.append(Preempt(job_id, f"evicted by {self.name}"))
@@ -144,6 +183,7 @@ class GroupShell:
                 old = self._groups[job_id].get("status") or {}
                 moved |= old.get("phase") != write.status.get("phase")
                 self._groups[job_id] = self._updated(self._groups[job_id], write.status)
+                self._changed.add(job_id)
         return moved
 
     def _stamp(self, obj: Obj) -> Obj:
@@ -157,19 +197,58 @@ class GroupShell:
         return self._stamp({**obj, "status": dict(status)})
 
 
-Objects = dict[ResourceType, Sequence[Mapping[str, Any]]]
+class _LazyLists(Mapping[ResourceType, Sequence[Mapping[str, Any]]]):
+    """The shell's objects by type, each list built the first time a scheduler reads it in this pass (a
+    scheduler reading ``Changes`` instead may never read the whole lists)."""
+
+    def __init__(self, shell: GroupShell) -> None:
+        self._shell = shell
+        self._types = (PODS, shell.integration.group_type, shell.integration.queue_type,
+                       *shell.integration.static_objects())  # fmt: skip
+        self._built: dict[ResourceType, Sequence[Mapping[str, Any]]] = {}
+
+    def __getitem__(self, rt: ResourceType) -> Sequence[Mapping[str, Any]]:
+        if rt not in self._types:
+            raise KeyError(rt)
+        if rt not in self._built:
+            self._built[rt] = self._shell.lists(rt)
+        return self._built[rt]
+
+    def __iter__(self) -> Iterator[ResourceType]:
+        return iter(self._types)
+
+    def __len__(self) -> int:
+        return len(self._types)
+
+
+def _remove(ids: list[int], job_id: int) -> None:
+    at = bisect_left(ids, job_id)
+    if at < len(ids) and ids[at] == job_id:
+        del ids[at]
+
+
+Objects = Mapping[ResourceType, Sequence[Mapping[str, Any]]]
 
 
 def one_pass(
-    placer: GangPlacer, scheduler: Scheduler, now: float, pending: Sequence[PodInfo], objects: Objects
+    placer: GangPlacer,
+    scheduler: Scheduler,
+    now: float,
+    pending: Sequence[PodInfo],
+    objects: Objects,
+    changes: Changes | None = None,
 ) -> CycleResult:
     """One pass of the scheduler loop (``run_pass``) over ``placer``'s snapshot with ``scheduler`` alone,
-    its ``pending`` pods and the ``objects`` it watches; the snapshot is left as it was (the caller applies
-    the result to its own jobs). ``ValueError`` if the cycle bound something that was not pending."""
+    its ``pending`` pods, the ``objects`` it watches and what changed since its last pass (``None``: not
+    known); the snapshot is left as it was (the caller applies the result to its own jobs). ``ValueError``
+    if the cycle bound something that was not pending."""
     snapshot = placer.snapshot
     token = snapshot.checkpoint()
+    known = None if changes is None else {scheduler.name: changes}
     try:
-        passed = run_pass(now, snapshot, {scheduler.name: pending}, objects, {scheduler.name: scheduler})
+        passed = run_pass(
+            now, snapshot, {scheduler.name: pending}, objects, {scheduler.name: scheduler}, known
+        )
     finally:
         snapshot.rollback(token)
     return passed.results[0][1]

@@ -67,6 +67,12 @@ def line_of(job: KaiJob, units: Res) -> Hashable:
     return (job.queue, job.preemptible, shape_of(members, minimum), units.tobytes())
 
 
+def _units(index: ResourceIndex, row: npt.NDArray[np.int64]) -> Res:
+    found = kai_units(index, row)
+    found.flags.writeable = False
+    return found
+
+
 @dataclass(slots=True)
 class _Entry:
     job: KaiJob
@@ -92,6 +98,7 @@ class KeptJobs:
         self.lines: dict[Hashable, Line] = {}
         self.line_units: dict[Hashable, Res] = {}  # each line's pending request in KAI units
         self._entries: dict[str, _Entry] = {}
+        self._units: dict[str, tuple[Res, Res, Res]] = {}
 
     def add(self, job: KaiJob) -> None:
         self.remove(job.key)
@@ -127,6 +134,7 @@ class KeptJobs:
     def _count(self, entry: _Entry, sign: int) -> None:
         job = entry.job
         self.usage[job.queue] += sign * entry.usage
+        self._units.pop(job.queue, None)
         if entry.holds:
             held = self.holding.setdefault(job.queue, {})
             held[job.priority] = held.get(job.priority, 0) + sign
@@ -136,11 +144,16 @@ class KeptJobs:
             (self.releasing.add if sign > 0 else self.releasing.discard)(job.key)
 
     def queue_usage(self) -> dict[str, tuple[Res, Res, Res]]:
-        """Per queue with jobs: (allocated, allocated non-preemptible, requested) in KAI units."""
-        return {
-            q: (kai_units(self.index, u[0]), kai_units(self.index, u[1]), kai_units(self.index, u[2]))
-            for q, u in self.usage.items()
-        }
+        """Per queue: (allocated, allocated non-preemptible, requested) in KAI units (each converted again
+        only after its queue's sums moved; the arrays are read-only)."""
+        for q, u in self.usage.items():
+            if q not in self._units:
+                self._units[q] = (
+                    _units(self.index, u[0]),
+                    _units(self.index, u[1]),
+                    _units(self.index, u[2]),
+                )
+        return dict(self._units)
 
     def waiting_priority(self) -> dict[str, int]:
         """Per queue, the highest priority of its waiting jobs."""

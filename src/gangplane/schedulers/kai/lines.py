@@ -56,19 +56,51 @@ def allocate(session: KaiSession) -> None:
     while queues and live:
         queue = _next_queue(session, queues)
         heads = queues[queue]
-        _, _, cursor = heappop(heads)
-        if cursor.failed:  # the whole run of this line up to the queue's next other line goes at once
-            cursor.at = len(cursor.jobs) if not heads else bisect_left(cursor.jobs, (heads[0][0],), cursor.at)
-            _push(heads, cursor)
-            if not heads:
-                del queues[queue]
+        cursor = heads[0][2]
+        if cursor.failed:
+            _pass_failed(session, queues, queue)
             continue
+        heappop(heads)
         job = session.kept.jobs[cursor.jobs[cursor.at][1]]
         cursor.at += 1
         _push(heads, cursor)
         if not heads:
             del queues[queue]
         live += _try(session, job, cursor, failed, queues) - 1  # this line was live; what is now
+
+
+def _pass_failed(session: KaiSession, queues: dict[str, Heads], queue: str) -> None:
+    """``queue`` won with a job of a failed line: it keeps winning, and failing, for each next job of a
+    failed line whose request still wins the comparison against the other queues (which do not change
+    meanwhile), so those jobs go at once, up to the first job of a line that may fit or of a failed line
+    whose request loses. A queue with no line left that may fit only ever fails: it goes whole, as its
+    turns change nothing the other queues see."""
+    heads = queues[queue]
+    if not any(c.live() for _, _, c in heads):
+        del queues[queue]
+        return
+    head = heads[0][2]
+    head.at += 1  # its turn: that job fails
+    book = session.book
+    keys = [(q, book.order_key(q, queues[q][0][2].request)) for q in queues]
+    mine = next(i for i, (q, _) in enumerate(keys) if q == queue)
+    before = min((k for _, k in keys[:mine]), default=None)
+    after = min((k for _, k in keys[mine + 1 :]), default=None)
+
+    def wins(cursor: _Cursor) -> bool:
+        key = book.order_key(queue, cursor.request)
+        return (before is None or key < before) and (after is None or key <= after)
+
+    cursors = [c for _, _, c in heads]
+    stop = min((c.jobs[c.at][0] for c in cursors if not c.failed or not wins(c)), default=None)
+    for c in cursors:
+        if c.failed and wins(c):
+            c.at = len(c.jobs) if stop is None else bisect_left(c.jobs, (stop,), c.at)
+    heads.clear()
+    for c in cursors:
+        _push(heads, c)
+    if not heads:
+        del queues[queue]
 
 
 def _try(

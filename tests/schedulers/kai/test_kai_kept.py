@@ -11,10 +11,10 @@ evictions must be the same, in the same order.
 from __future__ import annotations
 
 import dataclasses
-import random
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from test_kai_memo import trace
 
 from gangplane.schedulers.base import ClusterView, CycleResult
 from gangplane.schedulers.kai.scheduler import KaiScheduler
@@ -96,20 +96,7 @@ def test_kept_jobs_and_lines_decide_as_a_fresh_scheduler(
 def test_a_long_contended_trace_decides_as_a_fresh_scheduler() -> None:
     """A longer trace than hypothesis draws: waiting lines of many jobs and shapes, reclaims and
     preemptions; every cycle checked as above."""
-    rng = random.Random(7)
-    arrivals = sorted(rng.randrange(0, 1200) for _ in range(100))
-    specs = [
-        JobSpec(
-            i,
-            float(arrival),
-            rng.choice((1, 1, 2, 3)),
-            rng.choice((1, 2, 4)),
-            float(rng.randrange(5, 200)),
-            rng.choice(("a", "b", "c")),
-            priority=rng.choice((0, 0, 10, 50, 150)),
-        )
-        for i, arrival in enumerate(arrivals)
-    ]
+    specs = trace(7, count=70, span=840)
     queues = (QueueSpec("a", nominal_gpus=8, weight=2), QueueSpec("b", nominal_gpus=4, borrowing_limit=8),
               QueueSpec("c"))  # fmt: skip
     cluster = ClusterSpec(uniform_cluster(4, 4).nodes, queues)

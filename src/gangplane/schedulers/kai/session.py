@@ -310,16 +310,9 @@ def _kept_jobs(
     off, the same queues, priority classes and resource index as before), else all built again."""
     kept, dirty = memo.kept, memo.dirty
     memo.dirty = set()
-    same = (
-        kept is not None
-        and view.changes is not None
-        and not config.explain
-        and kept.index is view.snapshot.index
-        and len(kept.queues) == len(queues)
-        and all(a is b for a, b in zip(kept.queues, queues, strict=True))
-        and memo.kept_inputs == (classes, broken_queues)
-    )
-    if same and kept is not None and view.changes is not None:
+    inputs = (classes, broken_queues)
+    reusable = kept is not None and memo.kept_inputs == inputs and _reusable(kept, view, config, queues)
+    if reusable and kept is not None and view.changes is not None:
         memo.queues.end_cycle()
         if kept_update(view, config, kept, classes, view.changes.groups | dirty):
             return kept, {}
@@ -334,8 +327,16 @@ def _kept_jobs(
             reason = "QueueDoesNotExist" if why is None else "InvalidQueue"
             message = why or f"queue {job.queue} does not exist"
             left_out[key] = (reason, message, tuple(m.pod.key for m in job.pending()))
-    memo.kept, memo.kept_inputs = kept, (classes, broken_queues)
+    memo.kept, memo.kept_inputs = kept, inputs
     return kept, dict(sorted(left_out.items()))
+
+
+def _reusable(kept: KeptJobs, view: ClusterView, config: KaiConfig, queues: list[model.KaiQueue]) -> bool:
+    """No explanations asked (they read every job), and the same queue objects and resource index."""
+    same_queues = len(kept.queues) == len(queues) and all(
+        a is b for a, b in zip(kept.queues, queues, strict=True)
+    )
+    return not config.explain and kept.index is view.snapshot.index and same_queues
 
 
 def kept_update(

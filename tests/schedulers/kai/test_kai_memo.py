@@ -33,9 +33,9 @@ class _Unmemoised(KaiScheduler):
         return super().cycle(view)
 
 
-def _trace(seed: int, count: int = 36) -> list[JobSpec]:
+def trace(seed: int, count: int = 36, span: int = 400) -> list[JobSpec]:
     rng = random.Random(seed)
-    arrivals = sorted(rng.randrange(0, 400) for _ in range(count))
+    arrivals = sorted(rng.randrange(0, span) for _ in range(count))
     return [
         JobSpec(
             i,
@@ -66,7 +66,7 @@ def test_memo_and_fast_paths_decide_as_a_fresh_session(seed: int) -> None:
         QueueSpec("c"),
     )
     cluster = ClusterSpec(uniform_cluster(4, 4).nodes, queues)
-    jobs = _trace(seed)
+    jobs = trace(seed)
     fast = _outcome(jobs, cluster, reference=False)
     assert fast == _outcome(jobs, cluster, reference=True)
     assert sum(preempted for _, _, preempted, _ in fast) > 0  # reclaim or preempt had work

@@ -15,20 +15,12 @@ from functools import cmp_to_key
 from heapq import merge
 from itertools import groupby
 
-from gangplane.schedulers.kai import placement, victims
-from gangplane.schedulers.kai.gangs import above_minimum, satisfied
+from gangplane.schedulers.kai import lines, placement, victims
+from gangplane.schedulers.kai.kept import job_order
 from gangplane.schedulers.kai.model import KaiJob, Member, Res
 from gangplane.schedulers.kai.session import KaiSession
 
 NOT_ENOUGH_RESOURCES = placement.NOT_ENOUGH_RESOURCES  # placement's reason when no node set holds the gang
-
-
-def job_order(job: KaiJob) -> tuple[int, int, tuple[str, str], str]:
-    """Higher priority, then groups below their minimum, then those exactly at it, then those above it (the
-    ``elastic`` plugin's JobOrderFn, so elastic jobs grow in turn), then older, then key."""
-    placed = job.placed_counts()
-    state = 0 if not satisfied(job.tree, placed) else 2 if above_minimum(job.tree, placed) else 1
-    return (-job.priority, state, job.order, job.key)
 
 
 def _waiting(session: KaiSession) -> dict[str, list[KaiJob]]:
@@ -45,6 +37,9 @@ def _waiting(session: KaiSession) -> dict[str, list[KaiJob]]:
 
 
 def allocate(session: KaiSession) -> None:
+    if lines.usable(session):
+        lines.allocate(session)
+        return
     per_queue = _waiting(session)
     releasing = _terminating(session)
     failed: placement.Failed = {}
@@ -132,7 +127,8 @@ def _running(session: KaiSession, job: KaiJob) -> bool:
 
 def _terminating(session: KaiSession) -> list[Member]:
     """Members already releasing; ``_evict`` appends the ones it evicts, so one list serves an action."""
-    return [m for j in session.jobs.values() for m in j.members if m.releasing]
+    jobs = session.kept.jobs
+    return [m for key in sorted(session.kept.releasing) for m in jobs[key].members if m.releasing]
 
 
 def _waiting_for_releasing(session: KaiSession, job: KaiJob, releasing: list[Member]) -> bool:
@@ -203,6 +199,9 @@ def _reclaim_possible(session: KaiSession) -> bool:
     without a first eviction no allocation moves in this action, so the answer stays (upstream's reclaim
     likewise returns early without victims)."""
     book = session.book
+    held_before = [q for q, priorities in session.kept.holding.items() if priorities]
+    if all(book.within_quota(a) for q in held_before for a in book.chain(q)):
+        return False  # the queues that held preemptible jobs when the session opened: a superset
     held = {j.queue for j in session.jobs.values() if j.preemptible and _running(session, j)}
     return any(not book.within_quota(a) for q in held for a in book.chain(q))
 
@@ -256,9 +255,19 @@ def _lowest_victim_priority(session: KaiSession) -> dict[str, int]:
     return lowest
 
 
+def _no_preemptor(session: KaiSession) -> bool:
+    """No queue had, when the session opened, a waiting job above the lowest priority of its preemptible
+    jobs holding resources: starving jobs were waiting then, and victims only become fewer since."""
+    kept = session.kept
+    top = kept.waiting_priority()
+    return not any(top[q] > min(held) for q, held in kept.holding.items() if held and q in top)
+
+
 def preempt(session: KaiSession) -> None:
-    lowest = _lowest_victim_priority(session)
     explain = session.config.explain
+    if not explain and _no_preemptor(session):
+        return
+    lowest = _lowest_victim_priority(session)
     starving = _starving(session, lambda j: explain or j.priority > lowest.get(j.queue, j.priority))
     if not starving:
         return

@@ -55,8 +55,9 @@ class KaiBook:
         self.states = {
             q.name: QueueState(q, _zeros(), _zeros(), _zeros(), _zeros(), _zeros()) for q in queues
         }
-        # the comparator's keys, valid until the next allocate/release; ``leveled`` pairs (the tree is fixed)
-        self._keys: dict[tuple[str, bytes], OrderKey] = {}
+        # the comparator's keys per queue, valid until that queue's allocation moves (a key reads only its own
+        # queue's state); ``leveled`` pairs (the tree is fixed)
+        self._keys: dict[str, dict[bytes, OrderKey]] = {}
         self._levels: dict[tuple[str, str], tuple[str, str]] = {}
         for leaf, (alloc, non_preemptible, requested) in usage.items():
             for name in self.chain(leaf):
@@ -97,6 +98,8 @@ class KaiBook:
     def _fair_shares(self, k_value: float) -> dict[str, Res]:
         fair = {name: _zeros() for name in self.queues}
         for r in range(len(RESOURCES)):
+            if not any(state.requested[r] > 0 for state in self.states.values()):
+                continue  # nobody asks for it: every level's division gives each queue nothing
             tree = [
                 TreeQueue(
                     ShareInput(
@@ -140,9 +143,10 @@ class KaiBook:
 
     def order_key(self, name: str, request: Res) -> OrderKey:
         """The queue comparator, first decisive rule wins (kai.md §7 rules 1-8); kept until the book moves."""
-        found = self._keys.get((name, request.tobytes()))
+        kept = self._keys.setdefault(name, {})
+        found = kept.get(request.tobytes())
         if found is None:
-            found = self._keys[(name, request.tobytes())] = self._order_key(name, request)
+            found = kept[request.tobytes()] = self._order_key(name, request)
         return found
 
     def _order_key(self, name: str, request: Res) -> OrderKey:
@@ -318,8 +322,8 @@ class KaiBook:
     # ------------------------------------------------------------ events
 
     def allocate(self, name: str, request: Res, preemptible: bool) -> None:
-        self._keys.clear()
         for queue in self.chain(name):
+            self._keys.pop(queue, None)
             state = self.states[queue]
             state.allocated = state.allocated + request
             if not preemptible:

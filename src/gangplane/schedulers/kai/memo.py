@@ -52,6 +52,11 @@ class KaiMemo:
         # the last book's fair shares: (inputs, the queues divided, fair share per queue)
         self.shares: tuple[object, tuple[object, ...], Mapping[str, Any]] | None = None
         self._units: tuple[ResourceIndex, dict[bytes, Any]] | None = None
+        # the jobs kept across cycles (``kept.KeptJobs``), the inputs they were built against (priority
+        # classes, broken queues), and the jobs the last cycle changed in place (rebuilt before reuse)
+        self.kept: Any = None
+        self.kept_inputs: object = None
+        self.dirty: set[str] = set()
 
     def classes(self, objs: Sequence[Mapping[str, Any]]) -> PriorityClasses:
         """The PriorityClasses, the same object while the class dicts are equal (few and small: compared whole,

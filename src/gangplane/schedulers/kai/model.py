@@ -18,7 +18,7 @@ from gangplane.api.scheduling import kai
 from gangplane.runtime.plugins import kai_grouper
 from gangplane.schedulers.core.objects import PodInfo
 from gangplane.schedulers.core.resources import CPU, GPU, MEMORY, ResourceIndex
-from gangplane.schedulers.kai.gangs import GangTree, build_tree
+from gangplane.schedulers.kai.gangs import GangTree, build_tree, shortfall
 
 Res = npt.NDArray[np.float64]
 RESOURCES = ("gpu", "cpu", "memory")
@@ -147,6 +147,35 @@ def job_of(pg: Mapping[str, Any], classes: Mapping[str, int], derived: bool = Fa
 
 def _opt(value: Any) -> int | None:
     return None if value is None else int(value)
+
+
+# ---------------------------------------------------------------- what a job needs next
+
+
+def needed_members(job: KaiJob) -> list[Member] | None:
+    """The pending members to place for the gang threshold (the next elastic extra if it is met), or
+    ``None``."""
+    pending = job.pending()
+    by_leaf: dict[str, list[Member]] = {}
+    for m in pending:
+        by_leaf.setdefault(m.leaf, []).append(m)
+    plan = shortfall(job.tree, job.placed_counts(), {leaf: len(ms) for leaf, ms in by_leaf.items()})
+    if plan is None:
+        return None
+    if not any(plan.values()):
+        return pending[:1]  # gang satisfied: elastic extras go one at a time, the job requeued after each
+    return [m for leaf, count in sorted(plan.items()) for m in by_leaf[leaf][:count]]
+
+
+def needed_members_count(job: KaiJob, members: list[Member]) -> int:
+    """All of ``members`` are needed for an unmet gang; one is enough for elastic growth."""
+    plan = shortfall(job.tree, job.placed_counts(), {})
+    return 1 if plan is not None and not any(plan.values()) else len(members)
+
+
+def shape_of(members: list[Member], minimum: int) -> object:
+    """What decides whether a gang without topology fits: each member's request row and fit constraints."""
+    return minimum, tuple((m.pod.requests.tobytes(), m.pod.constraints) for m in members)
 
 
 # ---------------------------------------------------------------- pod-grouper (one rule: runtime.plugins.kai_grouper)

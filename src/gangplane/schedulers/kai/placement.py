@@ -16,8 +16,7 @@ import numpy as np
 
 from gangplane.schedulers.core.fit import Mask
 from gangplane.schedulers.core.gang import place_gang
-from gangplane.schedulers.kai.gangs import shortfall
-from gangplane.schedulers.kai.model import KaiJob, Member
+from gangplane.schedulers.kai.model import KaiJob, Member, needed_members, needed_members_count, shape_of
 from gangplane.schedulers.kai.session import KaiSession
 
 NOT_ENOUGH_RESOURCES = "NotEnoughResources"
@@ -29,21 +28,6 @@ class Attempt:
     placed: list[tuple[Member, int]] = field(default_factory=list)
     reason: str = ""
     message: str = ""
-
-
-def needed_members(job: KaiJob) -> list[Member] | None:
-    """The pending members to place for the gang threshold (the next elastic extra if it is met), or
-    ``None``."""
-    pending = job.pending()
-    by_leaf: dict[str, list[Member]] = {}
-    for m in pending:
-        by_leaf.setdefault(m.leaf, []).append(m)
-    plan = shortfall(job.tree, job.placed_counts(), {leaf: len(ms) for leaf, ms in by_leaf.items()})
-    if plan is None:
-        return None
-    if not any(plan.values()):
-        return pending[:1]  # gang satisfied: elastic extras go one at a time, the job requeued after each
-    return [m for leaf, count in sorted(plan.items()) for m in by_leaf[leaf][:count]]
 
 
 def _domains(session: KaiSession, level: str, within: Mask) -> list[Mask]:
@@ -88,11 +72,6 @@ def _try_domains(
 
 
 Failed = dict[object, Attempt]  # gang shape -> the failed attempt of the first gang of that shape
-
-
-def shape_of(members: list[Member], minimum: int) -> object:
-    """What decides whether a gang without topology fits: each member's request row and fit constraints."""
-    return minimum, tuple((m.pod.requests.tobytes(), m.pod.constraints) for m in members)
 
 
 def place(session: KaiSession, job: KaiJob, explain: bool = True, failed: Failed | None = None) -> Attempt:
@@ -152,15 +131,18 @@ def _place_in_scopes(
     return last
 
 
-def needed_members_count(job: KaiJob, members: list[Member]) -> int:
-    """All of ``members`` are needed for an unmet gang; one is enough for elastic growth."""
-    plan = shortfall(job.tree, job.placed_counts(), {})
-    return 1 if plan is not None and not any(plan.values()) else len(members)
-
-
 def commit(session: KaiSession, job: KaiJob, attempt: Attempt) -> None:
     for member, row in attempt.placed:
         session.bind(job, member, row)
 
 
-__all__ = ["NOT_ENOUGH_RESOURCES", "Attempt", "Failed", "commit", "needed_members", "place", "shape_of"]
+__all__ = [
+    "NOT_ENOUGH_RESOURCES",
+    "Attempt",
+    "Failed",
+    "commit",
+    "needed_members",
+    "needed_members_count",
+    "place",
+    "shape_of",
+]

@@ -42,8 +42,14 @@ class KaiScheduler:
 
     def cycle(self, view: ClusterView) -> CycleResult:
         session = open_session(view, self.config, self.memo)
-        for action in self.config.actions:
-            ACTIONS[action](session)
+        try:
+            for action in self.config.actions:
+                ACTIONS[action](session)
+        except BaseException:
+            self.memo.kept = None  # its jobs may be half changed: build them again next cycle
+            raise
+        # jobs the cycle changed in place (bound members, victims) are built again from their objects
+        self.memo.dirty = session.bound_now | session.pipelined | session.touched
         if not self.config.explain:  # nobody reads status or reasons; no decision depends on them
             return CycleResult(bindings=list(session.bindings), evictions=list(session.evictions))
         return CycleResult(

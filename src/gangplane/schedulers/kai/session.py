@@ -3,7 +3,7 @@ for pods without one), the queue book and the snapshot the actions change (kai.m
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
@@ -27,6 +27,7 @@ from gangplane.schedulers.core.scoring import Strategy
 from gangplane.schedulers.core.snapshot import Snapshot
 from gangplane.schedulers.kai import model
 from gangplane.schedulers.kai.book import KaiBook
+from gangplane.schedulers.kai.kept import KeptJobs
 from gangplane.schedulers.kai.memo import KaiMemo
 from gangplane.schedulers.kai.model import KaiJob, Member, Res
 from gangplane.store.catalog import JOBSETS, KAI_PODGROUPS, KAI_QUEUES, PODS, PRIORITY_CLASSES
@@ -50,7 +51,7 @@ class KaiSession:
     config: KaiConfig
     snapshot: Snapshot
     book: KaiBook
-    jobs: dict[str, KaiJob]
+    kept: KeptJobs
     now: float
     bindings: list[Binding] = field(default_factory=list)
     evictions: list[Eviction] = field(default_factory=list)
@@ -58,10 +59,20 @@ class KaiSession:
     pipelined: set[str] = field(default_factory=set)
     pipelined_pods: set[str] = field(default_factory=set)  # the pods holding room that is being freed
     bound_now: set[str] = field(default_factory=set)  # jobs with bindings this cycle: never victims in it
+    touched: set[str] = field(default_factory=set)  # jobs whose members an eviction changed
     left_out: dict[str, tuple[str, str, tuple[str, ...]]] = field(
         default_factory=dict
     )  # reason, message, pods
     _units: dict[bytes, Res] = field(default_factory=dict)  # request row -> KAI units (read-only arrays)
+    _jobs: dict[str, KaiJob] | None = None
+
+    @property
+    def jobs(self) -> dict[str, KaiJob]:
+        """Every job by key, in key order; built when first read (allocate reads the kept lines, and reclaim
+        and preempt return early without reading it where no victim can exist)."""
+        if self._jobs is None:
+            self._jobs = dict(sorted(self.kept.jobs.items()))
+        return self._jobs
 
     def units(self, pod: PodInfo) -> Res:
         return units_of(self._units, self.snapshot.index, pod)
@@ -275,27 +286,83 @@ def _queue(obj: Mapping[str, Any]) -> model.KaiQueue | tuple[str, str]:
 
 def open_session(view: ClusterView, config: KaiConfig, memo: KaiMemo | None = None) -> KaiSession:
     """The cycle's session; ``memo`` (the scheduler's, kept across cycles) spares parsing what did not
-    change."""
+    change and keeps the jobs themselves where the view says what changed (``kept_update``)."""
     memo = memo or KaiMemo()
     queues, broken_queues = _queues(view, memo)
-    names = {q.name for q in queues}
+    classes = memo.classes(view.objects_of(PRIORITY_CLASSES))
+    kept, left_out = _kept_jobs(view, config, memo, queues, broken_queues, classes)
+    units = memo.units(view.snapshot.index)
+    book = KaiBook(_total(view.snapshot), queues, kept.queue_usage(), config.k_value, memo)
+    session = KaiSession(config, view.snapshot, book, kept, view.now, _units=units)
+    session.left_out = left_out
+    return session
+
+
+def _kept_jobs(
+    view: ClusterView,
+    config: KaiConfig,
+    memo: KaiMemo,
+    queues: list[model.KaiQueue],
+    broken_queues: dict[str, str],
+    classes: PriorityClasses,
+) -> tuple[KeptJobs, LeftOut]:
+    """The jobs: the memo's kept ones brought up to date where the view's ``changes`` allow (explanations
+    off, the same queues, priority classes and resource index as before), else all built again."""
+    kept, dirty = memo.kept, memo.dirty
+    memo.dirty = set()
+    inputs = (classes, broken_queues)
+    reusable = kept is not None and memo.kept_inputs == inputs and _reusable(kept, view, config, queues)
+    if reusable and kept is not None and view.changes is not None:
+        memo.queues.end_cycle()
+        if kept_update(view, config, kept, classes, view.changes.groups | dirty):
+            return kept, {}
     jobs, left_out = _jobs(view, config, memo)
     memo.end_cycle()
-    units, index = memo.units(view.snapshot.index), view.snapshot.index
-    usage: dict[str, tuple[Res, Res, Res]] = {}
-    for key, job in list(jobs.items()):
-        if job.queue not in names:
+    kept = KeptJobs(view.snapshot.index, queues)
+    for key, job in jobs.items():
+        if job.queue in kept.usage:
+            kept.add(job)
+        else:
             why = broken_queues.get(job.queue)
             reason = "QueueDoesNotExist" if why is None else "InvalidQueue"
             message = why or f"queue {job.queue} does not exist"
             left_out[key] = (reason, message, tuple(m.pod.key for m in job.pending()))
-            del jobs[key]
+    memo.kept, memo.kept_inputs = kept, inputs
+    return kept, dict(sorted(left_out.items()))
+
+
+def _reusable(kept: KeptJobs, view: ClusterView, config: KaiConfig, queues: list[model.KaiQueue]) -> bool:
+    """No explanations asked (they read every job), and the same queue objects and resource index."""
+    same_queues = len(kept.queues) == len(queues) and all(
+        a is b for a, b in zip(kept.queues, queues, strict=True)
+    )
+    return not config.explain and kept.index is view.snapshot.index and same_queues
+
+
+def kept_update(
+    view: ClusterView, config: KaiConfig, kept: KeptJobs, classes: PriorityClasses, groups: Iterable[str]
+) -> bool:
+    """Rebuild the jobs of ``groups`` from the view's ``changes`` (their PodGroup and member pods);
+    ``False`` (``kept`` then unusable) where one is not a named PodGroup's (the pod-grouper's derived
+    groups are built from the whole lists)."""
+    assert view.changes is not None
+    pending: dict[str, PodInfo] | None = None
+    for key in sorted(groups):
+        kept.remove(key)
+        mine = [(obj, f) for obj in view.changes.members(key) if (f := _facts(obj, config)).mine]
+        if any(f.group != key for _, f in mine):
+            return False
+        pg = view.changes.get(KAI_PODGROUPS, key)
+        job = None if pg is None else _job(pg, classes)
+        if not isinstance(job, KaiJob) or job.queue not in kept.usage:
             continue
-        alloc = request_of(units, index, [m for m in job.members if m.running])
-        pending = request_of(units, index, job.pending())
-        a, n, r = usage.get(job.queue, (np.zeros(3), np.zeros(3), np.zeros(3)))
-        usage[job.queue] = (a + alloc, n + (0 if job.preemptible else alloc), r + alloc + pending)
-    book = KaiBook(_total(view.snapshot), queues, usage, config.k_value, memo)
-    session = KaiSession(config, view.snapshot, book, jobs, view.now, _units=units)
-    session.left_out = left_out
-    return session
+        if pending is None and mine:
+            pending = {p.key: p for p in view.pending}
+        for obj, f in mine:
+            if (info := _pod(view, obj, f, pending or {})) is not None:
+                counted = info.key not in (pending or {}) and view.snapshot.pod(info.key) is not None
+                _add_member(job, f, info, counted)
+        if len(job.members) > 1:
+            job.members.sort(key=_task_order)
+        kept.add(job)
+    return True

@@ -195,6 +195,7 @@ def evict(session: KaiSession, job: KaiJob, taken: Taken, reason: str, releasing
     """Record the evictions (adding them to ``releasing``), pipeline ``job`` onto the freed room."""
     count = 0
     for unit, _ in taken:
+        session.touched.add(unit.job.key)
         for m in unit.members:
             m.running, m.releasing = False, True
             releasing.append(m)

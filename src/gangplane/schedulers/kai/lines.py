@@ -1,0 +1,147 @@
+"""allocate over the kept waiting lines: the same decisions as walking every waiting job, at the cost of
+the lines and the jobs placed (kai.md *Performance*).
+
+allocate repeatedly takes the queue the comparator prefers for its next job (``book.order_key`` with the
+job's pending request) and tries that job. A failed try changes nothing but the job's own place in line,
+and free room and queue allocations only shrink and grow during allocate, so once a job of a line has
+failed, every later job of that line would fail too (same gang shape, request, queue and preemptibility:
+``kept.line_of``). Such a job is still the head of its queue until its turn comes — its request decides
+where the queue sorts — but when it comes, the queue keeps its turn for every following job of the same
+line (the same request, the same comparison), so the whole run goes at once. When no line that could still
+fit is left, nothing more can be placed and allocate ends. Used when no explanation is asked for (every
+failed job would need its reason), no pods are terminating (a failed job may then be pipelined), and the
+queues with waiting jobs are siblings (the comparator is then a sort key).
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from collections.abc import Hashable
+from dataclasses import dataclass
+from heapq import heappop, heappush
+
+from gangplane.schedulers.kai import placement
+from gangplane.schedulers.kai.kept import Line, Order, job_order
+from gangplane.schedulers.kai.model import KaiJob, Res
+from gangplane.schedulers.kai.session import KaiSession
+
+
+@dataclass(slots=True)
+class _Cursor:
+    """One line during one allocate: its jobs from ``at`` on are still waiting."""
+
+    jobs: Line
+    request: Res
+    at: int = 0
+    failed: bool = False
+
+    def live(self) -> bool:
+        return not self.failed and self.at < len(self.jobs)
+
+
+Heads = list[tuple[Order, int, _Cursor]]  # per queue: each line's next job, least first
+
+
+def usable(session: KaiSession) -> bool:
+    book, lines = session.book, session.kept.lines
+    if session.config.explain or session.pipelined or session.kept.releasing:
+        return False
+    parents = {book.queues[session.kept.jobs[line[0][1]].queue].parent for line in lines.values()}
+    return len(parents) <= 1
+
+
+def allocate(session: KaiSession) -> None:
+    queues, live = _heads(session)
+    failed: placement.Failed = {}
+    while queues and live:
+        queue = _next_queue(session, queues)
+        heads = queues[queue]
+        cursor = heads[0][2]
+        if cursor.failed:
+            _pass_failed(session, queues, queue)
+            continue
+        heappop(heads)
+        job = session.kept.jobs[cursor.jobs[cursor.at][1]]
+        cursor.at += 1
+        _push(heads, cursor)
+        if not heads:
+            del queues[queue]
+        live += _try(session, job, cursor, failed, queues) - 1  # this line was live; what is now
+
+
+def _pass_failed(session: KaiSession, queues: dict[str, Heads], queue: str) -> None:
+    """``queue`` won with a job of a failed line: it keeps winning, and failing, for each next job of a
+    failed line whose request still wins the comparison against the other queues (which do not change
+    meanwhile), so those jobs go at once, up to the first job of a line that may fit or of a failed line
+    whose request loses. A queue with no line left that may fit only ever fails: it goes whole, as its
+    turns change nothing the other queues see."""
+    heads = queues[queue]
+    if not any(c.live() for _, _, c in heads):
+        del queues[queue]
+        return
+    head = heads[0][2]
+    head.at += 1  # its turn: that job fails
+    book = session.book
+    keys = [(q, book.order_key(q, queues[q][0][2].request)) for q in queues]
+    mine = next(i for i, (q, _) in enumerate(keys) if q == queue)
+    before = min((k for _, k in keys[:mine]), default=None)
+    after = min((k for _, k in keys[mine + 1 :]), default=None)
+
+    def wins(cursor: _Cursor) -> bool:
+        key = book.order_key(queue, cursor.request)
+        return (before is None or key < before) and (after is None or key <= after)
+
+    cursors = [c for _, _, c in heads]
+    stop = min((c.jobs[c.at][0] for c in cursors if not c.failed or not wins(c)), default=None)
+    for c in cursors:
+        if c.failed and wins(c):
+            c.at = len(c.jobs) if stop is None else bisect_left(c.jobs, (stop,), c.at)
+    heads.clear()
+    for c in cursors:
+        _push(heads, c)
+    if not heads:
+        del queues[queue]
+
+
+def _try(
+    session: KaiSession, job: KaiJob, cursor: _Cursor, failed: placement.Failed, queues: dict[str, Heads]
+) -> int:
+    """Try ``job``; how many live lines this adds back (its own line, or the job's new line after a
+    placement that leaves it pods to grow by)."""
+    attempt = placement.place(session, job, failed=failed)
+    if not attempt.ok:
+        cursor.failed = True  # every later job of the line would fail as well
+        return 0
+    placement.commit(session, job, attempt)
+    added = int(cursor.live())
+    if job.pending():  # an elastic job goes back in line with its next pod, on a line of its own
+        own = _Cursor([(job_order(job), job.key)], session.request(job.pending()))
+        _push(queues.setdefault(job.queue, []), own)
+        added += 1
+    return added
+
+
+def _push(heads: Heads, cursor: _Cursor) -> None:
+    if cursor.at < len(cursor.jobs):
+        heappush(heads, (cursor.jobs[cursor.at][0], id(cursor), cursor))
+
+
+def _heads(session: KaiSession) -> tuple[dict[str, Heads], int]:
+    """Per queue its lines' heads, the queues in the order of their first job (as allocate's walk lists
+    them), and how many lines there are."""
+    per_queue: dict[str, Heads] = {}
+    kept = session.kept
+    lines: list[tuple[Hashable, Line]] = sorted(kept.lines.items(), key=lambda item: item[1][0])
+    for name, jobs in lines:
+        queue = kept.jobs[jobs[0][1]].queue
+        _push(per_queue.setdefault(queue, []), _Cursor(jobs, kept.line_units[name]))
+    return per_queue, len(lines)
+
+
+def _next_queue(session: KaiSession, queues: dict[str, Heads]) -> str:
+    """The queue the comparator prefers for its next job; ties to the queue listed first."""
+    book = session.book
+    return min(queues, key=lambda q: book.order_key(q, queues[q][0][2].request))
+
+
+__all__ = ["allocate", "usable"]

@@ -8,7 +8,7 @@ import uuid
 
 from gangplane.clock import ManualClock, rfc3339
 from gangplane.store import MemoryStore
-from gangplane.store.engine import uuid4_text
+from gangplane.store.objects import uuid4_text
 
 from .conftest import POD, pod
 

@@ -24,12 +24,14 @@ from gangplane.store.base import (
     ResourceType,
 )
 from gangplane.store.collector import Collector
-from gangplane.store.engine import EVERYTHING, Journal, group_resource
+from gangplane.store.engine import EVERYTHING
+from gangplane.store.journal import Journal
 from gangplane.store.objects import (
     check_name,
     check_precondition,
     check_scope,
     copy_object,
+    group_resource,
     invalid,
     key_of,
     merge_for_update,

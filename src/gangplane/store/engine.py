@@ -19,19 +19,15 @@ A failed transaction is rolled back and the cache reloaded from the journal; wat
 
 from __future__ import annotations
 
-import base64
-import binascii
 import contextlib
-import json
 import math
 import random
 import threading
 from collections.abc import Iterable, Iterator, MutableMapping
 from contextvars import ContextVar
-from typing import Protocol
 
 from gangplane.clock import Clock, WallClock, rfc3339
-from gangplane.errors import ApiError, CauseType, FieldError, Invalid, NotFound
+from gangplane.errors import ApiError, Invalid, NotFound
 from gangplane.store import validation
 from gangplane.store.base import (
     Admission,
@@ -48,14 +44,18 @@ from gangplane.store.base import (
 from gangplane.store.compact import EncodedBucket, copies_for, new_bucket, select_page
 from gangplane.store.gc import owner_uids
 from gangplane.store.history import DEFAULT_HISTORY_BYTES, Change, History
+from gangplane.store.journal import Journal
+from gangplane.store.listing import Rows, bad_option, decode_continue, encode_continue, page_of
 from gangplane.store.objects import (
     Key,
     TypeKey,
     copy_object,
+    group_resource,
     key_of,
     meta,
     sharing_unchanged,
     type_key,
+    uuid4_text,
 )
 from gangplane.store.objects import resource_version as stored_version
 from gangplane.store.selectors import ObjectFilter, build_filter
@@ -63,67 +63,10 @@ from gangplane.store.sharing import SubtreeTable
 from gangplane.store.watchers import Watcher, bookmark
 
 Ref = tuple[TypeKey, Key]
-Rows = list[tuple[Key, Object]]
 EVERYTHING = ListOptions()
 MAX_BATCH = 128  # changes one call may buffer before it commits them itself (a cascade of thousands)
 _DEFERRED: ContextVar[bool] = ContextVar("gangplane_store_deferred", default=False)
 _BORROWED: ContextVar[bool] = ContextVar("gangplane_store_borrowed", default=False)
-
-
-def uuid4_text(bits: int) -> str:
-    """``str(uuid.UUID(int=bits, version=4))`` without building the UUID (a create's uid)."""
-    bits = (bits & ~(0xF000 << 64) | 4 << 76) & ~(0xC000 << 48) | 0x8000 << 48
-    h = f"{bits:032x}"
-    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
-
-
-class Journal(Protocol):
-    """Durability for the engine. ``put`` (given the object and its validated JSON ``body``) and ``remove``
-    buffer a change, in version order; ``flush`` makes everything buffered durable in one transaction (or
-    raises, having kept none of it); ``load`` returns the last committed version and every stored object
-    with its type, leaving out (quarantining) rows it cannot serve."""
-
-    def load(self) -> tuple[int, list[tuple[ResourceType, Object]]]: ...
-
-    def put(self, rt: ResourceType, obj: Object, rv: int, body: str) -> None: ...
-
-    def remove(self, rt: ResourceType, key: Key, rv: int) -> None: ...
-
-    def flush(self) -> None: ...
-
-    def close(self) -> None: ...
-
-
-def _same_problems(rt: ResourceType, old: Object, new_error: Invalid) -> bool:
-    try:
-        validation.check(rt, old)
-    except Invalid as exc:
-        return {str(c) for c in new_error.causes} <= {str(c) for c in exc.causes}
-    except ApiError:
-        return False
-    return False
-
-
-def group_resource(rt: ResourceType) -> str:
-    return f"{rt.plural}.{rt.group}" if rt.group else rt.plural
-
-
-def _bad_option(field: str, value: str, detail: str) -> Invalid:
-    return Invalid("ListOptions", "", [FieldError(field, CauseType.INVALID, detail, value)])
-
-
-def encode_continue(rv: int, key: Key) -> str:
-    return base64.urlsafe_b64encode(json.dumps({"rv": rv, "start": list(key)}).encode()).decode()
-
-
-def decode_continue(token: str) -> Key | None:
-    if not token:
-        return None
-    try:
-        start = json.loads(base64.urlsafe_b64decode(token.encode()))["start"]
-        return (str(start[0]), str(start[1]))
-    except (ValueError, KeyError, IndexError, TypeError, binascii.Error) as exc:
-        raise _bad_option("continue", token, "invalid continue token") from exc
 
 
 def check_epoch(engine: Engine, epoch: int) -> None:
@@ -350,7 +293,7 @@ class Engine:
         try:
             validation.check(rt, new)
         except Invalid as exc:
-            if old is None or not _same_problems(rt, old, exc):
+            if old is None or not validation.same_problems(rt, old, exc):
                 raise
 
     def _admit(
@@ -398,7 +341,7 @@ class Engine:
         selection = build_filter(options.namespace, options.label_selector, options.field_selector)
         start = decode_continue(options.continue_token)
         if options.limit < 0:
-            raise _bad_option("limit", str(options.limit), "must be non-negative")
+            raise bad_option("limit", str(options.limit), "must be non-negative")
         with self._lock:
             rv = self._rv
         page, remaining = self._page(rt, selection, start, options.limit)
@@ -417,10 +360,7 @@ class Engine:
             texts = bucket.texts() if isinstance(bucket, EncodedBucket) else None
         if texts is not None:
             return select_page(texts, selection, start, limit)
-        rows = [kv for kv in self._select(rt, selection) if start is None or kv[0] > start]
-        if limit and len(rows) > limit:
-            return rows[:limit], len(rows) - limit
-        return rows, 0
+        return page_of(self._select(rt, selection), start, limit)
 
     def list_shared(self, rt: ResourceType, options: ListOptions = EVERYTHING) -> ObjectList:
         """``list`` (every match, no paging) of the committed dicts themselves, not copies: for in-process
@@ -445,7 +385,7 @@ class Engine:
         events carry the committed dicts, not copies (``list_shared``'s readers)."""
         selection = build_filter(options.namespace, options.label_selector, options.field_selector)
         if resource_version not in ("", "0") and not resource_version.isdigit():
-            raise _bad_option("resourceVersion", resource_version, "must be a decimal integer")
+            raise bad_option("resourceVersion", resource_version, "must be a decimal integer")
         watcher = Watcher(
             rt,
             selection,

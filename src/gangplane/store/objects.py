@@ -50,6 +50,18 @@ def copy_objects(objs: list[Object]) -> list[Object]:
     return [pickle.loads(pickle.dumps(obj, pickle.HIGHEST_PROTOCOL)) for obj in objs]
 
 
+def uuid4_text(bits: int) -> str:
+    """``str(uuid.UUID(int=bits, version=4))`` without building the UUID (a create's uid)."""
+    bits = (bits & ~(0xF000 << 64) | 4 << 76) & ~(0xC000 << 48) | 0x8000 << 48
+    h = f"{bits:032x}"
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+
+
+def group_resource(rt: ResourceType) -> str:
+    """``plural.group`` as kube-apiserver names a resource in its messages."""
+    return f"{rt.plural}.{rt.group}" if rt.group else rt.plural
+
+
 def type_key(rt: ResourceType) -> TypeKey:
     return (rt.group, rt.plural)
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 
 from gangplane.api import builtin_kinds, limits, objectmeta, volume_kinds
-from gangplane.errors import BadRequest, FieldError, Invalid, RequestEntityTooLarge
+from gangplane.errors import ApiError, BadRequest, FieldError, Invalid, RequestEntityTooLarge
 from gangplane.store.base import Object, ResourceType
 
 
@@ -100,3 +100,14 @@ def load_problem(rt: ResourceType, obj: object) -> str | None:
     if bool(m.get("namespace")) != rt.namespaced:
         return "metadata.namespace does not match the kind's scope"
     return None
+
+
+def same_problems(rt: ResourceType, old: Object, new_error: Invalid) -> bool:
+    """Whether ``new_error`` names only problems the stored ``old`` already has (an update may keep them)."""
+    try:
+        check(rt, old)
+    except Invalid as exc:
+        return {str(c) for c in new_error.causes} <= {str(c) for c in exc.causes}
+    except ApiError:
+        return False
+    return False

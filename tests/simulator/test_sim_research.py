@@ -40,6 +40,13 @@ def test_las_demotes_a_long_job_and_lets_a_new_one_preempt_it() -> None:
     assert runs == [[(0, 6, "preempted", 6), (9, 103, "completed", 94)], [(6, 9, "completed", 3)]]
 
 
+def test_las_never_demotes_a_job_without_gpus() -> None:
+    """Attained service is GPU time: a CPU-only job stays in queue 0 (it used to divide by zero)."""
+    jobs = [JobSpec(0, 0.0, 1, 0, 30.0, cpu_per_member=1.0), JobSpec(1, 0.0, 1, 2, 30.0)]
+    runs = _runs(_las(jobs, PolicyOptions(las_thresholds=(10.0,), preemption=Preemption(checkpoint=True))))
+    assert runs == [[(0, 30, "completed", 30)], [(0, 30, "completed", 30)]]
+
+
 def test_las_refuses_restart_from_scratch_and_checkpoints_by_default() -> None:
     with pytest.raises(ValueError, match="checkpoint-restart"):
         TiresiasLas(ONE_NODE, PolicyOptions(preemption=Preemption(checkpoint=False)))

@@ -163,6 +163,8 @@ class TiresiasLas(PreemptivePriority):
     def _next_change(self, entry: Active, now: float) -> float | None:
         queue = int(entry.extra["queue"])
         if entry.start is not None and queue < len(self.thresholds):
+            if not entry.job.gpus:  # attained service is GPU time: a job without GPUs never crosses one
+                return None
             base = entry.extra.get("las_executed", 0.0)
             return entry.start + self.thresholds[queue] / entry.job.gpus - base
         executed = entry.extra.get("las_executed", 0.0)

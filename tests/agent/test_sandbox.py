@@ -256,10 +256,13 @@ def test_token_volumes_go_to_a_private_memory_directory_removed_with_the_pod_and
     v.write_atomically(elsewhere / "serviceaccount", {"token": (b"t", v.SECRET_MODE)})
     memory.remove(p)
     assert not folder.exists() and cluster.exists()
-    memory.clear()
+    memory.clear(stopping=True)
     assert cluster.exists()  # node-1's part is still there
     other.clear()
+    assert cluster.exists() and not (cluster / "node-1").exists()  # a start keeps the cluster's directory
+    other.clear(stopping=True)
     assert not cluster.exists()
+    memory.clear(stopping=True)  # the nodes stop at once: another took the directory along already
 
 
 def test_a_memory_directory_others_made_or_may_read_is_not_used(tmp_path: Path) -> None:

@@ -192,7 +192,7 @@ class NodeAgent:
         for pod in pods:
             self._release(pod)
         self._container_events.close()
-        self._memory.clear()
+        self._memory.clear(stopping=True)
         if self._own_supervisor:
             self._supervisor.close()
         return len(procs)

@@ -72,14 +72,20 @@ class MemoryRoot:
         if self._root is not None:
             shutil.rmtree(pod_dir(self._root / self._node, pod), ignore_errors=True)
 
-    def clear(self) -> None:
-        """Remove what this node left in memory (its pods' processes are gone: a restart rewrites it)."""
+    def clear(self, *, stopping: bool = False) -> None:
+        """Remove what this node left in memory (its pods' processes are gone: a restart rewrites it). The
+        other nodes of the cluster clear theirs at the same time, so any of this may already be gone."""
         for base in self._bases():
             root = base / self._name
-            if root.is_dir() and not root.is_symlink() and root.stat().st_uid == os.getuid():
+            try:
+                info = root.lstat()
+            except OSError:
+                continue
+            if stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid():
                 shutil.rmtree(root / self._node, ignore_errors=True)
-                with contextlib.suppress(OSError):
-                    root.rmdir()  # the last node of the cluster takes the cluster's directory along
+                if stopping:  # not at a start: a running node may be about to make its pod's directory
+                    with contextlib.suppress(OSError):
+                        root.rmdir()  # the last node of the cluster takes the cluster's directory along
 
     def _bases(self) -> list[Path]:
         bases = [c if c.startswith("/") else os.environ.get(c, "") for c in self._candidates]

@@ -9,7 +9,7 @@ bindings, evictions and per-job messages here; nothing is written until the shel
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any
 
@@ -155,13 +155,23 @@ def _policies(
 
 def _pod_info(view: ClusterView, pod: Mapping[str, Any], pending: Mapping[str, PodInfo]) -> PodInfo | None:
     key = pod_key(pod)
-    found = pending.get(key) or view.snapshot.pod(key)
+    found = pending.get(key)
     if found is not None:
         return found
+    if (counted := view.snapshot.pod(key)) is not None:
+        return _as_bound(view, counted)
     try:
         return pod_info(dict(pod), view.snapshot.index, group_of=jb.group_key)
     except KeyError:  # a finished pod asking for a resource no node offers any more
         return None
+
+
+def _as_bound(view: ClusterView, info: PodInfo) -> PodInfo:
+    """A pod the snapshot counts on a node is bound for the session, though its ``nodeName`` may still be
+    empty: the loop assumed it while its binding is written (upstream's cache holds an assumed task on its
+    node). Read as pending, it was placed a second time and the cycle failed."""
+    row = None if info.node_name else view.snapshot.location(info.key)
+    return info if row is None else replace(info, node_name=view.snapshot.nodes[row].name)
 
 
 def _members(view: ClusterView, config: VolcanoConfig) -> dict[str, list[tuple[Mapping[str, Any], PodInfo]]]:

@@ -5,27 +5,22 @@ from __future__ import annotations
 
 import copy
 import json
-import time
-from collections.abc import Callable
+from functools import partial
 
 import pytest
 
+from client.test_informer import eventually
 from gangplane.client.informer import Informer
 from gangplane.client.readonly import CHECK_ENV, FrozenDict, SharedMutation, freeze, thaw
 from gangplane.store import catalog
 from gangplane.store.memory import MemoryStore
 
+settled = partial(eventually, timeout=10.0)  # informers catch up; a loaded machine may take a while
+
 
 def _pod(name: str, **labels: str) -> dict[str, object]:
     return {"metadata": {"name": name, "namespace": "default", "labels": labels},
             "spec": {"containers": [{"name": "c", "image": "busybox"}]}}  # fmt: skip
-
-
-def _wait(predicate: Callable[[], bool], timeout: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.01)
 
 
 def _started(store: MemoryStore) -> Informer:
@@ -42,12 +37,12 @@ def test_informers_share_the_stores_objects_not_copies(monkeypatch: pytest.Monke
     a, b = _started(store), _started(store)
     try:
         store.create(catalog.PODS, _pod("watched"))
-        _wait(lambda: a.get("default", "watched") is not None and b.get("default", "watched") is not None)
+        settled(lambda: a.get("default", "watched") is not None and b.get("default", "watched") is not None)
         for name in ("listed", "watched"):
             assert a.get("default", name) is b.get("default", name)  # one dict, from the list and the watch
         store.update(catalog.PODS, _pod("watched", tier="x"))
-        _wait(lambda: (a.get("default", "watched") or {})["metadata"]["labels"] == {"tier": "x"})
-        _wait(lambda: (b.get("default", "watched") or {})["metadata"]["labels"] == {"tier": "x"})
+        settled(lambda: (a.get("default", "watched") or {})["metadata"]["labels"] == {"tier": "x"})
+        settled(lambda: (b.get("default", "watched") or {})["metadata"]["labels"] == {"tier": "x"})
         assert a.get("default", "watched") is b.get("default", "watched")
     finally:
         a.stop()

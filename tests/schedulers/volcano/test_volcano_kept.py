@@ -114,11 +114,7 @@ def _finish_and_leave(w: World, ages: dict[str, int], life: int) -> None:
         del w.pods[key]
     for key in done:
         w.groups.pop(key, None)
-    for key, pod in w.pods.items():
-        if pod["status"]["phase"] == "Running":
-            ages[key] = ages.get(key, 0) + 1
-            if ages[key] >= life:
-                pod["status"]["phase"] = "Succeeded"
+    memo._finish(w, ages, life)
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])

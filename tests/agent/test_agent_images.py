@@ -65,7 +65,7 @@ def test_unmapped_image_runs_in_gangplanes_environment_with_a_notice(
     make_pool(config())
     store.create(PODS, pod("plain", container("busybox", "print('ok')"), restartPolicy="Never"))
     assert wait_phase(store, "plain", "Succeeded", "Failed")["status"]["phase"] == "Succeeded"
-    assert "LocalEnvironment" in reasons(store, "plain")
+    assert "Pulled" in reasons(store, "plain")
 
 
 @pytest.mark.parametrize("isolation", [sandbox.PATH_MAPPING, sandbox.NAMESPACE])

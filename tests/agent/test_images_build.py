@@ -83,7 +83,7 @@ def test_unmapped_image_runs_as_is_with_a_notice(tmp_path: Path) -> None:
         ("u", "c"), {"name": "c", "image": "busybox", "command": ["true"]}, lambda: None
     )
     assert prepared.container is not None and prepared.venv is None
-    assert prepared.events[0][1] == "LocalEnvironment" and "busybox" in prepared.events[0][2]
+    assert prepared.events[0][1] == "Pulled" and "busybox" in prepared.events[0][2]
 
 
 def test_initializer_images_get_gangplanes_initializer_as_entrypoint(tmp_path: Path) -> None:

@@ -84,7 +84,7 @@ class ImageEnvironments:
         image = str(container.get("image") or "")
         rule = find(self.rules, image)
         if rule is None:
-            notice = (("Normal", "LocalEnvironment", unmapped_notice(image)),) if image else ()
+            notice = (("Normal", "Pulled", unmapped_notice(image)),) if image else ()
             return Prepared(container=dict(container), events=notice)
         ready = with_entrypoint(container, rule)
         if not rule.builds_venv():

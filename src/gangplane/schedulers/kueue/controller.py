@@ -225,9 +225,12 @@ class KueueReconciler:
 
     def _sync_one(self, workload: kw.Workload, request: Any, owner: t.TrainJob | None, now: float) -> None:
         state = self.core.workloads.get(request.key)
-        if state is not None and not state.cluster_queue and request.cluster_queue:
-            self.core.delete_workload(request.key, now)  # its LocalQueue appeared: queue it for real
-            state = None
+        if (
+            state is not None
+            and (left := localqueues.follow_local_queue(self.core, request, now)) is not None
+        ):
+            self._moved_cqs.add(left)  # its LocalQueue was deleted or created
+            self._touched.add(request.key)
         if state is None:
             if is_finished(workload):
                 return
@@ -356,7 +359,7 @@ class KueueReconciler:
                 written = self.store.patch(catalog.WORKLOADS, namespace, name, {"status": status}, MERGE_PATCH,
                                            subresource="status")  # fmt: skip
                 self._written[key] = status
-                self.events.written(key, written, state.cluster_queue, self._stamp)
+                self.events.written(key, written, state.cluster_queue, self._stamp, state.pending_source)
         self._touched.clear()
 
 

@@ -30,6 +30,7 @@ from gangplane.schedulers.kueue.model import (
     ClusterQueueSpec,
     FlavorResource,
     PendingReason,
+    PendingSource,
     Usage,
     selector_matches,
 )
@@ -54,6 +55,8 @@ class Entry:
     message: str = ""
     inadmissible: bool = False
     admitted: bool = False
+    source: PendingSource = PendingSource.SCHEDULER
+    """Who says why it is pending: the workload controller for a queue that blocks it, else the scheduler."""
     targets: list[Target] = field(default_factory=list)
     """Victims found at nomination, against the cycle's starting view (upstream's ``preemptionTargets``)."""
 
@@ -84,8 +87,7 @@ def _nominate(state: KueueState, workload: WorkloadState, view: QuotaTree) -> En
     entry = Entry(workload)
     spec = state.cluster_queues.get(workload.cluster_queue)
     if spec is None or not state.is_active(spec.name):
-        entry.reason, entry.inadmissible = PendingReason.SUSPENDED, True
-        entry.message = f"ClusterQueue {workload.cluster_queue} is inactive"
+        _blocked_by_cluster_queue(entry, spec is None)
         return entry
     if not selector_matches(spec.namespace_selector, workload.request.namespace_labels):
         entry.reason, entry.inadmissible = PendingReason.MISCONFIGURED, True
@@ -93,6 +95,17 @@ def _nominate(state: KueueState, workload: WorkloadState, view: QuotaTree) -> En
         return entry
     _assign(state, entry, spec, view)
     return entry
+
+
+def _blocked_by_cluster_queue(entry: Entry, missing: bool) -> None:
+    """A missing or inactive ClusterQueue: upstream's queue manager pops no head of it, and its workload
+    controller says why (``getQueueBlocker``), so no ``Pending`` Event is recorded."""
+    name = entry.workload.cluster_queue
+    entry.inadmissible, entry.source = True, PendingSource.WORKLOAD_CONTROLLER
+    if missing:
+        entry.reason, entry.message = PendingReason.MISCONFIGURED, f"ClusterQueue {name} doesn't exist"
+    else:
+        entry.reason, entry.message = PendingReason.SUSPENDED, f"ClusterQueue {name} is inactive"
 
 
 def _assign(state: KueueState, entry: Entry, spec: ClusterQueueSpec, view: QuotaTree,
@@ -293,7 +306,7 @@ def _process(
 
 def _requeue(state: KueueState, entry: Entry, now: float, result: CycleResult) -> None:
     workload = entry.workload
-    mark_pending(workload, entry.reason, entry.message, now, conditions=state.explain)
+    mark_pending(workload, entry.reason, entry.message, now, conditions=state.explain, by=entry.source)
     result.pending.append(workload)
     spec = state.cluster_queues.get(workload.cluster_queue)
     strict = spec is not None and spec.queueing_strategy == QueueingStrategy.STRICT_FIFO

@@ -6,8 +6,10 @@ workload controller do, derived from the conditions a pass just wrote:
   scheduler.go; the embedded Kueue has no admission checks, so both happen at once);
 - ``Preempted`` (Normal) with the Preempted condition's message (kueue preemption.go);
 - ``EvictedDueTo<Reason>`` (Normal) for any other eviction (kueue workload_controller.go);
-- ``Pending`` (Warning) with the inadmissible message, when that message changed (kueue scheduler.go
-  ``requeueAndUpdate``), except for a workload whose LocalQueue is missing or stopped.
+- ``Pending`` (Warning) with the inadmissible message, when that message changed, and only when the scheduler
+  set it (kueue scheduler.go ``requeueAndUpdate``; ``model.PendingSource``): not for a missing or stopped
+  LocalQueue, a missing or inactive ClusterQueue, a deactivation (the workload controller's) nor an eviction
+  (the job reconciler's).
 
 A transition is fresh when its ``lastTransitionTime`` is this pass's time, so conditions read back after a
 restart are not announced again.
@@ -21,7 +23,7 @@ from typing import Any
 
 from gangplane.client.events import EventRecorder
 from gangplane.clock import Clock, parse_rfc3339
-from gangplane.schedulers.kueue.model import PendingReason
+from gangplane.schedulers.kueue.model import PendingReason, PendingSource
 from gangplane.store.base import Object, Store
 
 COMPONENT = "kueue-admission"
@@ -29,7 +31,6 @@ _REMEMBERED = 4096  # Pending messages kept to say each once (client-go's cache 
 
 Said = tuple[str, str, str]  # (type, reason, message)
 _PENDING = frozenset(PendingReason)  # QuotaReserved=False reasons of a Workload the scheduler could not admit
-_LOCAL_QUEUE_BLOCKED = "LocalQueue "  # "LocalQueue NAME doesn't exist" / "is inactive" (state.py)
 
 
 def _conditions(status: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
@@ -63,15 +64,15 @@ def transitions(status: Mapping[str, Any], cluster_queue: str, stamp: str, waite
     return said
 
 
-def pending_message(status: Mapping[str, Any]) -> str | None:
-    """The inadmissible message of a Workload waiting for quota, else None. Not the messages of a workload
-    whose LocalQueue is missing or stopped: upstream's workload controller writes those, with no Event, and
-    such a workload never reaches the scheduler."""
+def pending_message(status: Mapping[str, Any], source: PendingSource) -> str | None:
+    """The inadmissible message of a Workload the scheduler could not admit, else None: ``source`` says who
+    set the condition, and only the scheduler announces it."""
+    if source != PendingSource.SCHEDULER:
+        return None
     reserved = _conditions(status).get("QuotaReserved")
     if reserved is None or reserved.get("status") != "False" or reserved.get("reason") not in _PENDING:
         return None
-    message = str(reserved.get("message", ""))
-    return message if message and not message.startswith(_LOCAL_QUEUE_BLOCKED) else None
+    return str(reserved.get("message", "")) or None
 
 
 class WorkloadEvents:
@@ -84,12 +85,14 @@ class WorkloadEvents:
         self._pending: OrderedDict[str, str] = OrderedDict()
         self._announced: OrderedDict[str, tuple[str, set[str]]] = OrderedDict()
 
-    def written(self, key: str, workload: Object, cluster_queue: str, stamp: str) -> None:
+    def written(self, key: str, workload: Object, cluster_queue: str, stamp: str,
+                source: PendingSource) -> None:  # fmt: skip
+        """``source``: who set the Workload's pending reason (``WorkloadState.pending_source``)."""
         status = workload.get("status") or {}
         created = (workload.get("metadata") or {}).get("creationTimestamp")
         waited = max(0.0, parse_rfc3339(stamp) - parse_rfc3339(created)) if created else 0.0
         said = [s for s in transitions(status, cluster_queue, stamp, waited) if self._first(key, stamp, s[1])]
-        message = pending_message(status)
+        message = pending_message(status, source)
         if message is None:
             self._pending.pop(key, None)
         elif self._pending.get(key) != message:

@@ -10,7 +10,9 @@ and the ``LocalQueueRestarted`` requeue):
 - ``HoldAndDrain``: its admitted workloads are evicted too (``Evicted`` and ``Requeued=False``,
   ``LocalQueueStopped``, "The LocalQueue is stopped"), then held like the pending ones;
 - back to ``None``: its held workloads are queued again, and those the drain evicted get ``Requeued=True``,
-  ``LocalQueueRestarted``, "The LocalQueue was restarted after being stopped".
+  ``LocalQueueRestarted``, "The LocalQueue was restarted after being stopped";
+- deleted: its pending workloads leave the ClusterQueue's queue and say ``Misconfigured``, "LocalQueue NAME
+  doesn't exist", until it is created again (``follow_local_queue``).
 
 Only the LocalQueues whose policy changed are reconfigured. The drain and the restart mark read the stored
 conditions, so a core rebuilt after a control-plane restart settles the same way.
@@ -23,7 +25,7 @@ from collections.abc import Collection, Mapping
 from gangplane.api.scheduling.kueue import StopPolicy
 from gangplane.api.scheduling.kueue_workload import EvictionReason
 from gangplane.api.scheduling.kueue_workload import WorkloadConditionType as C
-from gangplane.schedulers.kueue.model import LocalQueueKey
+from gangplane.schedulers.kueue.model import LocalQueueKey, WorkloadRequest
 from gangplane.schedulers.kueue.state import Eviction, KueueState
 from gangplane.schedulers.kueue.workloads import Phase, WorkloadState
 
@@ -56,6 +58,26 @@ def set_stop_policies(
             core.enqueue(state, now)
         touched.append(state.key)
     return touched
+
+
+def follow_local_queue(core: KueueState, request: WorkloadRequest, now: float) -> str | None:
+    """``request`` names another ClusterQueue than its workload's (the LocalQueue was deleted: none, or
+    created): a pending workload leaves the old ClusterQueue's queue and is queued afresh, so a deleted
+    LocalQueue's workloads say "LocalQueue NAME doesn't exist" (kueue ``pkg/cache/queue`` manager
+    ``DeleteLocalQueue``, then the workload controller's ``getQueueBlocker``). An inactive one only remembers
+    it for its reactivation; an admitted one keeps its quota where it was admitted, as upstream. Returns the
+    ClusterQueue it left, or None."""
+    state = core.workloads.get(request.key)
+    if state is None or state.cluster_queue == request.cluster_queue:
+        return None
+    if state.phase not in (Phase.PENDING, Phase.INACTIVE):
+        return None
+    left = state.cluster_queue
+    core.queues.forget(state.key, left)
+    state.request, state.shape = request, None
+    if state.phase == Phase.PENDING:
+        core.enqueue(state, now)
+    return left
 
 
 def drain(core: KueueState, now: float) -> list[Eviction]:

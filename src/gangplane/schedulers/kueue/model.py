@@ -217,6 +217,18 @@ class PendingReason(StrEnum):
     PENDING = "Pending"
 
 
+class PendingSource(StrEnum):
+    """The upstream component that sets a ``QuotaReserved=False`` reason. Only the scheduler records a Warning
+    ``Pending`` Event with it (kueue ``pkg/scheduler/scheduler.go`` ``requeueAndUpdate``); the workload
+    controller (``pkg/controller/core/workload_controller.go``: a missing or stopped LocalQueue, a missing or
+    inactive ClusterQueue, a deactivation) and the job reconciler (``pkg/controller/jobframework``: the
+    reservation dropped at an eviction) write the condition without one."""
+
+    SCHEDULER = "Scheduler"
+    WORKLOAD_CONTROLLER = "WorkloadController"
+    JOB_RECONCILER = "JobReconciler"
+
+
 class PreemptionVariant(IntEnum):
     """kueue ``preemption/classical`` ``preemptionVariant``: how a candidate may be preempted."""
 

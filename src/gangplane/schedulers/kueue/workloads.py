@@ -14,7 +14,7 @@ from gangplane.api.scheduling.kueue_workload import EvictionReason
 from gangplane.api.scheduling.kueue_workload import WorkloadConditionType as C
 from gangplane.clock import rfc3339
 from gangplane.schedulers.kueue.flavors import Assignment
-from gangplane.schedulers.kueue.model import Usage, WorkloadRequest
+from gangplane.schedulers.kueue.model import PendingSource, Usage, WorkloadRequest
 
 NO_RESERVATION, NO_RESERVATION_MESSAGE = "NoReservation", "The workload has no reservation"
 # kueue workload_controller.go: the deactivation messages and the cause it records when Kueue deactivates
@@ -71,6 +71,8 @@ class WorkloadState:
     requeue_at: float | None = None
     pending_reason: str = ""
     pending_message: str = ""
+    pending_source: PendingSource = PendingSource.WORKLOAD_CONTROLLER
+    """Who set the ``QuotaReserved=False`` condition last: it decides whether a ``Pending`` Event is due."""
     conditions: dict[str, Condition] = field(default_factory=dict)
     usage: Usage = field(default_factory=dict)
     """Quota held while admitted (the assignment's total), empty otherwise."""
@@ -107,12 +109,13 @@ class WorkloadState:
 
 
 def mark_pending(
-    state: WorkloadState, reason: str, message: str, now: float, *, conditions: bool = True
-) -> None:
-    """``QuotaReserved=False`` with why, and ``Admitted=False`` beside it (upstream's SyncAdmittedCondition
-    under UnadmittedWorkloadsObservability, on by default). ``conditions`` False: only the reason and message
-    are kept (a simulation not asked to explain writes no Workload)."""
-    state.pending_reason, state.pending_message = reason, message
+    state: WorkloadState, reason: str, message: str, now: float, *, conditions: bool = True,
+    by: PendingSource = PendingSource.WORKLOAD_CONTROLLER,
+) -> None:  # fmt: skip
+    """``QuotaReserved=False`` with why, set ``by`` that component, and ``Admitted=False`` beside it
+    (upstream's SyncAdmittedCondition under UnadmittedWorkloadsObservability, on by default). ``conditions``
+    False: only the reason and message are kept (a simulation not asked to explain writes no Workload)."""
+    state.pending_reason, state.pending_message, state.pending_source = reason, message, by
     if not conditions:
         return
     state.set_condition(C.QUOTA_RESERVED, False, reason, message, now)
@@ -159,6 +162,7 @@ def mark_evicted(state: WorkloadState, reason: str, message: str, now: float, ca
     state.phase = Phase.PENDING
     _unreserve(state)
     _count_eviction(state, reason, cause)
+    state.pending_source = PendingSource.JOB_RECONCILER  # the job reconciler unsets the reservation
     state.set_condition(C.EVICTED, True, reason, message, now)
     state.set_condition(C.QUOTA_RESERVED, False, "Pending", message, now)
     state.set_condition(C.ADMITTED, False, NO_RESERVATION, NO_RESERVATION_MESSAGE, now)
@@ -213,6 +217,7 @@ def mark_deactivated(state: WorkloadState, cause: str, detail: str, now: float) 
         state.drop_condition(C.PODS_READY)
     state.phase = Phase.INACTIVE
     state.requeue_count, state.requeue_at = 0, None
+    state.pending_source = PendingSource.WORKLOAD_CONTROLLER
     state.set_condition(C.QUOTA_RESERVED, False, EvictionReason.DEACTIVATED, DEACTIVATED_MESSAGE, now)
     state.set_condition(C.ADMITTED, False, NO_RESERVATION, NO_RESERVATION_MESSAGE, now)
 

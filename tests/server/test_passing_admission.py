@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from gangplane.api.structural import apply_defaults
 from gangplane.server.admission import TrainerAdmission
+from gangplane.server.openapi import crd_defaults
 from gangplane.server.resources import default_registry
 from gangplane.store import MemoryStore
 from gangplane.store.base import Object, Operation, ResourceType
@@ -54,6 +56,9 @@ def test_trainer_admission_passes_what_it_stores_unchanged() -> None:
     namespace = {"metadata": {"name": "n"}}
     assert admission.passes(_storage("namespaces"), Operation.CREATE, namespace, None)  # not modelled
     job = {"metadata": {"name": "j", "namespace": "d"}, "spec": {"runtimeRef": {"name": "r"}}}
+    status_write = {**job, "status": {"conditions": []}}
+    assert not admission.passes(TRAINJOBS, Operation.UPDATE, status_write, job)  # lacks the CRD's defaults
+    apply_defaults(job, crd_defaults(TRAINJOBS.api_version, TRAINJOBS.kind))
     status_write = {**job, "status": {"conditions": []}}
     assert admission.passes(TRAINJOBS, Operation.UPDATE, status_write, job)  # only the status changed
     changed = {**job, "spec": {"runtimeRef": {"name": "other"}}}

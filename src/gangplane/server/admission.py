@@ -13,6 +13,7 @@ from typing import Any
 from gangplane.api import serde, trainjob_limits
 from gangplane.api import trainer as t
 from gangplane.api.pod_defaults import PriorityLookup, admit_pod, priority_lookup
+from gangplane.api.structural import apply_defaults, lacks_defaults
 from gangplane.client.cache import LiveReads, StoreReader
 from gangplane.clock import Clock, WallClock
 from gangplane.errors import Invalid
@@ -20,6 +21,7 @@ from gangplane.runtime.admission import Admission
 from gangplane.runtime.framework import Framework
 from gangplane.runtime.plugins import default_registry
 from gangplane.runtime.points import Handle
+from gangplane.server.openapi import crd_defaults
 from gangplane.server.resources import Registry
 from gangplane.store.base import Object, Operation, ResourceType, Store, warn
 from gangplane.store.catalog import PRIORITY_CLASSES
@@ -71,6 +73,8 @@ class TrainerAdmission:
         """``store.base.PassingAdmission``: what ``__call__`` stores unchanged without reading further."""
         if op == Operation.CREATE and (rt.group, rt.kind) == ("", "Pod"):
             return False
+        if op != Operation.DELETE and lacks_defaults(new, crd_defaults(rt.api_version, rt.kind)):
+            return False
         return (
             op == Operation.DELETE
             or serde.model_for(rt.api_version, rt.kind) is None
@@ -81,6 +85,8 @@ class TrainerAdmission:
         if op == Operation.CREATE and (rt.group, rt.kind) == ("", "Pod"):
             # api/pod_defaults.py: kube-apiserver's pod defaults, in place (the store hands admission copies)
             return admit_pod(new, self.reader, lookup=self.priorities, owned=True)
+        if op != Operation.DELETE:  # the CRD's structural defaults, as kube-apiserver applies them first
+            apply_defaults(new, crd_defaults(rt.api_version, rt.kind))
         if op == Operation.DELETE or serde.model_for(rt.api_version, rt.kind) is None:
             return new
         if _spec_unchanged(new, old):  # status, label or finalizer writes: the rest was admitted already

@@ -20,6 +20,7 @@ import json
 from importlib import resources
 from typing import Any
 
+from gangplane.api.structural import Defaults, compile_defaults
 from gangplane.server import builtin_schemas
 from gangplane.server.resources import Registry, Served
 from gangplane.store.base import ResourceType
@@ -58,6 +59,13 @@ def crd_schemas() -> dict[str, Any]:
     packed = resources.files("gangplane.server").joinpath("crd_schemas.json.gz").read_bytes()
     loaded: dict[str, Any] = json.loads(gzip.decompress(packed))
     return loaded
+
+
+@functools.cache
+def crd_defaults(api_version: str, kind: str) -> Defaults | None:
+    """The structural defaults of a served custom kind (``api.structural``), None when its CRD has none."""
+    schema = crd_schemas().get(f"{api_version}/{kind}")
+    return compile_defaults(schema) if schema is not None else None
 
 
 def _schema(rt: ResourceType) -> dict[str, Any]:
@@ -175,4 +183,11 @@ def root_document(registry: Registry) -> dict[str, Any]:
     return {"paths": paths}
 
 
-__all__ = ["crd_schemas", "document_hash", "group_version_document", "root_document", "schema_name"]
+__all__ = [
+    "crd_defaults",
+    "crd_schemas",
+    "document_hash",
+    "group_version_document",
+    "root_document",
+    "schema_name",
+]

@@ -89,10 +89,10 @@ class Cluster:
     cache_dir: Path
 
     def run(
-        self, *args: str, stdin: str | None = None, check: bool = True
+        self, *args: str, stdin: str | None = None, check: bool = True, kubectl: str | None = KUBECTL
     ) -> subprocess.CompletedProcess[str]:
-        assert KUBECTL is not None
-        argv = [KUBECTL, "--kubeconfig", str(self.state_dir / "kubeconfig"), "--cache-dir", str(self.cache_dir),
+        assert kubectl is not None
+        argv = [kubectl, "--kubeconfig", str(self.state_dir / "kubeconfig"), "--cache-dir", str(self.cache_dir),
                 "--request-timeout=10s", *args]  # fmt: skip
         done = subprocess.run(argv, input=stdin, capture_output=True, text=True, timeout=30)
         if check:
@@ -165,7 +165,9 @@ def test_get_tables_selectors_and_yaml(cluster: Cluster) -> None:
     )
     assert "No resources found" in cluster.run("get", "cq", "-l", "team=other").stderr
     lq = yaml.safe_load(cluster.run("get", "localqueue", "team-lq", "-o", "yaml").stdout)
-    assert lq["spec"] == {"clusterQueue": "team-cq"} and lq["metadata"]["namespace"] == "default"
+    # stopPolicy: the CRD's default, applied by the server as on a cluster
+    assert lq["spec"] == {"clusterQueue": "team-cq", "stopPolicy": "None"}
+    assert lq["metadata"]["namespace"] == "default"
     assert "No resources found" in cluster.run("get", "localqueues", "-n", "kube-system").stderr
 
 
@@ -338,6 +340,34 @@ def test_explain_and_api_resources(cluster: Cluster) -> None:
     assert "TrainJob" in cluster.run("explain", "trainjobs").stdout
     resources = cluster.run("api-resources", "--api-group=kueue.x-k8s.io", "-o", "name").stdout.split()
     assert "clusterqueues.kueue.x-k8s.io" in resources
+
+
+def _older_kubectl(version: str) -> str | None:
+    """Google Cloud SDK installs ``kubectl.1.NN`` beside its ``kubectl``; None where it does not."""
+    found = Path(KUBECTL).resolve().parent / f"kubectl.{version}" if KUBECTL else None
+    return str(found) if found is not None and found.is_file() else None
+
+
+def test_kubectl_that_reads_openapi_v2_explains_and_validates(cluster: Cluster) -> None:
+    """kubectl 1.27 reads ``/openapi/v2`` (protobuf) for ``explain`` and for the ``--validate`` probe."""
+    kubectl = _older_kubectl("1.27")
+    if kubectl is None:
+        pytest.skip("kubectl 1.27 is not installed beside kubectl")
+    explained = cluster.run("explain", "trainjob.spec.runtimeRef", kubectl=kubectl).stdout
+    assert "apiGroup" in explained and "kind" in explained
+    assert "limits" in cluster.run("explain", "pod.spec.containers.resources", kubectl=kubectl).stdout
+    bad = (
+        TRAINING.split("---")[1]
+        .replace("name: mnist", "name: strict")
+        .replace("numNodes: 2", "numNodes: 2, bogus: 1")
+    )
+    done = cluster.run("apply", "--validate=strict", "-f", "-", stdin=bad, check=False, kubectl=kubectl)
+    assert done.returncode != 0 and "spec.trainer.bogus" in done.stderr  # the server's verdict: it got there
+
+
+def test_explain_from_openapi_v2(cluster: Cluster) -> None:
+    explained = cluster.run("explain", "clusterqueue.spec", "--output=plaintext-openapiv2").stdout
+    assert "queueingStrategy" in explained and "resourceGroups" in explained
 
 
 def test_server_side_dry_run_checks_without_storing(cluster: Cluster) -> None:

@@ -22,7 +22,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from gangplane.clock import Clock, WallClock
 from gangplane.errors import ApiError, NotFound
-from gangplane.server import discovery, handlers, openapi
+from gangplane.server import discovery, handlers, openapi, openapi_v2
 from gangplane.server.auth import BearerAuth, ServiceAccountTokens
 from gangplane.server.authz import authorization_routes, registry_scope
 from gangplane.server.binding import binding_endpoints, binding_routes
@@ -80,6 +80,7 @@ class Api:
         self.ctx = ctx
         self.registry = ctx.registry
         self.openapi_root = openapi.root_document(ctx.registry)
+        self.openapi_v2 = openapi_v2.Documents(ctx.registry)
 
     async def core(self, request: Request) -> Response:
         rest = _split(request)
@@ -123,6 +124,10 @@ class Api:
         if not self.registry.has_group_version(group, version):
             raise _not_found()
         return json_response(openapi.group_version_document(self.registry.in_group_version(group, version)))
+
+    async def openapi_v2_document(self, request: Request) -> Response:
+        body, media_type = self.openapi_v2.answer(request.headers.get("accept", ""))
+        return Response(body, media_type=media_type)
 
     async def version(self, request: Request) -> Response:
         return json_response(discovery.version_info(GANGPLANE_VERSION))
@@ -178,6 +183,7 @@ def routes(api: Api) -> list[Route]:
         Route("/api/{rest:path}", api.core, methods=METHODS),
         Route("/apis", api.groups, methods=["GET"]),
         Route("/apis/{rest:path}", api.groups, methods=METHODS),
+        Route("/openapi/v2", api.openapi_v2_document, methods=["GET"]),
         Route("/openapi/v3", api.openapi_v3, methods=["GET"]),
         Route("/openapi/v3/{rest:path}", api.openapi_v3, methods=["GET"]),
     ]

@@ -361,3 +361,13 @@ def test_table_for_trainjob_shows_last_true_condition(client: TestClient, clock:
     clock.advance(200)
     row = client.get(path, headers={"accept": TABLE}).json()["rows"][0]
     assert row["cells"] == ["tj", "Created", "", "False", "3m20s"]
+
+
+def test_a_namespace_is_active_as_on_a_cluster(client: TestClient) -> None:
+    """kube-apiserver's namespace strategy sets ``status.phase: Active`` at create: ``kubectl get ns`` shows it."""
+    created = client.post("/api/v1/namespaces", json={"apiVersion": "v1", "kind": "Namespace",
+                                                      "metadata": {"name": "team"}})  # fmt: skip
+    assert created.status_code == 201 and created.json()["status"] == {"phase": "Active"}
+    table = client.get("/api/v1/namespaces/team", headers={"Accept": TABLE}).json()
+    assert table["rows"][0]["cells"][:2] == ["team", "Active"]
+    assert client.get("/api/v1/namespaces/default").json()["status"]["phase"] == "Active"

@@ -34,6 +34,8 @@ def prepared(rt: ResourceType, obj: Object) -> Object:
     the volume kinds' defaults)."""
     if rt.group == "" and rt.kind == "Secret":
         return builtin_kinds.fold_string_data(obj)
+    if rt.group == "" and rt.kind == "Namespace":
+        return builtin_kinds.active_namespace(obj)
     return volume_kinds.defaulted(rt.group, rt.kind, obj)
 
 

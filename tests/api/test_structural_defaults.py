@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from gangplane.api.structural import apply_defaults, compile_defaults, lacks_defaults
+from gangplane.api.structural import apply_defaults, compile_defaults, lacks_defaults, prune_unknown
 
 
 def _d(value: Any) -> dict[str, Any]:
@@ -92,3 +92,38 @@ def test_declared_properties_are_not_defaulted_as_additional_ones() -> None:
     value = {"known": {}, "other": {}}
     apply_defaults(value, compile_defaults(schema))
     assert value == {"known": {}, "other": {"a": "A"}}
+
+
+# ---------------------------------------------------------------- pruning (``prune_unknown``)
+
+_EMBEDDED = {"type": "object", "x-kubernetes-embedded-resource": True, "properties": {"spec": _props(a={})}}
+PRUNE = [  # (name, object, schema, what stays, the paths dropped)
+    ("root fields are the resource's own", {"apiVersion": "v", "kind": "K", "metadata": {"x": 1}, "spec": {}},
+     _props(spec=_props()), {"apiVersion": "v", "kind": "K", "metadata": {"x": 1}, "spec": {}}, []),
+    ("unknown at any depth", {"spec": {"a": 1, "b": 2, "list": [{"c": 1, "d": 2}]}},
+     _props(spec=_props(a={}, list={"type": "array", "items": _props(c={})})),
+     {"spec": {"a": 1, "list": [{"c": 1}]}}, ["spec.b", "spec.list[0].d"]),
+    ("additionalProperties true keeps any key", {"m": {"k": {"deep": 1}}},
+     _props(m={"type": "object", "additionalProperties": True}), {"m": {"k": {"deep": 1}}}, []),
+    ("additionalProperties schema applies to each value", {"m": {"k": {"a": 1, "z": 2}}},
+     _props(m={"type": "object", "additionalProperties": _props(a={})}), {"m": {"k": {"a": 1}}}, ["m.k.z"]),
+    ("preserve-unknown-fields keeps undeclared keys, not declared ones' unknowns",
+     {"p": {"free": 1, "known": {"a": 1, "z": 2}}},
+     _props(p={"type": "object", "x-kubernetes-preserve-unknown-fields": True, "properties": {"known": _props(a={})}}),
+     {"p": {"free": 1, "known": {"a": 1}}}, ["p.known.z"]),
+    ("an embedded resource has its own apiVersion, kind and metadata",
+     {"e": {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "x"}, "spec": {"a": 1, "z": 2}, "other": 1}},
+     _props(e=_EMBEDDED), {"e": {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "x"}, "spec": {"a": 1}}},
+     ["e.spec.z", "e.other"]),
+    ("an object without properties keeps nothing", {"o": {"x": 1}}, _props(o={"type": "object"}), {"o": {}}, ["o.x"]),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("obj", "schema", "kept", "dropped"), [t[1:] for t in PRUNE], ids=[t[0] for t in PRUNE]
+)
+def test_prune_unknown(
+    obj: dict[str, Any], schema: dict[str, Any], kept: dict[str, Any], dropped: list[str]
+) -> None:
+    assert prune_unknown(obj, schema) == dropped
+    assert obj == kept

@@ -365,6 +365,25 @@ def test_kubectl_that_reads_openapi_v2_explains_and_validates(cluster: Cluster) 
     assert done.returncode != 0 and "spec.trainer.bogus" in done.stderr  # the server's verdict: it got there
 
 
+def _with_unknown_field(name: str) -> str:
+    job = TRAINING.split("---")[1].replace("name: mnist", f"name: {name}")
+    return job.replace("numNodes: 2", "numNodes: 2, bogus: 1")
+
+
+def test_unknown_fields_as_validate_asks(cluster: Cluster) -> None:
+    """kubectl sends ``fieldValidation`` Strict (its default), Warn or Ignore (``--validate=false``)."""
+    cluster.apply(TRAINING)
+    strict = cluster.apply(_with_unknown_field("fv-strict"), check=False)
+    assert strict.returncode != 0 and "(BadRequest)" in strict.stderr
+    assert 'strict decoding error: unknown field "spec.trainer.bogus"' in strict.stderr
+    warned = cluster.apply(_with_unknown_field("fv-warn"), "--validate=warn")
+    assert 'Warning: unknown field "spec.trainer.bogus"' in warned.stderr
+    cluster.apply(_with_unknown_field("fv-ignore"), "--validate=false")
+    for name in ("fv-warn", "fv-ignore"):
+        job = yaml.safe_load(cluster.run("get", "trainjob", name, "-o", "yaml").stdout)
+        assert job["spec"]["trainer"] == {"numNodes": 2}
+
+
 def test_explain_from_openapi_v2(cluster: Cluster) -> None:
     explained = cluster.run("explain", "clusterqueue.spec", "--output=plaintext-openapiv2").stdout
     assert "queueingStrategy" in explained and "resourceGroups" in explained

@@ -1,4 +1,5 @@
-"""Structural defaulting: a CRD's ``default:`` values applied to a custom object, as kube-apiserver does.
+"""Structural defaulting and pruning: a CRD's ``default:`` values applied to a custom object, and the fields
+its schema does not declare found and dropped, as kube-apiserver does.
 
 After k8s.io/apiextensions-apiserver ``pkg/apiserver/schema/defaulting/algorithm.go`` (``Default``): in an
 object, every property whose schema has a ``default`` and that is absent, or ``null`` without
@@ -105,4 +106,47 @@ def _lacks_at(value: Any, defaults: Defaults | None) -> bool:
     return defaults is not None and (defaults.fills(value) or lacks_defaults(value, defaults))
 
 
-__all__ = ["Defaults", "apply_defaults", "compile_defaults", "lacks_defaults"]
+# ---------------------------------------------------------------- unknown fields (pruning)
+
+_ROOT_FIELDS = frozenset({"apiVersion", "kind", "metadata"})  # a resource's own, checked as ObjectMeta
+
+
+def prune_unknown(value: Any, schema: Mapping[str, Any]) -> list[str]:
+    """Remove from a custom object, in place, the fields its schema does not declare, and return their paths
+    (``spec.trainer.bogus``, ``spec.podSets[0].x``), as kube-apiserver prunes them (apiextensions-apiserver
+    ``pkg/apiserver/schema/pruning/algorithm.go``): a key is kept where the schema declares it, where
+    ``additionalProperties`` allows any key, or under ``x-kubernetes-preserve-unknown-fields``; the resource's
+    (and an ``x-kubernetes-embedded-resource``'s) ``apiVersion``, ``kind`` and ``metadata`` are its own."""
+    found: list[str] = []
+    _prune(value, schema, "", found, root=True)
+    return found
+
+
+def _prune(value: Any, schema: Mapping[str, Any], path: str, found: list[str], root: bool = False) -> None:
+    if isinstance(value, list):
+        items = schema.get("items")
+        for index, item in enumerate(value):
+            if isinstance(items, Mapping):
+                _prune(item, items, f"{path}[{index}]", found)
+        return
+    if not isinstance(value, dict):
+        return
+    properties = schema.get("properties") or {}
+    additional = schema.get("additionalProperties")
+    preserve = bool(schema.get("x-kubernetes-preserve-unknown-fields"))
+    own = _ROOT_FIELDS if root or schema.get("x-kubernetes-embedded-resource") else frozenset()
+    for name in list(value):
+        if name in own:
+            continue
+        where = f"{path}.{name}" if path else name
+        sub = properties.get(name)
+        if sub is None and isinstance(additional, Mapping):
+            sub = additional
+        if sub is not None:
+            _prune(value[name], sub, where, found)
+        elif not (additional is True or preserve):
+            del value[name]
+            found.append(where)
+
+
+__all__ = ["Defaults", "apply_defaults", "compile_defaults", "lacks_defaults", "prune_unknown"]

@@ -21,6 +21,7 @@ from gangplane.runtime.admission import Admission
 from gangplane.runtime.framework import Framework
 from gangplane.runtime.plugins import default_registry
 from gangplane.runtime.points import Handle
+from gangplane.server import fieldvalidation
 from gangplane.server.openapi import crd_defaults
 from gangplane.server.resources import Registry
 from gangplane.store.base import Object, Operation, ResourceType, Store, warn
@@ -75,6 +76,8 @@ class TrainerAdmission:
             return False
         if op != Operation.DELETE and lacks_defaults(new, crd_defaults(rt.api_version, rt.kind)):
             return False
+        if op != Operation.DELETE and fieldvalidation.has_unknown(rt, new):
+            return False
         return (
             op == Operation.DELETE
             or serde.model_for(rt.api_version, rt.kind) is None
@@ -85,7 +88,10 @@ class TrainerAdmission:
         if op == Operation.CREATE and (rt.group, rt.kind) == ("", "Pod"):
             # api/pod_defaults.py: kube-apiserver's pod defaults, in place (the store hands admission copies)
             return admit_pod(new, self.reader, lookup=self.priorities, owned=True)
-        if op != Operation.DELETE:  # the CRD's structural defaults, as kube-apiserver applies them first
+        if (
+            op != Operation.DELETE
+        ):  # unknown fields and the CRD's structural defaults, as kube-apiserver first
+            fieldvalidation.apply(rt, new)
             apply_defaults(new, crd_defaults(rt.api_version, rt.kind))
         if op == Operation.DELETE or serde.model_for(rt.api_version, rt.kind) is None:
             return new

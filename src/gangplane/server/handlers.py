@@ -21,7 +21,7 @@ from starlette.responses import JSONResponse, Response
 
 from gangplane.clock import Clock
 from gangplane.errors import ApiError, NotFound
-from gangplane.server import bodies, logs, query
+from gangplane.server import bodies, fieldvalidation, logs, query
 from gangplane.server.commits import GroupCommit
 from gangplane.server.query import BadRequest, Target
 from gangplane.server.resources import Registry, Served
@@ -279,18 +279,20 @@ def _create_in_namespace(ctx: Context, target: Target, obj: Object, dry_run: boo
 
 
 async def create(ctx: Context, target: Target, request: Request) -> Response:
-    dry_run = query.dry_run(_params(request))
+    params = _params(request)
+    dry_run = query.dry_run(params)
     obj = from_wire(target.served, target, await bodies.read(request))
-    with collecting_warnings() as warnings:
+    with collecting_warnings() as warnings, fieldvalidation.requested(params):
         created, encoded = await written(ctx, _create_in_namespace, ctx, target, obj, dry_run)
     return _render_one(ctx, request, target.served, created, 201, warnings, encoded)
 
 
 async def update(ctx: Context, target: Target, request: Request) -> Response:
-    dry_run = query.dry_run(_params(request))
+    params = _params(request)
+    dry_run = query.dry_run(params)
     obj = from_wire(target.served, target, await bodies.read(request))
     save = ctx.store.update_status if target.subresource == "status" else ctx.store.update
-    with collecting_warnings() as warnings:
+    with collecting_warnings() as warnings, fieldvalidation.requested(params):
         updated, encoded = await written(ctx, save, target.served.storage, obj, dry_run=dry_run)
     return _render_one(ctx, request, target.served, updated, warnings=warnings, encoded=encoded)
 
@@ -309,7 +311,7 @@ async def patch(ctx: Context, target: Target, request: Request) -> Response:
     if kind == query.APPLY_PATCH:
         body = _apply_config(target.served, target, body)
         await quick(_require_namespace, ctx, target)
-    with collecting_warnings() as warnings:
+    with collecting_warnings() as warnings, fieldvalidation.requested(params):
         patched, encoded = await _patch_now(ctx, target, body, kind, params, dry_run)
     return _render_one(ctx, request, target.served, patched, warnings=warnings, encoded=encoded)
 

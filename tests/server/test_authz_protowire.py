@@ -7,9 +7,7 @@ import pytest
 from gangplane.errors import ApiError
 from gangplane.server import authz, k8sproto, protowire
 
-
-def _field(number: int, payload: bytes) -> bytes:
-    return bytes([number << 3 | 2, len(payload)]) + payload
+_field = protowire.field_bytes
 
 
 def test_envelope_names_the_kind_and_keeps_the_raw_message() -> None:
@@ -48,7 +46,7 @@ def test_protobuf_bodies_decode_to_kubernetes_json() -> None:
     secret.type = "Opaque"
     type_meta = _field(1, b"v1") + _field(2, b"Secret")
     raw = secret.SerializeToString()
-    body = protowire.MAGIC + _field(1, type_meta) + bytes([2 << 3 | 2]) + _varint(len(raw)) + raw
+    body = protowire.MAGIC + _field(1, type_meta) + _field(2, raw)
     assert k8sproto.decode(body) == {
         "apiVersion": "v1", "kind": "Secret", "metadata": {"name": "hf"}, "data": {"HF_TOKEN": "aGZfYWJj"},
         "type": "Opaque",
@@ -56,12 +54,3 @@ def test_protobuf_bodies_decode_to_kubernetes_json() -> None:
     with pytest.raises(ApiError) as unsupported:
         k8sproto.decode(protowire.MAGIC + _field(1, _field(1, b"apps/v1") + _field(2, b"Deployment")))
     assert unsupported.value.code == 415
-
-
-def _varint(n: int) -> bytes:
-    out = bytearray()
-    while True:
-        byte, n = n & 0x7F, n >> 7
-        out.append(byte | (0x80 if n else 0))
-        if not n:
-            return bytes(out)

@@ -16,11 +16,15 @@ kube-apiserver writes it. The protobuf is written by hand (field numbers of gnos
 from __future__ import annotations
 
 import json
-import struct
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 from gangplane.server.openapi import group_version_document
+from gangplane.server.protowire import field_bytes as _bytes
+from gangplane.server.protowire import field_double as _double
+from gangplane.server.protowire import field_int as _int
+from gangplane.server.protowire import field_text as _text
+from gangplane.server.protowire import varint as _varint
 from gangplane.server.resources import Registry
 
 PROTOBUF = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"
@@ -96,32 +100,6 @@ def document(registry: Registry) -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------- protobuf wire form
-
-
-def _varint(value: int) -> bytes:
-    value &= (1 << 64) - 1  # negative int64s as ten bytes, as protobuf writes them
-    out = bytearray()
-    while True:
-        byte, value = value & 0x7F, value >> 7
-        out.append(byte | (0x80 if value else 0))
-        if not value:
-            return bytes(out)
-
-
-def _bytes(number: int, data: bytes) -> bytes:
-    return _varint(number << 3 | 2) + _varint(len(data)) + data
-
-
-def _text(number: int, value: str) -> bytes:
-    return _bytes(number, value.encode()) if value else b""
-
-
-def _int(number: int, value: int | bool) -> bytes:
-    return _varint(number << 3) + _varint(int(value)) if value else b""
-
-
-def _double(number: int, value: float) -> bytes:
-    return _varint(number << 3 | 1) + struct.pack("<d", float(value))
 
 
 def _any(number: int, value: Any) -> bytes:

@@ -1,4 +1,4 @@
-"""Kubernetes' protobuf request envelope, read without generated classes; pure.
+"""The protobuf wire format without generated classes (Kubernetes' request envelope read, fields written); pure.
 
 Typed kubectl commands and client-go send built-in kinds as ``application/vnd.kubernetes.protobuf``: the magic
 ``k8s\\x00`` then a ``runtime.Unknown`` message (k8s.io/apimachinery/pkg/runtime/generated.proto: 1 typeMeta
@@ -10,6 +10,7 @@ callers that need the object's fields answer 415 for other kinds.
 
 from __future__ import annotations
 
+import struct
 from dataclasses import dataclass
 
 MAGIC = b"k8s\x00"
@@ -84,4 +85,38 @@ def envelope(body: bytes) -> Envelope:
     return Envelope(_text(meta.get(1)), _text(meta.get(2)), raw if isinstance(raw, bytes) else b"")
 
 
-__all__ = ["CONTENT_TYPE", "MAGIC", "Envelope", "WireError", "envelope", "fields", "is_envelope"]
+# ---------------------------------------------------------------- writing (the OpenAPI v2 document)
+
+
+def varint(value: int) -> bytes:
+    value &= (1 << 64) - 1  # negative int64s as ten bytes, as protobuf writes them
+    out = bytearray()
+    while True:
+        byte, value = value & 0x7F, value >> 7
+        out.append(byte | (0x80 if value else 0))
+        if not value:
+            return bytes(out)
+
+
+def field_bytes(number: int, data: bytes) -> bytes:
+    return varint(number << 3 | _LENGTH) + varint(len(data)) + data
+
+
+def field_text(number: int, value: str) -> bytes:
+    """A string field; empty is not written (proto3)."""
+    return field_bytes(number, value.encode()) if value else b""
+
+
+def field_int(number: int, value: int | bool) -> bytes:
+    """A varint field (int, bool); zero is not written (proto3)."""
+    return varint(number << 3 | _VARINT) + varint(int(value)) if value else b""
+
+
+def field_double(number: int, value: float) -> bytes:
+    return varint(number << 3 | _FIXED64) + struct.pack("<d", float(value))
+
+
+__all__ = [
+    "CONTENT_TYPE", "MAGIC", "Envelope", "WireError", "envelope", "field_bytes", "field_double", "field_int",
+    "field_text", "fields", "is_envelope", "varint",
+]  # fmt: skip

@@ -15,11 +15,13 @@ from gangplane.agent.leftovers import CLUSTER_ENV, cluster_id
 from gangplane.agent.nodes import ClusterConfig, NodeGroup
 from gangplane.cluster.agents import AgentProcess
 
-# Records its handoff and environment, then exits (``die``) or waits for SIGTERM and says so.
+# Records its handoff and environment, then exits (``die``) or waits for SIGTERM and says so. The handler is
+# installed before the record: the test stops it as soon as the record appears (a TERM before it killed it).
 STAND_IN = """
 import json, os, signal, sys, time
 from pathlib import Path
 out = Path(sys.argv[1])
+signal.signal(signal.SIGTERM, lambda *a: ((out / "stopped").write_text("yes"), sys.exit(0)))
 line = sys.stdin.readline()
 record = {"handoff": line, "env": os.environ.get("GANGPLANE_CLUSTER"), "sid": os.getsid(0) == os.getpid(),
           "leaked": any("secret-token" in value for value in os.environ.values())}
@@ -27,7 +29,6 @@ with (out / "starts").open("a") as f:
     f.write(json.dumps(record) + "\\n")
 if (out / "die").exists():
     sys.exit(3)
-signal.signal(signal.SIGTERM, lambda *a: ((out / "stopped").write_text("yes"), sys.exit(0)))
 while True:
     time.sleep(0.05)
 """

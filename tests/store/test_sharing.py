@@ -82,3 +82,25 @@ def test_list_copies_do_not_tie_objects_together() -> None:
     copies = copy_objects([table.share(pod("a")), table.share(pod("b"))])
     copies[0]["spec"]["containers"][0]["image"] = "changed"
     assert copies[1]["spec"]["containers"][0]["image"] == "busybox"
+
+
+def test_a_part_the_previous_version_holds_at_any_depth_is_kept_without_a_copy() -> None:
+    """A binding changes ``spec.nodeName`` and the conditions: the containers stay the stored instances."""
+    table = SubtreeTable()
+    before = table.share(pod("a"))
+    after = table.share({**before, "spec": {**before["spec"], "nodeName": "n1"}}, before)
+    assert after == {**before, "spec": {**before["spec"], "nodeName": "n1"}}
+    assert after["spec"]["containers"] is before["spec"]["containers"]
+    assert after["spec"] is not before["spec"]
+    parts = _containers(after)
+    assert len({id(p) for p in parts}) == len(parts)
+
+
+def test_a_kept_part_also_placed_elsewhere_in_the_object_is_used_once() -> None:
+    table = SubtreeTable()
+    before = table.share(pod("a"))
+    containers = before["spec"]["containers"]
+    after = table.share({**before, "spec": {**before["spec"], "initContainers": containers}}, before)
+    assert after["spec"]["initContainers"] == containers
+    parts = _containers(after)
+    assert len({id(p) for p in parts}) == len(parts)  # no instance twice within one object

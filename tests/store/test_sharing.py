@@ -104,3 +104,25 @@ def test_a_kept_part_also_placed_elsewhere_in_the_object_is_used_once() -> None:
     assert after["spec"]["initContainers"] == containers
     parts = _containers(after)
     assert len({id(p) for p in parts}) == len(parts)  # no instance twice within one object
+
+
+@given(
+    st.dictionaries(st.text(max_size=4), json_values, max_size=5),
+    st.lists(st.booleans(), max_size=5),
+    json_values,
+)
+def test_a_version_built_from_the_previous_one_is_equal_and_holds_no_instance_twice(
+    obj: dict[str, Any], copied: list[bool], extra: Any
+) -> None:
+    """Parts taken from the previous version as they are, parts copied, one moved under a new field."""
+    table = SubtreeTable(capacity=8)
+    previous = table.share(obj)
+    new = {
+        k: copy.deepcopy(v) if i < len(copied) and copied[i] else v
+        for i, (k, v) in enumerate(previous.items())
+    }
+    new["moved"] = {"extra": extra, "again": next(iter(previous.values()), None)}
+    shared = table.share(new, previous)
+    assert shared == new and _typed(shared) == _typed(new)
+    parts = _containers(shared)
+    assert len({id(p) for p in parts}) == len(parts)

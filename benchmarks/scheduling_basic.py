@@ -188,10 +188,13 @@ def main() -> None:
         )
         assert started.url is not None and started.pid is not None
         try:
+            cpu = server_cpu(started.pid)
             registration = register_nodes(state, started.url, args.nodes, args.clients)
+            cpu = server_cpu(started.pid) - cpu
             print(
                 f"{args.nodes} nodes registered (POST + PATCH status) in {registration:.1f}s "
-                f"= {args.nodes / registration:.0f} nodes/s (target ≤ 5 s)"
+                f"= {args.nodes / registration:.0f} nodes/s (target ≤ 5 s); server CPU "
+                f"{cpu / max(args.nodes, 1) * 1e3:.2f} ms per node"
             )
             watch = BindWatch(state, started.url, args.pods // GANG * GANG if args.gangs else args.pods)
             cpu = server_cpu(started.pid)

@@ -115,3 +115,16 @@ def test_discovery_lists_the_binding_subresource(client: TestClient) -> None:
     resources = {r["name"]: r for r in client.get("/api/v1").json()["resources"]}
     assert resources["pods/binding"]["verbs"] == ["create"] and resources["pods/binding"]["kind"] == "Binding"
     assert resources["bindings"]["verbs"] == ["create"]
+
+
+def test_the_bound_pod_keeps_the_stored_containers_instead_of_a_copy(
+    client: TestClient, store: MemoryStore
+) -> None:
+    """The binding copies only what it changes: the new version shares the rest with the previous one."""
+    client.post(f"{BASE}/pods", json=pod("p")).raise_for_status()
+    before = store.list_shared(PODS).items[0]
+    assert _bind(client, "p").status_code == 201
+    after = store.list_shared(PODS).items[0]
+    assert after["spec"]["nodeName"] == "n1" and "nodeName" not in before["spec"]
+    assert after["spec"]["containers"] is before["spec"]["containers"]
+    assert (before.get("status") or {}).get("conditions") != after["status"]["conditions"]  # left as it was

@@ -82,3 +82,47 @@ def test_list_copies_do_not_tie_objects_together() -> None:
     copies = copy_objects([table.share(pod("a")), table.share(pod("b"))])
     copies[0]["spec"]["containers"][0]["image"] = "changed"
     assert copies[1]["spec"]["containers"][0]["image"] == "busybox"
+
+
+def test_a_part_the_previous_version_holds_at_any_depth_is_kept_without_a_copy() -> None:
+    """A binding changes ``spec.nodeName`` and the conditions: the containers stay the stored instances."""
+    table = SubtreeTable()
+    before = table.share(pod("a"))
+    after = table.share({**before, "spec": {**before["spec"], "nodeName": "n1"}}, before)
+    assert after == {**before, "spec": {**before["spec"], "nodeName": "n1"}}
+    assert after["spec"]["containers"] is before["spec"]["containers"]
+    assert after["spec"] is not before["spec"]
+    parts = _containers(after)
+    assert len({id(p) for p in parts}) == len(parts)
+
+
+def test_a_kept_part_also_placed_elsewhere_in_the_object_is_used_once() -> None:
+    table = SubtreeTable()
+    before = table.share(pod("a"))
+    containers = before["spec"]["containers"]
+    after = table.share({**before, "spec": {**before["spec"], "initContainers": containers}}, before)
+    assert after["spec"]["initContainers"] == containers
+    parts = _containers(after)
+    assert len({id(p) for p in parts}) == len(parts)  # no instance twice within one object
+
+
+@given(
+    st.dictionaries(st.text(max_size=4), json_values, max_size=5),
+    st.lists(st.booleans(), max_size=5),
+    json_values,
+)
+def test_a_version_built_from_the_previous_one_is_equal_and_holds_no_instance_twice(
+    obj: dict[str, Any], copied: list[bool], extra: Any
+) -> None:
+    """Parts taken from the previous version as they are, parts copied, one moved under a new field."""
+    table = SubtreeTable(capacity=8)
+    previous = table.share(obj)
+    new = {
+        k: copy.deepcopy(v) if i < len(copied) and copied[i] else v
+        for i, (k, v) in enumerate(previous.items())
+    }
+    new["moved"] = {"extra": extra, "again": next(iter(previous.values()), None)}
+    shared = table.share(new, previous)
+    assert shared == new and _typed(shared) == _typed(new)
+    parts = _containers(shared)
+    assert len({id(p) for p in parts}) == len(parts)

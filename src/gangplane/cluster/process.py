@@ -40,6 +40,7 @@ from gangplane.server.lifecycle import (
     DEFAULT_HOST,
     DEFAULT_PORT,
     default_state_dir,
+    freeze_startup_heap,
     lock,
     make_server,
     open_store,
@@ -108,6 +109,7 @@ def run(
         cluster.start()
         if apart:
             agent_process.start()
+        freeze_startup_heap()
         server.run()
     finally:
         stop()

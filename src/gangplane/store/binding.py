@@ -19,7 +19,6 @@ from gangplane.errors import BadRequest, CauseType, Conflict, FieldError, Invali
 from gangplane.store.base import ResourceType
 from gangplane.store.catalog import PODS
 from gangplane.store.core import ObjectStore
-from gangplane.store.objects import copy_object
 
 BINDING_KIND = "Binding"
 BINDINGS = ResourceType("", "v1", BINDING_KIND, "bindings", has_status=False)
@@ -99,12 +98,14 @@ def _assigned(pod: Mapping[str, Any], binding: Mapping[str, Any], node: str, now
     current = (pod.get("spec") or {}).get("nodeName")
     if current:
         raise Conflict(f'pod {name} is already assigned to node "{current}"', kind="Pod", name=name)
-    new = copy_object(dict(pod))
-    new["spec"]["nodeName"] = node
+    # new dicts along the changed paths only: the rest is the stored pod's own (never mutated), so the store
+    # keeps it shared with the previous version instead of copying and walking it again
+    new = {**pod, "metadata": dict(m), "spec": {**(pod.get("spec") or {}), "nodeName": node}}
     if want.get("annotations"):
         new["metadata"]["annotations"] = {**(m.get("annotations") or {}), **want["annotations"]}
-    status = new.setdefault("status", {})
+    status = dict(pod.get("status") or {})
     status["conditions"] = _scheduled(status.get("conditions"), now)
+    new["status"] = status
     return new
 
 

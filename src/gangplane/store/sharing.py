@@ -11,7 +11,9 @@ and the table's own memory is bounded. Objects stored earlier keep what they sha
 
 Within one object no instance is used twice, so a deep copy of one object (``copy.deepcopy`` and pickle
 memoize by identity) never ties two of its own parts together. The parts a write left unchanged from the
-previous version (``objects.sharing_unchanged``) are kept as they are, so versions keep sharing them.
+previous version (``objects.sharing_unchanged``), at any depth, are kept as they are without walking them
+again (a binding changes ``spec.nodeName``: the containers stay the previous version's instances), so
+versions keep sharing them.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from typing import Any
 
 from gangplane.store.base import Object
 from gangplane.store.compact import COMPACT_TYPES
-from gangplane.store.objects import TypeKey, meta
+from gangplane.store.objects import TypeKey
 
 DEFAULT_CAPACITY = 10_000
 Key = tuple[Any, ...]
@@ -34,34 +36,39 @@ class SubtreeTable:
         self._capacity = capacity
         self._young: dict[Key, Any] = {}
         self._old: dict[Key, Any] = {}
+        self._kept: dict[int, Any] = {}  # during ``share``: the previous version's parts it keeps, by id
 
     def __len__(self) -> int:
         return len(self._young) + len(self._old)
 
     def share(self, obj: Object, previous: Object | None = None) -> Object:
-        """An object equal to ``obj`` (same key order) made of instances already held where equal; the
-        top-level and metadata fields that are ``previous``'s own instances are kept."""
+        """An object equal to ``obj`` (same key order) made of instances already held where equal; the parts
+        that are ``previous``'s own instances at the same place, at any depth, are kept as they are."""
         used: set[int] = set()
         kept = _unchanged(obj, previous)
-        for part in kept:
+        for part in kept.values():
             _mark(part, used)
-        out = {}
-        for k, v in obj.items():
-            if k == "metadata" and isinstance(v, dict):
-                old_meta = meta(previous) if previous is not None else {}
-                fields = {sys.intern(f): x if x is old_meta.get(f, _ABSENT) else self._value(x, used)
-                          for f, x in v.items()}  # fmt: skip
-                out[sys.intern(k)] = fields
-            else:
-                out[sys.intern(k)] = v if id(v) in kept else self._value(v, used)
-        return out
+        self._kept = kept
+        try:
+            out = {}
+            for k, v in obj.items():
+                if k == "metadata" and isinstance(v, dict):
+                    out[sys.intern(k)] = {sys.intern(f): self._value(x, used) for f, x in v.items()}
+                else:
+                    out[sys.intern(k)] = self._value(v, used)
+            return out
+        finally:
+            self._kept = {}
 
     def stored(self, tk: TypeKey, obj: Object, previous: Object | None = None) -> Object:
         """``share`` for an object the store is about to hold; Events, held encoded, are left alone."""
         return obj if tk in COMPACT_TYPES else self.share(obj, previous)
 
     def _value(self, value: Any, used: set[int]) -> Any:
-        """``value`` shared; scalars are handled inline (most nodes are), containers recursively."""
+        """``value`` shared; scalars are handled inline (most nodes are), containers recursively (a part kept
+        from the previous version as it is)."""
+        if self._kept and self._kept.pop(id(value), None) is not None:  # once: no instance used twice
+            return value
         if type(value) is dict:
             items: dict[str, Any] = {}
             key: list[Any] = ["d"]
@@ -112,13 +119,30 @@ _ABSENT = object()
 
 
 def _unchanged(obj: Object, previous: Object | None) -> dict[int, Any]:
-    """The containers ``obj`` took from ``previous`` as they were, by identity (with metadata's fields)."""
-    if previous is None:
-        return {}
-    parts = [v for k, v in obj.items() if k != "metadata" and v is previous.get(k, _ABSENT)]
-    old_meta = meta(previous)
-    parts += [v for f, v in meta(obj).items() if v is old_meta.get(f, _ABSENT)]
-    return {id(v): v for v in parts if type(v) is dict or type(v) is list}
+    """The containers ``obj`` took from ``previous`` as they were, by identity, at any depth: the walk
+    follows the fields both have and stops at a part taken whole, so it costs what changed."""
+    found: dict[int, Any] = {}
+    if previous is not None:
+        _same_parts(obj, previous, found)
+        found.pop(id(obj), None)  # the object itself is always built anew
+    return found
+
+
+def _same_parts(new: Any, old: Any, found: dict[int, Any]) -> None:
+    if type(new) is dict and type(old) is dict:
+        if new is old:
+            found[id(new)] = new
+            return
+        for k, v in new.items():
+            was = old.get(k, _ABSENT)
+            if was is not _ABSENT:
+                _same_parts(v, was, found)
+    elif type(new) is list and type(old) is list:
+        if new is old:
+            found[id(new)] = new
+            return
+        for v, was in zip(new, old, strict=False):
+            _same_parts(v, was, found)
 
 
 def _mark(value: Any, used: set[int]) -> None:

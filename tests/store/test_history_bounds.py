@@ -105,7 +105,7 @@ def test_event_changes_are_kept_encoded_and_resume_as_written() -> None:
     history.append(Change(1, EVENTS, EventType.ADDED, event, None, 10))
     history.append(Change(2, EVENTS, EventType.MODIFIED, bumped, event, 20))
     history.append(Change(3, PODS, EventType.ADDED, pod, None, 10))
-    kept = [change for change, _ in history._logs[EVENTS].changes]
+    kept = list(history._logs[EVENTS].changes)
     assert all(isinstance(change.object, bytes) for change in kept)
     first, second = history.since(0, EVENTS)
     assert (first.rv, first.type, first.object, first.old) == (1, EventType.ADDED, event, None)

@@ -74,7 +74,8 @@ class _TypeLog:
     """One type's changes with ``floor < rv``: every change of the type after ``floor`` is present."""
 
     floor: int
-    changes: deque[tuple[Change | _Packed, float]] = field(default_factory=deque)
+    changes: deque[Change | _Packed] = field(default_factory=deque)
+    times: deque[float] = field(default_factory=deque)  # when each was appended (apart: no pair per change)
 
 
 class History:
@@ -104,7 +105,8 @@ class History:
         """Keep the newest change always (a watcher may be resuming from just before it)."""
         log = self._logs.setdefault(change.type_key, _TypeLog(self.floor))
         now = self._now()
-        log.changes.append((_Packed.of(change) if change.type_key in COMPACT_TYPES else change, now))
+        log.changes.append(_Packed.of(change) if change.type_key in COMPACT_TYPES else change)
+        log.times.append(now)
         self._count += 1
         self.bytes += change.size
         self._expire(log, now)
@@ -116,11 +118,12 @@ class History:
             self._drop(max(self._logs.values(), key=lambda each: (len(each.changes), each is not log)))
 
     def _expire(self, log: _TypeLog, now: float) -> None:
-        while len(log.changes) > self._min_per_type and now - log.changes[0][1] > self._fresh:
+        while len(log.changes) > self._min_per_type and now - log.times[0] > self._fresh:
             self._drop(log)
 
     def _drop(self, log: _TypeLog) -> None:
-        dropped, _ = log.changes.popleft()
+        dropped = log.changes.popleft()
+        log.times.popleft()
         self._count -= 1
         self.bytes -= dropped.size
         log.floor = dropped.rv
@@ -133,9 +136,9 @@ class History:
             raise Gone(f"too old resource version: {rv} ({log.floor})")
         changes = log.changes
         start = len(changes)
-        while start > 0 and changes[start - 1][0].rv > rv:
+        while start > 0 and changes[start - 1].rv > rv:
             start -= 1
-        return [_unpacked(changes[i][0]) for i in range(start, len(changes))]
+        return [_unpacked(changes[i]) for i in range(start, len(changes))]
 
     def count(self, type_key: TypeKey) -> int:
         log = self._logs.get(type_key)

@@ -94,3 +94,21 @@ def test_consecutive_versions_share_what_a_write_left_alone() -> None:
     assert after["spec"] is before["spec"]
     assert after["metadata"]["labels"] is before["metadata"]["labels"]
     assert after["metadata"] is not before["metadata"]  # its resourceVersion differs
+
+
+def test_event_changes_are_kept_encoded_and_resume_as_written() -> None:
+    """Events' past versions are held as the store holds Events (compact.py); a resuming watch decodes them."""
+    history = History(100, floor=0)
+    event = {"metadata": {"name": "e", "namespace": "default"}, "reason": "Started", "count": 1}
+    bumped = {**event, "count": 2}
+    pod = {"metadata": {"name": "p"}}
+    history.append(Change(1, EVENTS, EventType.ADDED, event, None, 10))
+    history.append(Change(2, EVENTS, EventType.MODIFIED, bumped, event, 20))
+    history.append(Change(3, PODS, EventType.ADDED, pod, None, 10))
+    kept = list(history._logs[EVENTS].changes)
+    assert all(isinstance(change.object, bytes) for change in kept)
+    first, second = history.since(0, EVENTS)
+    assert (first.rv, first.type, first.object, first.old) == (1, EventType.ADDED, event, None)
+    assert (second.rv, second.type, second.object, second.old) == (2, EventType.MODIFIED, bumped, event)
+    assert list(second.object) == list(bumped) and history.bytes == 40
+    assert history.since(0, PODS)[0].object is pod  # other types keep the stored dict itself

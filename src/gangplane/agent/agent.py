@@ -216,7 +216,8 @@ class NodeAgent:
             state = self._admit(key, pod)
             if state is None:
                 return Result()
-        pod = newer(pod, state.latest)
+        # once the informer has caught up, keep its (shared) dict: our write's private copy is freed
+        pod = state.latest = newer(pod, state.latest)
         self._absorb_exits(state)
         if pod["metadata"].get("deletionTimestamp"):
             return self._terminate(key, pod, state)

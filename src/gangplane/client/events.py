@@ -21,7 +21,7 @@ import dataclasses
 import logging
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from gangplane.clock import Clock, rfc3339
@@ -79,7 +79,8 @@ class _Bucket:
 @dataclass(slots=True)
 class _Similar:
     first: float
-    messages: set[str] = field(default_factory=set)
+    # the distinct messages seen, up to one past MAX_SIMILAR (all that decides): a tuple, as most hold one
+    messages: tuple[str, ...] = ()
 
 
 def _bounded_put(cache: OrderedDict[Any, Any], key: Any, value: Any) -> None:
@@ -93,7 +94,8 @@ class EventCorrelator:
     """Decides create-or-count for each event (``EventCorrelator.EventCorrelate``). Thread-safe."""
 
     def __init__(self) -> None:
-        self._seen: OrderedDict[tuple[str, ...], _Seen] = OrderedDict()
+        # keyed (similar key, message): the similar key's tuple is the one _similar holds, not a longer copy
+        self._seen: OrderedDict[tuple[tuple[str, ...], str], _Seen] = OrderedDict()
         self._similar: OrderedDict[tuple[str, ...], _Similar] = OrderedDict()
         self._buckets: OrderedDict[tuple[str, ...], _Bucket] = OrderedDict()
         self._lock = threading.Lock()
@@ -127,23 +129,24 @@ class EventCorrelator:
         """The Event a key pointed at is gone (deleted, or expired): count afresh on a new one."""
         combined = message.startswith(COMBINED_PREFIX)
         with self._lock:
-            key = (*similar_key, COMBINED_PREFIX if combined else message)
+            key = (similar_key, COMBINED_PREFIX if combined else message)
             _bounded_put(self._seen, key, _Seen(name, 1, now))
         return Decision(name, message, 1, now, create=True)
 
     def _aggregate(
         self, similar_key: tuple[str, ...], message: str, now: float
-    ) -> tuple[str, tuple[str, ...]]:
+    ) -> tuple[str, tuple[tuple[str, ...], str]]:
         """The message to record and the key it is counted under: past the limit, every similar event is
         counted on one combined Event that shows the latest message."""
         group = self._similar.get(similar_key)
         if group is None or now - group.first > SIMILAR_WINDOW:
             group = _Similar(now)
             _bounded_put(self._similar, similar_key, group)
-        group.messages.add(message)
+        if len(group.messages) <= MAX_SIMILAR and message not in group.messages:
+            group.messages = (*group.messages, message)
         if len(group.messages) > MAX_SIMILAR:
-            return COMBINED_PREFIX + message, (*similar_key, COMBINED_PREFIX)
-        return message, (*similar_key, message)
+            return COMBINED_PREFIX + message, (similar_key, COMBINED_PREFIX)
+        return message, (similar_key, message)
 
 
 _stamp_lock = threading.Lock()

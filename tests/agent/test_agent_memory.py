@@ -1,0 +1,35 @@
+"""What the node agent keeps of a finished pod: nothing of its own once the informer has caught up.
+
+The agent remembers the pod as its last write returned it (a private copy), so a reconcile that runs before
+its informer sees that write does not act on an older version. Once the informer holds that version or a
+newer one, the agent keeps the informer's dict instead (shared with the store in-process): 1,000 finished
+pods kept ~5.8 MiB of such copies in the memory benchmark (docs/control-plane.md).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from agent.conftest import pod, python, wait_for, wait_phase
+from gangplane.agent import FINALIZER, AgentPool
+from gangplane.store.catalog import PODS
+from gangplane.store.memory import MemoryStore
+
+
+def test_a_finished_pod_is_held_as_the_informers_dict_not_a_copy(
+    store: MemoryStore, make_pool: Callable[..., AgentPool]
+) -> None:
+    agent = make_pool().agent("node-0")
+    store.create(PODS, pod("done", python("main", "pass"), restartPolicy="Never"))
+    wait_phase(store, "done", "Succeeded", "Failed", timeout=30)
+    wait_for(lambda: FINALIZER not in (store.get(PODS, "default", "done")["metadata"].get("finalizers") or []),
+             timeout=30, what="the agent's finalizer removed")  # fmt: skip
+
+    def held_shared() -> bool:
+        state = agent._pods[("default", "done")]
+        cached = agent.informer.get("default", "done")
+        return cached is not None and state.latest is cached
+
+    wait_for(held_shared, timeout=30, what="the agent holding the informer's dict")
+    latest = agent._pods[("default", "done")].latest
+    assert latest is not None and latest["status"]["phase"] == "Succeeded"

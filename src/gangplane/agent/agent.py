@@ -4,16 +4,19 @@ One ``NodeAgent`` per node. It registers the Node and keeps its Lease fresh (``h
 pods whose ``spec.nodeName`` is its node through an informer, and reconciles each pod key on a work queue
 served by ``POD_WORKERS`` threads (never two at once for one pod, as the kubelet's pod workers):
 
-- a new pod gets the agent's finalizer first (so a delete only marks it while processes may run), then its
-  GPUs, then its containers as ``pod_state.plan`` says; process exits come back as queue events;
+- a new pod gets its GPUs, then its containers as ``pod_state.plan`` says; process exits come back as queue
+  events;
 - one status write per change, computed by ``pod_status`` from the pod's ``PodRun``; the kubelet's events
   about containers are queued and written by one thread (``EventSink``), never holding up a pod;
-- a pod with ``deletionTimestamp`` has its process groups stopped (SIGTERM, ``terminationGracePeriodSeconds``,
-  SIGKILL) by the ``Supervisor`` that watches every container on one thread (``supervisor.py``); once none
-  is left its final status is written and the finalizer removed,
-  so the pod disappears only after its processes;
-- a finished pod releases its GPUs and ports and drops the finalizer; a pod that vanished (or was replaced
-  under the same name) has its processes stopped in the background.
+- a delete of a running pod only marks it (``deletionTimestamp``, ``deletionGracePeriodSeconds``: the store's
+  graceful deletion, ``store/graceful.py``, as kube-apiserver's); its process groups are stopped (SIGTERM,
+  the grace period, SIGKILL) by the ``Supervisor`` that watches every container on one thread
+  (``supervisor.py``); once none is left its final status is written and the agent deletes it with grace 0
+  and a UID precondition, as the kubelet's status manager does, so the pod disappears only after its
+  processes. No finalizer: the kubelet keeps none (pods of an agent that went away are the pod garbage
+  collector's, ``controllers/podgc.py``);
+- a finished pod releases its GPUs and ports; a pod that vanished (or was replaced under the same name) has
+  its processes stopped in the background.
 
 The decisions are the pure ``pod_state`` / ``pod_status`` functions; this module only does the I/O.
 """
@@ -78,14 +81,16 @@ from gangplane.client import Controller, Informer, Result
 from gangplane.client.events import EventRecorder
 from gangplane.client.informer import Key
 from gangplane.clock import Clock
-from gangplane.errors import NotFound
+from gangplane.errors import Conflict, NotFound
 from gangplane.store.base import ListOptions, Object, Store
 from gangplane.store.catalog import PODS
 from gangplane.store.patch import MERGE_PATCH
 
 _log = logging.getLogger(__name__)
 
-FINALIZER = "gangplane.io/node-agent"
+# The finalizer earlier agents put on every pod (graceful deletion replaced it): a pod stored with it, from a
+# durable store of that time, has it removed when its agent next sees the pod finished or deleted.
+LEGACY_FINALIZER = "gangplane.io/node-agent"
 CONFIG_RETRY_SECONDS = 2.0
 # Pods reconciled at once per node: the kubelet gives every pod its own worker, so a slow start (a process
 # spawn, a cgroup, a status write) holds back only its own pod; here a few threads share the node's queue,
@@ -223,18 +228,20 @@ class NodeAgent:
         return self._sync(key, pod, state)
 
     def _admit(self, key: Key, pod: Object) -> _Pod | None:
-        """A pod seen for the first time: claim it with the finalizer, give it devices, start its run."""
+        """A pod seen for the first time: give it devices, start its run. One being deleted (marked while this
+        agent was away) is let go at once: nothing of it runs here any more."""
         status = pod.get("status") or {}
-        if pod["metadata"].get("deletionTimestamp") or status.get("phase") in ps.TERMINAL:
-            self._drop_finalizer(None, pod)
-            return None
-        pod = self._add_finalizer(pod)
-        spec, now = ps.spec_of(pod), self.clock.now()
         if status.get("startTime"):
             kill_groups(leftover_groups(status))  # a crashed control plane's processes must not live on
-            run = ps.recover_run(spec, status, now)
-        else:
-            run = ps.new_run(spec, now)
+        if pod["metadata"].get("deletionTimestamp"):
+            self._let_go(self._drop_legacy_finalizer(pod))
+            return None
+        if status.get("phase") in ps.TERMINAL:
+            self._drop_legacy_finalizer(pod)
+            return None
+        pod = self._drop_legacy_finalizer(pod)
+        spec, now = ps.spec_of(pod), self.clock.now()
+        run = ps.recover_run(spec, status, now) if status.get("startTime") else ps.new_run(spec, now)
         state = _Pod(uid_of(pod), spec, run, latest=pod)
         self._assign_devices(pod, state)
         with self._lock:
@@ -278,7 +285,6 @@ class NodeAgent:
         if ps.pod_phase(state.spec, state.run) in ps.TERMINAL and not state.procs:
             self._release(state)
             self._memory.remove(pod)  # a finished pod's tmpfs volumes are torn down, as the kubelet's are
-            self._drop_finalizer(state, newer(pod, state.latest))
         retry_at = CONFIG_RETRY_SECONDS if retry else refresh
         return result_after(now, plan.wake_at, retry_at)
 
@@ -394,7 +400,7 @@ class NodeAgent:
         with self._lock:
             self._pods.pop(key, None)
         self._remove_dirs(pod)
-        self._drop_finalizer(state, newer(pod, state.latest))
+        self._let_go(newer(pod, state.latest))
         return Result()
 
     def _abandon(self, key: Key, state: _Pod) -> None:
@@ -456,25 +462,25 @@ class NodeAgent:
         if status != pod.get("status"):
             state.latest = self.store.update_status(PODS, {**pod, "status": status})
 
-    def _add_finalizer(self, pod: Object) -> Object:
-        names = list(pod["metadata"].get("finalizers") or [])
-        if FINALIZER in names:
-            return pod
-        return self._patch_finalizers(pod, [*names, FINALIZER])
-
-    def _drop_finalizer(self, state: _Pod | None, pod: Object) -> None:
-        names = list(pod["metadata"].get("finalizers") or [])
-        if FINALIZER not in names:
-            return
-        with contextlib.suppress(NotFound):
-            latest = self._patch_finalizers(pod, [n for n in names if n != FINALIZER])
-            if state is not None:
-                state.latest = latest
-
-    def _patch_finalizers(self, pod: Object, names: list[str]) -> Object:
+    def _let_go(self, pod: Object) -> None:
+        """The kubelet's last word on a deleted pod whose containers are all stopped: delete it with grace 0,
+        guarded by its UID (a pod re-created under the same name is not touched)."""
         meta = pod["metadata"]
-        patch = {"metadata": {"resourceVersion": meta["resourceVersion"], "finalizers": names or None}}
-        return self.store.patch(PODS, meta["namespace"], meta["name"], patch, MERGE_PATCH)
+        with contextlib.suppress(NotFound, Conflict):
+            self.store.delete(
+                PODS, meta["namespace"], meta["name"], preconditions={"uid": meta["uid"]}, grace_period=0
+            )
+
+    def _drop_legacy_finalizer(self, pod: Object) -> Object:
+        names = list(pod["metadata"].get("finalizers") or [])
+        if LEGACY_FINALIZER not in names:
+            return pod
+        meta = pod["metadata"]
+        kept = [n for n in names if n != LEGACY_FINALIZER] or None
+        patch = {"metadata": {"resourceVersion": meta["resourceVersion"], "finalizers": kept}}
+        with contextlib.suppress(NotFound):
+            return self.store.patch(PODS, meta["namespace"], meta["name"], patch, MERGE_PATCH)
+        return pod
 
 
-__all__ = ["FINALIZER", "NodeAgent"]
+__all__ = ["LEGACY_FINALIZER", "NodeAgent"]

@@ -185,7 +185,11 @@ class Store(Protocol):
         propagation: Propagation = Propagation.BACKGROUND,
         preconditions: Mapping[str, str] | None = None,
         dry_run: bool = False,
-    ) -> Object: ...
+        grace_period: int | None = None,
+    ) -> Object:
+        """``grace_period`` is ``DeleteOptions.gracePeriodSeconds``; only pods have a graceful deletion
+        (``graceful.py``)."""
+        ...
 
     def delete_collection(
         self,

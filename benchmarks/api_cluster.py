@@ -9,7 +9,9 @@ fresh state directory and drives it over HTTPS from this process:
   changes. Target: <= 2 % of one core.
 - ``running``: 1,000 pods running ``sh -c 'sleep 0.2'`` (``restartPolicy: Never``) created as fast as 8
   clients can, on 4 agent nodes with room for all; a watch records when each pod is first seen ``Running``
-  (or already ``Succeeded``). Reported: pods/s from the first create to the last pod started. Target: >= 200 pods/s.
+  (or already ``Succeeded``). Reported: pods/s from the first create to the last pod started (target: >= 200
+  pods/s), the control plane's CPU per pod in that time, and the store writes per pod until all have ended
+  (the growth of the one resourceVersion, heartbeats included).
 - ``memory``: the control plane's RSS idle, and after 1,000 TrainJobs (one node each, a command that exits
   at once) have all finished. Target: <= 1.5x idle.
 - ``down``: 800 running pods (``sh -c 'sleep 600; :'``, two processes each) on 4 agent nodes, then
@@ -139,28 +141,42 @@ def _short_pods(state: Path, url: str, prefix: str, n: int) -> None:
 def running(count: int = 1000) -> None:
     plane = ControlPlane(agents=4)
     started: dict[str, float] = {}
+    finished: set[str] = set()
+    total = count // CLIENTS * CLIENTS
     try:
         watcher = threading.Thread(
-            target=_record_starts, args=(plane.connection(), count, started), daemon=True
+            target=_record_starts, args=(plane.connection(), total, started, finished), daemon=True
         )
         watcher.start()
         time.sleep(1)
-        began, cpu = time.perf_counter(), _cpu_seconds(plane.processes())
-        in_parallel(_short_pods, plane.state, plane.url, "short", count // CLIENTS * CLIENTS)
+        rv, began, cpu = _resource_version(plane), time.perf_counter(), _cpu_seconds(plane.processes())
+        in_parallel(_short_pods, plane.state, plane.url, "short", total)
         created = time.perf_counter()
-        watcher.join(600)
+        while len(started) < total and watcher.is_alive() and time.perf_counter() - created < 600:
+            time.sleep(0.01)
         used = _cpu_seconds(plane.processes()) - cpu
+        watcher.join(120)  # every pod Succeeded (or Failed): its last writes are made
+        time.sleep(1)  # the agents' writes after the last status (before graceful deletion: the finalizer)
+        writes = _resource_version(plane) - rv
     finally:
         plane.close()
     last = max(started.values())
     rate = len(started) / (last - began)
     print(f"{'create -> Running, pods/s':40} {rate:10.1f}   target >= 200    ratio {rate / 200:.2f}")
-    print(f"{'pods started / created':40} {len(started):10d} / {count // CLIENTS * CLIENTS}")
+    print(f"{'pods started / finished / created':40} {len(started):10d} / {len(finished)} / {total}")
     # Which bound the rate: the creates themselves (the last pod Running right after the last create) or the start
     print(f"{'creates took (s) / last Running after (s)':40} {created - began:10.1f} / {last - created:.1f}")
     # The control plane's own CPU (not the pods'): steadier than the rate on a shared machine.
     print(f"{'control-plane CPU per pod started (ms)':40} {used * 1000 / max(len(started), 1):10.1f}")
     print(f"{'control-plane CPU, % of a core':40} {used * 100 / (last - began):10.0f}")
+    # Every store write bumps the one resourceVersion: pods, bindings, statuses, Events, Leases (heartbeats)
+    print(f"{'store writes per pod, create to finished':40} {writes / total:10.2f}")
+
+
+def _resource_version(plane: ControlPlane) -> int:
+    """The store's resourceVersion now (a list's, which is the newest committed)."""
+    listed = json.loads(plane.connection().send("GET", f"{PODS}?limit=1", b""))
+    return int(listed["metadata"]["resourceVersion"])
 
 
 def _cpu_seconds(processes: list[psutil.Process]) -> float:
@@ -168,14 +184,17 @@ def _cpu_seconds(processes: list[psutil.Process]) -> float:
     return float(sum(t.user + t.system for t in times))
 
 
-def _record_starts(conn: Connection, count: int, started: dict[str, float]) -> None:
+def _record_starts(conn: Connection, count: int, started: dict[str, float], finished: set[str]) -> None:
+    """When each pod was first seen Running (or already ended); returns once ``count`` pods have ended."""
     for event in _watch(conn, PODS):
         obj = event["object"]
         assert isinstance(obj, dict)
         name, phase = obj["metadata"]["name"], (obj.get("status") or {}).get("phase")
         if phase in ("Running", "Succeeded", "Failed") and name not in started:
             started[name] = time.perf_counter()
-            if len(started) >= count // CLIENTS * CLIENTS:
+        if phase in ("Succeeded", "Failed"):
+            finished.add(name)
+            if len(finished) >= count:
                 return
 
 

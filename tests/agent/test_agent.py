@@ -130,6 +130,22 @@ def test_init_container_runs_before_the_main_container(
     assert done["status"]["initContainerStatuses"][0]["state"]["terminated"]["reason"] == "Completed"
 
 
+def test_a_sidecar_started_lets_the_next_init_container_and_main_go_in_one_pass(
+    store: MemoryStore, make_pool: PoolFactory, tmp_path: Path
+) -> None:
+    """A native sidecar (an init container with ``restartPolicy: Always``) counts as done once started, so
+    the next init container starts in the same pass; the agent's own status write never wakes it again."""
+    make_pool()
+    sidecar = python("side", "import time; time.sleep(30)", restartPolicy="Always")
+    init = python("init", "print('after the sidecar')")
+    main = python("main", "print('main')")
+    store.create(PODS, pod("sided", main, initContainers=[sidecar, init], restartPolicy="Never"))
+    done = wait_phase(store, "sided", "Succeeded", "Failed")
+    assert done["status"]["phase"] == "Succeeded"
+    assert log(tmp_path, "sided", "init") == "after the sidecar\n"
+    assert log(tmp_path, "sided", "main") == "main\n"
+
+
 def test_deleting_a_running_pod_stops_its_whole_group_before_it_disappears(
     store: MemoryStore, make_pool: PoolFactory
 ) -> None:

@@ -61,6 +61,7 @@ from gangplane.agent.pod_access import (
     uid_of,
     with_memory_cgroup,
 )
+from gangplane.agent.pod_deletion import LEGACY_FINALIZER, confirm_deleted, without_legacy_finalizer
 from gangplane.agent.pod_status import pod_status
 from gangplane.agent.prober import Prober, Target, gates_readiness, restart_message
 from gangplane.agent.probes import probes_of
@@ -79,18 +80,13 @@ from gangplane.agent.supervisor import Supervisor
 from gangplane.agent.volumes import has_projections, pod_volumes
 from gangplane.client import Controller, Informer, Result
 from gangplane.client.events import EventRecorder
-from gangplane.client.informer import Key
+from gangplane.client.informer import Key, object_key
 from gangplane.clock import Clock
-from gangplane.errors import Conflict, NotFound
-from gangplane.store.base import ListOptions, Object, Store
+from gangplane.store.base import EventType, ListOptions, Object, Store
 from gangplane.store.catalog import PODS
-from gangplane.store.patch import MERGE_PATCH
 
 _log = logging.getLogger(__name__)
 
-# The finalizer earlier agents put on every pod (graceful deletion replaced it): a pod stored with it, from a
-# durable store of that time, has it removed when its agent next sees the pod finished or deleted.
-LEGACY_FINALIZER = "gangplane.io/node-agent"
 CONFIG_RETRY_SECONDS = 2.0
 # Pods reconciled at once per node: the kubelet gives every pod its own worker, so a slow start (a process
 # spawn, a cgroup, a status write) holds back only its own pod; here a few threads share the node's queue,
@@ -160,7 +156,7 @@ class NodeAgent:
         self._lock = threading.Lock()
         self.informer = Informer(store, PODS, ListOptions(field_selector=f"spec.nodeName={node.name}"))
         self.controller = Controller(self, clock, workers=POD_WORKERS)
-        self.controller.watch(self.informer)
+        self.informer.add_handler(self._on_pod_event)
         self._heartbeat = Heartbeat(store, clock, node.name, heartbeat_seconds)
         self.events = EventRecorder(store, clock, "kubelet", host=node.name)
         self._container_events = EventSink(self.events)
@@ -208,6 +204,21 @@ class NodeAgent:
             return {k: [p.pid for p in v.procs.values() if p.alive()] for k, v in self._pods.items()}
 
     # -- reconcile ------------------------------------------------------------------------------------------
+    def _on_pod_event(self, kind: EventType, pod: Object, old: Object | None) -> None:
+        """Queue the pod, except for the echo of this agent's own last write to it: the reconcile that made
+        the write already acted on that version. (The kubelet's pod config goes further and ignores every
+        status-only change, ``checkAndUpdatePod``.)"""
+        key = object_key(pod)
+        if kind is EventType.MODIFIED and self._own_echo(key, pod):
+            return
+        self.controller.enqueue(key)
+
+    def _own_echo(self, key: Key, pod: Object) -> bool:
+        state = self._pods.get(key)  # no lock: one dict read, and a stale answer only costs a reconcile
+        latest = state.latest if state is not None else None
+        version = pod["metadata"].get("resourceVersion")
+        return latest is not None and latest["metadata"].get("resourceVersion") == version
+
     def reconcile(self, key: Key) -> Result:
         pod = self.informer.get(*key)
         with self._lock:
@@ -234,12 +245,12 @@ class NodeAgent:
         if status.get("startTime"):
             kill_groups(leftover_groups(status))  # a crashed control plane's processes must not live on
         if pod["metadata"].get("deletionTimestamp"):
-            self._let_go(self._drop_legacy_finalizer(pod))
+            confirm_deleted(self.store, without_legacy_finalizer(self.store, pod))
             return None
         if status.get("phase") in ps.TERMINAL:
-            self._drop_legacy_finalizer(pod)
+            without_legacy_finalizer(self.store, pod)
             return None
-        pod = self._drop_legacy_finalizer(pod)
+        pod = without_legacy_finalizer(self.store, pod)
         spec, now = ps.spec_of(pod), self.clock.now()
         run = ps.recover_run(spec, status, now) if status.get("startTime") else ps.new_run(spec, now)
         state = _Pod(uid_of(pod), spec, run, latest=pod)
@@ -278,8 +289,8 @@ class NodeAgent:
         for name in plan.stop:
             if name in state.procs and not state.procs[name].stopping:
                 self._stop(state, name, grace, pod)
-        retry = any([self._start(key, pod, state, name) for name in plan.start])
-        refresh = self._refresh_volumes(pod, state) if not plan.start else None
+        plan, started, retry = self._start_planned(key, pod, state, plan, now)
+        refresh = self._refresh_volumes(pod, state, rewrite=not started)
         self._report_backoff(pod, state, now)
         self._write_status(pod, state)
         if ps.pod_phase(state.spec, state.run) in ps.TERMINAL and not state.procs:
@@ -288,14 +299,30 @@ class NodeAgent:
         retry_at = CONFIG_RETRY_SECONDS if retry else refresh
         return result_after(now, plan.wake_at, retry_at)
 
-    def _refresh_volumes(self, pod: Object, state: _Pod) -> float | None:
+    def _start_planned(
+        self, key: Key, pod: Object, state: _Pod, plan: ps.Plan, now: float
+    ) -> tuple[ps.Plan, bool, bool]:
+        """Start what ``plan`` says, then what the plan of the new state says (a started sidecar lets the next
+        init container go), until a plan starts nothing: this pass's own status write does not bring the pod
+        back (``_on_pod_event``). Returns that last plan (its ``wake_at``), whether anything started, and
+        whether a container's configuration is to be retried."""
+        tried: set[str] = set()  # each container is tried at most once a pass
+        retry = False
+        while not retry and (names := [n for n in plan.start if n not in tried]):
+            tried.update(names)
+            retry = any([self._start(key, pod, state, name) for name in names])
+            plan = ps.plan(state.spec, state.run, now)
+        return plan, bool(tried), retry or bool(plan.start)  # one tried again this pass: look again soon
+
+    def _refresh_volumes(self, pod: Object, state: _Pod, *, rewrite: bool) -> float | None:
         """While containers run, ConfigMap/Secret/downward API volumes follow their sources, rewritten (only
-        when changed) every ``VOLUME_SYNC_SECONDS`` as the kubelet's periodic sync does; a source that
-        vanished leaves the files as they were."""
+        when changed; ``rewrite`` False: they were just written for a start) every ``VOLUME_SYNC_SECONDS`` as
+        the kubelet's periodic sync does; a source that vanished leaves the files as they were."""
         if not state.procs or not has_projections(pod):
             return None
-        with contextlib.suppress(ConfigError, OSError):
-            self._place(pod)
+        if rewrite:
+            with contextlib.suppress(ConfigError, OSError):
+                self._place(pod)
         return VOLUME_SYNC_SECONDS
 
     def _start(self, key: Key, pod: Object, state: _Pod, name: str) -> bool:
@@ -400,7 +427,7 @@ class NodeAgent:
         with self._lock:
             self._pods.pop(key, None)
         self._remove_dirs(pod)
-        self._let_go(newer(pod, state.latest))
+        confirm_deleted(self.store, newer(pod, state.latest))
         return Result()
 
     def _abandon(self, key: Key, state: _Pod) -> None:
@@ -461,26 +488,6 @@ class NodeAgent:
         status = pod_status(pod, state.spec, state.run, self.clock.now())
         if status != pod.get("status"):
             state.latest = self.store.update_status(PODS, {**pod, "status": status})
-
-    def _let_go(self, pod: Object) -> None:
-        """The kubelet's last word on a deleted pod whose containers are all stopped: delete it with grace 0,
-        guarded by its UID (a pod re-created under the same name is not touched)."""
-        meta = pod["metadata"]
-        with contextlib.suppress(NotFound, Conflict):
-            self.store.delete(
-                PODS, meta["namespace"], meta["name"], preconditions={"uid": meta["uid"]}, grace_period=0
-            )
-
-    def _drop_legacy_finalizer(self, pod: Object) -> Object:
-        names = list(pod["metadata"].get("finalizers") or [])
-        if LEGACY_FINALIZER not in names:
-            return pod
-        meta = pod["metadata"]
-        kept = [n for n in names if n != LEGACY_FINALIZER] or None
-        patch = {"metadata": {"resourceVersion": meta["resourceVersion"], "finalizers": kept}}
-        with contextlib.suppress(NotFound):
-            return self.store.patch(PODS, meta["namespace"], meta["name"], patch, MERGE_PATCH)
-        return pod
 
 
 __all__ = ["LEGACY_FINALIZER", "NodeAgent"]

@@ -21,11 +21,11 @@ the pod garbage collector (``controllers/podgc.py``).
 
 from __future__ import annotations
 
+from gangplane.api.pod_defaults import DEFAULT_GRACE_SECONDS
 from gangplane.clock import parse_rfc3339, rfc3339
 from gangplane.store.base import Object, ResourceType
 from gangplane.store.objects import copy_object, meta
 
-DEFAULT_GRACE_SECONDS = 30  # the API's default for spec.terminationGracePeriodSeconds
 NODE_LEASE_NAMESPACE = "kube-node-lease"
 _TERMINAL = ("Succeeded", "Failed")
 
@@ -75,7 +75,6 @@ def _marked(pod: Object, period: int, deadline: float) -> Object:
 
 
 __all__ = [
-    "DEFAULT_GRACE_SECONDS",
     "NODE_LEASE_NAMESPACE",
     "after_delete",
     "grace_period",

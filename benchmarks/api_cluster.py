@@ -17,8 +17,10 @@ fresh state directory and drives it over HTTPS from this process:
 - ``down``: 800 running pods (``sh -c 'sleep 600; :'``, two processes each) on 4 agent nodes, then
   ``gangplane down``: how long it takes and how many pod processes are left (found by the state directory's
   marker in ``/proc``). Target: 0 left.
+- ``agents``: the node agents alone, in process over a memory store (no API server): 1,000 pods created
+  already bound to 4 agents; the CPU per pod until all have ended.
 
-Not a timed test: ``.venv/bin/python benchmarks/api_cluster.py idle|running|memory|down [count]
+Not a timed test: ``.venv/bin/python benchmarks/api_cluster.py idle|running|agents|memory|down [count]
 [--agents process|inline]`` (where ``gangplane up`` runs the node agents; CPU counts the agents' process too).
 """
 
@@ -35,10 +37,14 @@ from pathlib import Path
 import psutil
 from api_throughput import CLIENTS, PODS, Connection, free_port, in_parallel, register_nodes
 
-from gangplane.agent import proctable
+from gangplane.agent import AgentPool, ClusterConfig, NodeGroup, proctable
 from gangplane.agent.daemon import MODULE as AGENT_MODULE
 from gangplane.agent.leftovers import CLUSTER_ENV, cluster_id
+from gangplane.clock import WallClock
 from gangplane.cluster import launch
+from gangplane.store.catalog import NAMESPACES
+from gangplane.store.catalog import PODS as POD_TYPE
+from gangplane.store.memory import MemoryStore
 
 AGENTS = """\
 nodeGroups:
@@ -173,6 +179,35 @@ def running(count: int = 1000) -> None:
     print(f"{'store writes per pod, create to finished':40} {writes / total:10.2f}")
 
 
+def agents_alone(count: int = 1000) -> None:
+    """The node agents without the API server: 4 agents in this process over an in-process memory store,
+    ``count`` short-lived pods created already bound to them; this process's CPU per pod until every pod has
+    ended (the creates and a list every 0.2 s included, both small)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        store = MemoryStore()
+        store.create(NAMESPACES, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "default"}})
+        group = NodeGroup(name="agent", count=4, capacity={"cpu": "1000", "pods": "1000"})
+        pool = AgentPool(store, WallClock(), ClusterConfig(node_groups=[group]), Path(tmp) / "logs")
+        pool.start()
+        try:
+            began, cpu = time.perf_counter(), time.process_time()
+            for i in range(count):
+                container = {"name": "c", "image": "busybox", "command": ["sh", "-c", "sleep 0.2"]}
+                spec = {"nodeName": f"agent-{i % 4}", "restartPolicy": "Never", "containers": [container]}
+                store.create(POD_TYPE, {"metadata": {"name": f"p{i}", "namespace": "default"}, "spec": spec})
+            while any(
+                (p.get("status") or {}).get("phase") != "Succeeded" for p in store.list(POD_TYPE).items
+            ):
+                time.sleep(0.2)
+            used, took = time.process_time() - cpu, time.perf_counter() - began
+        finally:
+            pool.stop()
+            store.close()
+    print(
+        f"{'agents alone: CPU per pod (ms)':40} {used * 1000 / count:10.2f}   ({count} pods ended in {took:.1f} s)"
+    )
+
+
 def _resource_version(plane: ControlPlane) -> int:
     """The store's resourceVersion now (a list's, which is the newest committed)."""
     listed = json.loads(plane.connection().send("GET", f"{PODS}?limit=1", b""))
@@ -298,4 +333,4 @@ if __name__ == "__main__":
         WHERE, argv = argv[at + 1], argv[:at] + argv[at + 2 :]
     which = argv[0] if argv else "idle"
     args = [int(a) for a in argv[1:]]
-    {"idle": idle, "running": running, "memory": memory, "down": down}[which](*args)
+    {"idle": idle, "running": running, "agents": agents_alone, "memory": memory, "down": down}[which](*args)

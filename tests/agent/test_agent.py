@@ -172,6 +172,25 @@ def test_deleting_a_running_pod_stops_its_whole_group_before_it_disappears(
     assert gone(members)
 
 
+def test_a_shorter_grace_period_on_a_second_delete_cuts_the_wait_for_sigkill(
+    store: MemoryStore, make_pool: PoolFactory, tmp_path: Path
+) -> None:
+    make_pool()
+    ready = tmp_path / "ignoring"
+    stubborn = (
+        "import pathlib, signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
+        f"pathlib.Path({str(ready)!r}).touch(); time.sleep(120)"
+    )
+    store.create(PODS, pod("slow", python("main", stubborn), terminationGracePeriodSeconds=60))
+    wait_for(ready.exists, what="SIGTERM ignored")
+    store.delete(PODS, "default", "slow")  # 60 s: SIGTERM is ignored, so the pod would stay a minute
+    time.sleep(0.5)
+    assert _exists(store, "slow")
+    store.delete(PODS, "default", "slow", grace_period=1)  # kubectl delete --grace-period=1
+    assert store.get(PODS, "default", "slow")["metadata"]["deletionGracePeriodSeconds"] == 1
+    wait_for(lambda: not _exists(store, "slow"), timeout=15, what="pod deleted after the shorter grace")
+
+
 def test_a_pod_deleted_while_its_agent_was_away_goes_when_the_agent_returns(
     store: MemoryStore, make_pool: PoolFactory
 ) -> None:

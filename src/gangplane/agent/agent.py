@@ -107,6 +107,7 @@ class _Pod:
     latest: Object | None = None  # the pod as our last write returned it
     released: bool = False
     backoff_reported: dict[str, int] = field(default_factory=dict)  # container -> restart count reported
+    deletion_grace: float | None = None  # the grace its containers are being stopped with, once deleted
 
 
 class NodeAgent:
@@ -415,11 +416,18 @@ class NodeAgent:
         container_event(self._container_events, pod, name, type_, reason, message)
 
     def _terminate(self, key: Key, pod: Object, state: _Pod) -> Result:
-        """Deletion: stop everything; when nothing runs any more, report and let the pod go."""
+        """Deletion: stop everything; when nothing runs any more, report and let the pod go. A later delete
+        with a shorter grace period (``kubectl delete --grace-period``) shortens the wait for SIGKILL, as the
+        kubelet's pod workers do."""
         state.run = ps.terminate(state.run)
+        grace = grace_of(pod)
+        shorter = state.deletion_grace is not None and grace < state.deletion_grace
         for name, proc in state.procs.items():
             if not proc.stopping:
-                self._stop(state, name, grace_of(pod), pod)
+                self._stop(state, name, grace, pod)
+            elif shorter:
+                self._supervisor.stop(proc, grace)  # the earlier SIGKILL deadline still stands if sooner
+        state.deletion_grace = grace if state.deletion_grace is None else min(grace, state.deletion_grace)
         if state.procs:
             return Result()  # each exit enqueues the key again
         self._write_status(pod, state)

@@ -9,14 +9,18 @@ fresh state directory and drives it over HTTPS from this process:
   changes. Target: <= 2 % of one core.
 - ``running``: 1,000 pods running ``sh -c 'sleep 0.2'`` (``restartPolicy: Never``) created as fast as 8
   clients can, on 4 agent nodes with room for all; a watch records when each pod is first seen ``Running``
-  (or already ``Succeeded``). Reported: pods/s from the first create to the last pod started. Target: >= 200 pods/s.
+  (or already ``Succeeded``). Reported: pods/s from the first create to the last pod started (target: >= 200
+  pods/s), the control plane's CPU per pod in that time, and the store writes per pod until all have ended
+  (the growth of the one resourceVersion, heartbeats included).
 - ``memory``: the control plane's RSS idle, and after 1,000 TrainJobs (one node each, a command that exits
   at once) have all finished. Target: <= 1.5x idle.
 - ``down``: 800 running pods (``sh -c 'sleep 600; :'``, two processes each) on 4 agent nodes, then
   ``gangplane down``: how long it takes and how many pod processes are left (found by the state directory's
   marker in ``/proc``). Target: 0 left.
+- ``agents``: the node agents alone, in process over a memory store (no API server): 1,000 pods created
+  already bound to 4 agents; the CPU per pod until all have ended.
 
-Not a timed test: ``.venv/bin/python benchmarks/api_cluster.py idle|running|memory|down [count]
+Not a timed test: ``.venv/bin/python benchmarks/api_cluster.py idle|running|agents|memory|down [count]
 [--agents process|inline]`` (where ``gangplane up`` runs the node agents; CPU counts the agents' process too).
 """
 
@@ -33,10 +37,14 @@ from pathlib import Path
 import psutil
 from api_throughput import CLIENTS, PODS, Connection, free_port, in_parallel, register_nodes
 
-from gangplane.agent import proctable
+from gangplane.agent import AgentPool, ClusterConfig, NodeGroup, proctable
 from gangplane.agent.daemon import MODULE as AGENT_MODULE
 from gangplane.agent.leftovers import CLUSTER_ENV, cluster_id
+from gangplane.clock import WallClock
 from gangplane.cluster import launch
+from gangplane.store.catalog import NAMESPACES
+from gangplane.store.catalog import PODS as POD_TYPE
+from gangplane.store.memory import MemoryStore
 
 AGENTS = """\
 nodeGroups:
@@ -139,28 +147,71 @@ def _short_pods(state: Path, url: str, prefix: str, n: int) -> None:
 def running(count: int = 1000) -> None:
     plane = ControlPlane(agents=4)
     started: dict[str, float] = {}
+    finished: set[str] = set()
+    total = count // CLIENTS * CLIENTS
     try:
         watcher = threading.Thread(
-            target=_record_starts, args=(plane.connection(), count, started), daemon=True
+            target=_record_starts, args=(plane.connection(), total, started, finished), daemon=True
         )
         watcher.start()
         time.sleep(1)
-        began, cpu = time.perf_counter(), _cpu_seconds(plane.processes())
-        in_parallel(_short_pods, plane.state, plane.url, "short", count // CLIENTS * CLIENTS)
+        rv, began, cpu = _resource_version(plane), time.perf_counter(), _cpu_seconds(plane.processes())
+        in_parallel(_short_pods, plane.state, plane.url, "short", total)
         created = time.perf_counter()
-        watcher.join(600)
+        while len(started) < total and watcher.is_alive() and time.perf_counter() - created < 600:
+            time.sleep(0.01)
         used = _cpu_seconds(plane.processes()) - cpu
+        watcher.join(120)  # every pod Succeeded (or Failed): its last writes are made
+        time.sleep(1)  # the agents' writes after the last status (before graceful deletion: the finalizer)
+        writes = _resource_version(plane) - rv
     finally:
         plane.close()
     last = max(started.values())
     rate = len(started) / (last - began)
     print(f"{'create -> Running, pods/s':40} {rate:10.1f}   target >= 200    ratio {rate / 200:.2f}")
-    print(f"{'pods started / created':40} {len(started):10d} / {count // CLIENTS * CLIENTS}")
+    print(f"{'pods started / finished / created':40} {len(started):10d} / {len(finished)} / {total}")
     # Which bound the rate: the creates themselves (the last pod Running right after the last create) or the start
     print(f"{'creates took (s) / last Running after (s)':40} {created - began:10.1f} / {last - created:.1f}")
     # The control plane's own CPU (not the pods'): steadier than the rate on a shared machine.
     print(f"{'control-plane CPU per pod started (ms)':40} {used * 1000 / max(len(started), 1):10.1f}")
     print(f"{'control-plane CPU, % of a core':40} {used * 100 / (last - began):10.0f}")
+    # Every store write bumps the one resourceVersion: pods, bindings, statuses, Events, Leases (heartbeats)
+    print(f"{'store writes per pod, create to finished':40} {writes / total:10.2f}")
+
+
+def agents_alone(count: int = 1000) -> None:
+    """The node agents without the API server: 4 agents in this process over an in-process memory store,
+    ``count`` short-lived pods created already bound to them; this process's CPU per pod until every pod has
+    ended (the creates and a list every 0.2 s included, both small)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        store = MemoryStore()
+        store.create(NAMESPACES, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "default"}})
+        group = NodeGroup(name="agent", count=4, capacity={"cpu": "1000", "pods": "1000"})
+        pool = AgentPool(store, WallClock(), ClusterConfig(node_groups=[group]), Path(tmp) / "logs")
+        pool.start()
+        try:
+            began, cpu = time.perf_counter(), time.process_time()
+            for i in range(count):
+                container = {"name": "c", "image": "busybox", "command": ["sh", "-c", "sleep 0.2"]}
+                spec = {"nodeName": f"agent-{i % 4}", "restartPolicy": "Never", "containers": [container]}
+                store.create(POD_TYPE, {"metadata": {"name": f"p{i}", "namespace": "default"}, "spec": spec})
+            while any(
+                (p.get("status") or {}).get("phase") != "Succeeded" for p in store.list(POD_TYPE).items
+            ):
+                time.sleep(0.2)
+            used, took = time.process_time() - cpu, time.perf_counter() - began
+        finally:
+            pool.stop()
+            store.close()
+    print(
+        f"{'agents alone: CPU per pod (ms)':40} {used * 1000 / count:10.2f}   ({count} pods ended in {took:.1f} s)"
+    )
+
+
+def _resource_version(plane: ControlPlane) -> int:
+    """The store's resourceVersion now (a list's, which is the newest committed)."""
+    listed = json.loads(plane.connection().send("GET", f"{PODS}?limit=1", b""))
+    return int(listed["metadata"]["resourceVersion"])
 
 
 def _cpu_seconds(processes: list[psutil.Process]) -> float:
@@ -168,14 +219,17 @@ def _cpu_seconds(processes: list[psutil.Process]) -> float:
     return float(sum(t.user + t.system for t in times))
 
 
-def _record_starts(conn: Connection, count: int, started: dict[str, float]) -> None:
+def _record_starts(conn: Connection, count: int, started: dict[str, float], finished: set[str]) -> None:
+    """When each pod was first seen Running (or already ended); returns once ``count`` pods have ended."""
     for event in _watch(conn, PODS):
         obj = event["object"]
         assert isinstance(obj, dict)
         name, phase = obj["metadata"]["name"], (obj.get("status") or {}).get("phase")
         if phase in ("Running", "Succeeded", "Failed") and name not in started:
             started[name] = time.perf_counter()
-            if len(started) >= count // CLIENTS * CLIENTS:
+        if phase in ("Succeeded", "Failed"):
+            finished.add(name)
+            if len(finished) >= count:
                 return
 
 
@@ -279,4 +333,4 @@ if __name__ == "__main__":
         WHERE, argv = argv[at + 1], argv[:at] + argv[at + 2 :]
     which = argv[0] if argv else "idle"
     args = [int(a) for a in argv[1:]]
-    {"idle": idle, "running": running, "memory": memory, "down": down}[which](*args)
+    {"idle": idle, "running": running, "agents": agents_alone, "memory": memory, "down": down}[which](*args)

@@ -13,7 +13,7 @@ import psutil
 import pytest
 
 from agent.conftest import phase_of, pod, python, wait_for, wait_phase
-from gangplane.agent import FINALIZER, AgentPool, ClusterConfig, NodeGroup
+from gangplane.agent import LEGACY_FINALIZER, AgentPool, ClusterConfig, NodeGroup
 from gangplane.agent import agent as agent_module
 from gangplane.agent.process import group_members
 from gangplane.api.jobset import JOBSET_NAME_LABEL
@@ -67,7 +67,7 @@ def test_pod_runs_to_succeeded_with_its_output_logged(
     (status,) = done["status"]["containerStatuses"]
     assert status["state"]["terminated"]["reason"] == "Completed"
     assert log(tmp_path, "hello", "main") == "hi from -c\n"
-    assert FINALIZER not in (done["metadata"].get("finalizers") or [])
+    assert LEGACY_FINALIZER not in (done["metadata"].get("finalizers") or [])
     assert done["status"]["podIP"] == "127.0.0.1"
 
 
@@ -130,6 +130,22 @@ def test_init_container_runs_before_the_main_container(
     assert done["status"]["initContainerStatuses"][0]["state"]["terminated"]["reason"] == "Completed"
 
 
+def test_a_sidecar_started_lets_the_next_init_container_and_main_go_in_one_pass(
+    store: MemoryStore, make_pool: PoolFactory, tmp_path: Path
+) -> None:
+    """A native sidecar (an init container with ``restartPolicy: Always``) counts as done once started, so
+    the next init container starts in the same pass; the agent's own status write never wakes it again."""
+    make_pool()
+    sidecar = python("side", "import time; time.sleep(30)", restartPolicy="Always")
+    init = python("init", "print('after the sidecar')")
+    main = python("main", "print('main')")
+    store.create(PODS, pod("sided", main, initContainers=[sidecar, init], restartPolicy="Never"))
+    done = wait_phase(store, "sided", "Succeeded", "Failed")
+    assert done["status"]["phase"] == "Succeeded"
+    assert log(tmp_path, "sided", "init") == "after the sidecar\n"
+    assert log(tmp_path, "sided", "main") == "main\n"
+
+
 def test_deleting_a_running_pod_stops_its_whole_group_before_it_disappears(
     store: MemoryStore, make_pool: PoolFactory
 ) -> None:
@@ -146,11 +162,47 @@ def test_deleting_a_running_pod_stops_its_whole_group_before_it_disappears(
     )
     store.delete(PODS, "default", "sleeper")
     terminating = store.get(PODS, "default", "sleeper")
+    # graceful deletion, as kube-apiserver's: marked with the pod's period, no finalizer holds it
     assert terminating["metadata"]["deletionTimestamp"]
+    assert terminating["metadata"]["deletionGracePeriodSeconds"] == 1
+    assert not terminating["metadata"].get("finalizers")
     time.sleep(0.5)  # SIGTERM is ignored: within the grace period both the pod and its processes remain
     assert _exists(store, "sleeper") and not gone(members)
     wait_for(lambda: not _exists(store, "sleeper"), timeout=8, what="pod deleted")
     assert gone(members)
+
+
+def test_a_shorter_grace_period_on_a_second_delete_cuts_the_wait_for_sigkill(
+    store: MemoryStore, make_pool: PoolFactory, tmp_path: Path
+) -> None:
+    make_pool()
+    ready = tmp_path / "ignoring"
+    stubborn = (
+        "import pathlib, signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
+        f"pathlib.Path({str(ready)!r}).touch(); time.sleep(120)"
+    )
+    store.create(PODS, pod("slow", python("main", stubborn), terminationGracePeriodSeconds=60))
+    wait_for(ready.exists, what="SIGTERM ignored")
+    store.delete(PODS, "default", "slow")  # 60 s: SIGTERM is ignored, so the pod would stay a minute
+    time.sleep(0.5)
+    assert _exists(store, "slow")
+    store.delete(PODS, "default", "slow", grace_period=1)  # kubectl delete --grace-period=1
+    assert store.get(PODS, "default", "slow")["metadata"]["deletionGracePeriodSeconds"] == 1
+    wait_for(lambda: not _exists(store, "slow"), timeout=15, what="pod deleted after the shorter grace")
+
+
+def test_a_pod_deleted_while_its_agent_was_away_goes_when_the_agent_returns(
+    store: MemoryStore, make_pool: PoolFactory
+) -> None:
+    """The kubelet's restart: a pod marked for deletion whose processes are gone is deleted with grace 0."""
+    pool = make_pool()
+    store.create(PODS, pod("away", python("main", "import time; time.sleep(60)")))
+    wait_phase(store, "away", "Running")
+    pool.stop()  # its processes stop with it; the Lease stays, so the delete below is graceful
+    store.delete(PODS, "default", "away")
+    assert store.get(PODS, "default", "away")["metadata"]["deletionGracePeriodSeconds"] == 30
+    make_pool()
+    wait_for(lambda: not _exists(store, "away"), timeout=10, what="pod deleted by the returning agent")
 
 
 def test_pool_stop_kills_every_process_group(store: MemoryStore, tmp_path: Path) -> None:

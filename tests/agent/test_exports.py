@@ -6,7 +6,7 @@ import gangplane.agent
 def test_all_is_pinned() -> None:
     assert sorted(gangplane.agent.__all__) == sorted(
         [
-            "FINALIZER",
+            "LEGACY_FINALIZER",
             "AgentPool",
             "ClusterConfig",
             "HostInfo",

@@ -1,6 +1,7 @@
 """The real kubectl against the embedded API server: ``explain`` to any depth of a custom kind,
 ``auth can-i`` / ``auth whoami``, the typed commands (``create secret|configmap|namespace|job|priorityclass``,
-``run``), which send protobuf bodies, and ``top`` over a real process."""
+``run``), which send protobuf bodies, ``top`` over a real process, and ``delete pod`` with and without
+``--grace-period=0 --force`` (graceful deletion)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from gangplane.clock import rfc3339
 from gangplane.store.catalog import (
     CONFIGMAPS,
     JOBS,
+    LEASES,
     NAMESPACES,
     NODES,
     PODS,
@@ -149,3 +151,25 @@ def test_top_shows_what_the_pods_processes_use(cli: Cli) -> None:
     finally:
         busy.kill()
         busy.wait()
+
+
+def test_delete_pod_is_graceful_and_force_deletes_at_once(cli: Cli) -> None:
+    """A pod on a node an agent serves (its Lease; no agent runs here, so nothing finishes the deletion)."""
+    if not cli.store.exists(NAMESPACES, "", "kube-node-lease"):
+        cli.store.create(NAMESPACES, {"metadata": {"name": "kube-node-lease"}})
+    lease = {"metadata": {"name": "node-grace", "namespace": "kube-node-lease"}, "spec": {}}
+    cli.store.create(LEASES, {**lease, "spec": {"holderIdentity": "node-grace"}})
+    spec = {"nodeName": "node-grace", "containers": [{"name": "main", "image": "py"}]}
+    for name in ("graceful", "shortened"):
+        cli.store.create(PODS, {"metadata": {"name": name, "namespace": "default"}, "spec": spec})
+    assert kubectl(cli, "delete", "pod", "graceful", "--wait=false").returncode == 0
+    assert kubectl(cli, "delete", "pod", "shortened", "--grace-period=5", "--wait=false").returncode == 0
+    marked = cli.store.get(PODS, "default", "graceful")["metadata"]
+    assert marked["deletionTimestamp"] and marked["deletionGracePeriodSeconds"] == 30
+    assert cli.store.get(PODS, "default", "shortened")["metadata"]["deletionGracePeriodSeconds"] == 5
+    listed = kubectl(cli, "get", "pod", "graceful", "--no-headers")
+    assert "Terminating" in listed.stdout, listed
+    forced = kubectl(cli, "delete", "pod", "graceful", "shortened", "--grace-period=0", "--force")
+    assert forced.returncode == 0 and 'pod "graceful" force deleted' in forced.stdout, forced
+    assert not cli.store.exists(PODS, "default", "graceful")
+    assert not cli.store.exists(PODS, "default", "shortened")

@@ -183,6 +183,28 @@ def test_delete_preconditions_pass_through() -> None:
 
 
 @pytest.mark.parametrize(
+    ("params", "body", "grace"),
+    [
+        ({}, {}, None),
+        ({}, {"gracePeriodSeconds": 0}, 0),  # kubectl delete --grace-period=0 --force
+        ({"gracePeriodSeconds": "5"}, {"gracePeriodSeconds": 0}, 5),  # the query wins, as for the policy
+        ({}, {"gracePeriodSeconds": -1}, -1),  # the store counts it as 1
+    ],
+)
+def test_delete_grace_period(params: dict[str, str], body: dict[str, Any], grace: int | None) -> None:
+    assert query.delete_params(params, body).grace_period == grace
+
+
+@pytest.mark.parametrize(
+    "body", [{"gracePeriodSeconds": "x"}, {"gracePeriodSeconds": True}, {"gracePeriodSeconds": 1.5}]
+)
+def test_delete_grace_period_must_be_an_integer(body: dict[str, Any]) -> None:
+    with pytest.raises(ApiError) as raised:
+        query.delete_params({}, body)
+    assert raised.value.code == 400
+
+
+@pytest.mark.parametrize(
     ("accept", "table"),
     [
         (

@@ -1,6 +1,6 @@
 """The node agent (kubelet equivalent): runs bound pods as local process groups and reports their status."""
 
-from gangplane.agent.agent import FINALIZER, NodeAgent
+from gangplane.agent.agent import LEGACY_FINALIZER, NodeAgent
 from gangplane.agent.names import PortAllocator
 from gangplane.agent.nodes import (
     ClusterConfig,
@@ -16,7 +16,7 @@ from gangplane.agent.nodes import (
 from gangplane.agent.pool import AgentPool
 
 __all__ = [
-    "FINALIZER",
+    "LEGACY_FINALIZER",
     "AgentPool",
     "ClusterConfig",
     "HostInfo",

@@ -4,16 +4,19 @@ One ``NodeAgent`` per node. It registers the Node and keeps its Lease fresh (``h
 pods whose ``spec.nodeName`` is its node through an informer, and reconciles each pod key on a work queue
 served by ``POD_WORKERS`` threads (never two at once for one pod, as the kubelet's pod workers):
 
-- a new pod gets the agent's finalizer first (so a delete only marks it while processes may run), then its
-  GPUs, then its containers as ``pod_state.plan`` says; process exits come back as queue events;
+- a new pod gets its GPUs, then its containers as ``pod_state.plan`` says; process exits come back as queue
+  events;
 - one status write per change, computed by ``pod_status`` from the pod's ``PodRun``; the kubelet's events
   about containers are queued and written by one thread (``EventSink``), never holding up a pod;
-- a pod with ``deletionTimestamp`` has its process groups stopped (SIGTERM, ``terminationGracePeriodSeconds``,
-  SIGKILL) by the ``Supervisor`` that watches every container on one thread (``supervisor.py``); once none
-  is left its final status is written and the finalizer removed,
-  so the pod disappears only after its processes;
-- a finished pod releases its GPUs and ports and drops the finalizer; a pod that vanished (or was replaced
-  under the same name) has its processes stopped in the background.
+- a delete of a running pod only marks it (``deletionTimestamp``, ``deletionGracePeriodSeconds``: the store's
+  graceful deletion, ``store/graceful.py``, as kube-apiserver's); its process groups are stopped (SIGTERM,
+  the grace period, SIGKILL) by the ``Supervisor`` that watches every container on one thread
+  (``supervisor.py``); once none is left its final status is written and the agent deletes it with grace 0
+  and a UID precondition, as the kubelet's status manager does, so the pod disappears only after its
+  processes. No finalizer: the kubelet keeps none (pods of an agent that went away are the pod garbage
+  collector's, ``controllers/podgc.py``);
+- a finished pod releases its GPUs and ports; a pod that vanished (or was replaced under the same name) has
+  its processes stopped in the background.
 
 The decisions are the pure ``pod_state`` / ``pod_status`` functions; this module only does the I/O.
 """
@@ -58,6 +61,7 @@ from gangplane.agent.pod_access import (
     uid_of,
     with_memory_cgroup,
 )
+from gangplane.agent.pod_deletion import LEGACY_FINALIZER, confirm_deleted, without_legacy_finalizer
 from gangplane.agent.pod_status import pod_status
 from gangplane.agent.prober import Prober, Target, gates_readiness, restart_message
 from gangplane.agent.probes import probes_of
@@ -76,16 +80,13 @@ from gangplane.agent.supervisor import Supervisor
 from gangplane.agent.volumes import has_projections, pod_volumes
 from gangplane.client import Controller, Informer, Result
 from gangplane.client.events import EventRecorder
-from gangplane.client.informer import Key
+from gangplane.client.informer import Key, object_key
 from gangplane.clock import Clock
-from gangplane.errors import NotFound
-from gangplane.store.base import ListOptions, Object, Store
+from gangplane.store.base import EventType, ListOptions, Object, Store
 from gangplane.store.catalog import PODS
-from gangplane.store.patch import MERGE_PATCH
 
 _log = logging.getLogger(__name__)
 
-FINALIZER = "gangplane.io/node-agent"
 CONFIG_RETRY_SECONDS = 2.0
 # Pods reconciled at once per node: the kubelet gives every pod its own worker, so a slow start (a process
 # spawn, a cgroup, a status write) holds back only its own pod; here a few threads share the node's queue,
@@ -106,6 +107,7 @@ class _Pod:
     latest: Object | None = None  # the pod as our last write returned it
     released: bool = False
     backoff_reported: dict[str, int] = field(default_factory=dict)  # container -> restart count reported
+    deletion_grace: float | None = None  # the grace its containers are being stopped with, once deleted
 
 
 class NodeAgent:
@@ -155,7 +157,7 @@ class NodeAgent:
         self._lock = threading.Lock()
         self.informer = Informer(store, PODS, ListOptions(field_selector=f"spec.nodeName={node.name}"))
         self.controller = Controller(self, clock, workers=POD_WORKERS)
-        self.controller.watch(self.informer)
+        self.informer.add_handler(self._on_pod_event)
         self._heartbeat = Heartbeat(store, clock, node.name, heartbeat_seconds)
         self.events = EventRecorder(store, clock, "kubelet", host=node.name)
         self._container_events = EventSink(self.events)
@@ -203,6 +205,24 @@ class NodeAgent:
             return {k: [p.pid for p in v.procs.values() if p.alive()] for k, v in self._pods.items()}
 
     # -- reconcile ------------------------------------------------------------------------------------------
+    def _on_pod_event(self, kind: EventType, pod: Object, old: Object | None) -> None:
+        """Queue the pod, except for the echo of this agent's own last write to it: the reconcile that made
+        the write already acted on that version. (The kubelet's pod config goes further and ignores every
+        status-only change, ``checkAndUpdatePod``.)"""
+        key = object_key(pod)
+        if kind is EventType.MODIFIED and self._own_echo(key, pod):
+            return
+        self.controller.enqueue(key)
+
+    def _own_echo(self, key: Key, pod: Object) -> bool:
+        state = self._pods.get(key)  # no lock: one dict read, and a stale answer only costs a reconcile
+        if state is None or state.latest is None:
+            return False
+        if state.latest["metadata"].get("resourceVersion") != pod["metadata"].get("resourceVersion"):
+            return False
+        state.latest = pod  # the informer's (shared) dict, equal to our write's private copy, which is freed
+        return True
+
     def reconcile(self, key: Key) -> Result:
         pod = self.informer.get(*key)
         with self._lock:
@@ -224,18 +244,20 @@ class NodeAgent:
         return self._sync(key, pod, state)
 
     def _admit(self, key: Key, pod: Object) -> _Pod | None:
-        """A pod seen for the first time: claim it with the finalizer, give it devices, start its run."""
+        """A pod seen for the first time: give it devices, start its run. One being deleted (marked while this
+        agent was away) is let go at once: nothing of it runs here any more."""
         status = pod.get("status") or {}
-        if pod["metadata"].get("deletionTimestamp") or status.get("phase") in ps.TERMINAL:
-            self._drop_finalizer(None, pod)
-            return None
-        pod = self._add_finalizer(pod)
-        spec, now = ps.spec_of(pod), self.clock.now()
         if status.get("startTime"):
             kill_groups(leftover_groups(status))  # a crashed control plane's processes must not live on
-            run = ps.recover_run(spec, status, now)
-        else:
-            run = ps.new_run(spec, now)
+        if pod["metadata"].get("deletionTimestamp"):
+            confirm_deleted(self.store, without_legacy_finalizer(self.store, pod))
+            return None
+        if status.get("phase") in ps.TERMINAL:
+            without_legacy_finalizer(self.store, pod)
+            return None
+        pod = without_legacy_finalizer(self.store, pod)
+        spec, now = ps.spec_of(pod), self.clock.now()
+        run = ps.recover_run(spec, status, now) if status.get("startTime") else ps.new_run(spec, now)
         state = _Pod(uid_of(pod), spec, run, latest=pod)
         self._assign_devices(pod, state)
         with self._lock:
@@ -272,25 +294,40 @@ class NodeAgent:
         for name in plan.stop:
             if name in state.procs and not state.procs[name].stopping:
                 self._stop(state, name, grace, pod)
-        retry = any([self._start(key, pod, state, name) for name in plan.start])
-        refresh = self._refresh_volumes(pod, state) if not plan.start else None
+        plan, started, retry = self._start_planned(key, pod, state, plan, now)
+        refresh = self._refresh_volumes(pod, state, rewrite=not started)
         self._report_backoff(pod, state, now)
         self._write_status(pod, state)
         if ps.pod_phase(state.spec, state.run) in ps.TERMINAL and not state.procs:
             self._release(state)
             self._memory.remove(pod)  # a finished pod's tmpfs volumes are torn down, as the kubelet's are
-            self._drop_finalizer(state, newer(pod, state.latest))
         retry_at = CONFIG_RETRY_SECONDS if retry else refresh
         return result_after(now, plan.wake_at, retry_at)
 
-    def _refresh_volumes(self, pod: Object, state: _Pod) -> float | None:
+    def _start_planned(
+        self, key: Key, pod: Object, state: _Pod, plan: ps.Plan, now: float
+    ) -> tuple[ps.Plan, bool, bool]:
+        """Start what ``plan`` says, then what the plan of the new state says (a started sidecar lets the next
+        init container go), until a plan starts nothing: this pass's own status write does not bring the pod
+        back (``_on_pod_event``). Returns that last plan (its ``wake_at``), whether anything started, and
+        whether a container's configuration is to be retried."""
+        tried: set[str] = set()  # each container is tried at most once a pass
+        retry = False
+        while not retry and (names := [n for n in plan.start if n not in tried]):
+            tried.update(names)
+            retry = any([self._start(key, pod, state, name) for name in names])
+            plan = ps.plan(state.spec, state.run, now)
+        return plan, bool(tried), retry or bool(plan.start)  # one tried again this pass: look again soon
+
+    def _refresh_volumes(self, pod: Object, state: _Pod, *, rewrite: bool) -> float | None:
         """While containers run, ConfigMap/Secret/downward API volumes follow their sources, rewritten (only
-        when changed) every ``VOLUME_SYNC_SECONDS`` as the kubelet's periodic sync does; a source that
-        vanished leaves the files as they were."""
+        when changed; ``rewrite`` False: they were just written for a start) every ``VOLUME_SYNC_SECONDS`` as
+        the kubelet's periodic sync does; a source that vanished leaves the files as they were."""
         if not state.procs or not has_projections(pod):
             return None
-        with contextlib.suppress(ConfigError, OSError):
-            self._place(pod)
+        if rewrite:
+            with contextlib.suppress(ConfigError, OSError):
+                self._place(pod)
         return VOLUME_SYNC_SECONDS
 
     def _start(self, key: Key, pod: Object, state: _Pod, name: str) -> bool:
@@ -383,11 +420,18 @@ class NodeAgent:
         container_event(self._container_events, pod, name, type_, reason, message)
 
     def _terminate(self, key: Key, pod: Object, state: _Pod) -> Result:
-        """Deletion: stop everything; when nothing runs any more, report and let the pod go."""
+        """Deletion: stop everything; when nothing runs any more, report and let the pod go. A later delete
+        with a shorter grace period (``kubectl delete --grace-period``) shortens the wait for SIGKILL, as the
+        kubelet's pod workers do."""
         state.run = ps.terminate(state.run)
+        grace = grace_of(pod)
+        shorter = state.deletion_grace is not None and grace < state.deletion_grace
         for name, proc in state.procs.items():
             if not proc.stopping:
-                self._stop(state, name, grace_of(pod), pod)
+                self._stop(state, name, grace, pod)
+            elif shorter:
+                self._supervisor.stop(proc, grace)  # the earlier SIGKILL deadline still stands if sooner
+        state.deletion_grace = grace if state.deletion_grace is None else min(grace, state.deletion_grace)
         if state.procs:
             return Result()  # each exit enqueues the key again
         self._write_status(pod, state)
@@ -395,7 +439,7 @@ class NodeAgent:
         with self._lock:
             self._pods.pop(key, None)
         self._remove_dirs(pod)
-        self._drop_finalizer(state, newer(pod, state.latest))
+        confirm_deleted(self.store, newer(pod, state.latest))
         return Result()
 
     def _abandon(self, key: Key, state: _Pod) -> None:
@@ -457,25 +501,5 @@ class NodeAgent:
         if status != pod.get("status"):
             state.latest = self.store.update_status(PODS, {**pod, "status": status})
 
-    def _add_finalizer(self, pod: Object) -> Object:
-        names = list(pod["metadata"].get("finalizers") or [])
-        if FINALIZER in names:
-            return pod
-        return self._patch_finalizers(pod, [*names, FINALIZER])
 
-    def _drop_finalizer(self, state: _Pod | None, pod: Object) -> None:
-        names = list(pod["metadata"].get("finalizers") or [])
-        if FINALIZER not in names:
-            return
-        with contextlib.suppress(NotFound):
-            latest = self._patch_finalizers(pod, [n for n in names if n != FINALIZER])
-            if state is not None:
-                state.latest = latest
-
-    def _patch_finalizers(self, pod: Object, names: list[str]) -> Object:
-        meta = pod["metadata"]
-        patch = {"metadata": {"resourceVersion": meta["resourceVersion"], "finalizers": names or None}}
-        return self.store.patch(PODS, meta["namespace"], meta["name"], patch, MERGE_PATCH)
-
-
-__all__ = ["FINALIZER", "NodeAgent"]
+__all__ = ["LEGACY_FINALIZER", "NodeAgent"]

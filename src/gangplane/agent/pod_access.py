@@ -86,7 +86,12 @@ def with_memory_cgroup(container: Mapping[str, Any], uid: str, launch: Launch) -
 
 
 def grace_of(pod: Object) -> float:
-    value = (pod.get("spec") or {}).get("terminationGracePeriodSeconds")
+    """The stop grace: the deletion's own period once the pod is marked (``kubectl delete --grace-period``),
+    else the spec's (the kubelet's ``calculateEffectiveGracePeriod``)."""
+    meta = pod.get("metadata") or {}
+    value = meta.get("deletionGracePeriodSeconds") if meta.get("deletionTimestamp") else None
+    if value is None:
+        value = (pod.get("spec") or {}).get("terminationGracePeriodSeconds")
     return float(DEFAULT_GRACE_SECONDS if value is None else value)
 
 

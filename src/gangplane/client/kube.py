@@ -249,8 +249,9 @@ class KubeStore:
         propagation: Propagation = Propagation.BACKGROUND,
         preconditions: Mapping[str, str] | None = None,
         dry_run: bool = False,
+        grace_period: int | None = None,
     ) -> Object:
-        body = kubeapi.delete_body(propagation.value, preconditions)
+        body = kubeapi.delete_body(propagation.value, preconditions, grace_period)
         gone = self._send_json("DELETE", kubeapi.object_path(rt, namespace, name), body, params=_dry(dry_run))
         return kubeapi.with_type(rt, gone)
 

@@ -142,10 +142,14 @@ def watch_params(
     return params
 
 
-def delete_body(propagation: str, preconditions: Mapping[str, str] | None) -> dict[str, Any]:
+def delete_body(
+    propagation: str, preconditions: Mapping[str, str] | None, grace_period: int | None = None
+) -> dict[str, Any]:
     body: dict[str, Any] = {"kind": "DeleteOptions", "apiVersion": "v1", "propagationPolicy": propagation}
     if preconditions:
         body["preconditions"] = dict(preconditions)
+    if grace_period is not None:
+        body["gracePeriodSeconds"] = grace_period
     return body
 
 

@@ -347,6 +347,7 @@ async def delete(ctx: Context, target: Target, request: Request) -> Response:
         propagation=opts.propagation,
         preconditions=opts.preconditions,
         dry_run=opts.dry_run,
+        grace_period=opts.grace_period,
     )
     return _render_one(ctx, request, target.served, gone)
 
@@ -370,6 +371,7 @@ async def delete_collection(ctx: Context, target: Target, request: Request) -> R
                     meta["name"],
                     propagation=opts.propagation,
                     dry_run=opts.dry_run,
+                    grace_period=opts.grace_period,
                 )
             )
         except NotFound:

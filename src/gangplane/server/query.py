@@ -191,6 +191,7 @@ class DeleteParams:
     propagation: Propagation
     preconditions: dict[str, str] | None
     dry_run: bool = False
+    grace_period: int | None = None  # DeleteOptions.gracePeriodSeconds (pods: store/graceful.py)
 
 
 def delete_params(query: Mapping[str, str], body: Mapping[str, Any]) -> DeleteParams:
@@ -205,8 +206,24 @@ def delete_params(query: Mapping[str, str], body: Mapping[str, Any]) -> DeletePa
     if not isinstance(in_body, list) or any(v != "All" for v in in_body):
         raise BadRequest(f'unsupported dryRun value {in_body!r}: only ["All"] is defined')
     return DeleteParams(
-        _propagation(policy), _preconditions(body.get("preconditions")), dry_run(query) or bool(in_body)
+        _propagation(policy),
+        _preconditions(body.get("preconditions")),
+        dry_run(query) or bool(in_body),
+        _grace_period(query, body),
     )
+
+
+def _grace_period(query: Mapping[str, str], body: Mapping[str, Any]) -> int | None:
+    """``gracePeriodSeconds`` from the query, else the body; an integer (negative ones count as 1 later)."""
+    raw: object = query.get("gracePeriodSeconds", body.get("gracePeriodSeconds"))
+    if raw is None or raw == "":
+        return None
+    if isinstance(raw, bool) or not isinstance(raw, int | str):
+        raise BadRequest(f"DeleteOptions.gracePeriodSeconds must be an integer, not {type(raw).__name__}")
+    try:
+        return int(raw)
+    except ValueError:
+        raise BadRequest(f"invalid gracePeriodSeconds {raw!r}: not an integer") from None
 
 
 _PRECONDITION_FIELDS = ("uid", "resourceVersion")

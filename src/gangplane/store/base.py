@@ -14,6 +14,9 @@ one conformance suite:
   empties ``finalizers``. Dependents (``ownerReferences``) are garbage-collected: ``Background`` deletes the
   owner first then its dependents, ``Foreground`` adds the ``foregroundDeletion`` finalizer to the owner and
   removes it once every dependent with ``blockOwnerDeletion`` is gone, ``Orphan`` strips the owner references.
+- A pod bound to a node an agent serves is deleted gracefully (``graceful.py``): ``delete`` marks it with
+  ``deletionTimestamp`` and ``deletionGracePeriodSeconds`` and it stays until a delete with grace 0 (the
+  agent's, once its processes stopped, or ``--grace-period=0 --force``).
 - ``watch`` delivers ADDED / MODIFIED / DELETED events in resourceVersion order, starting after the given
   resourceVersion; a version older than the kept history raises ``Gone`` (410).
 - Admission (defaulting and validation) is injected by the layer above as an ``Admission`` callable; the
@@ -185,7 +188,11 @@ class Store(Protocol):
         propagation: Propagation = Propagation.BACKGROUND,
         preconditions: Mapping[str, str] | None = None,
         dry_run: bool = False,
-    ) -> Object: ...
+        grace_period: int | None = None,
+    ) -> Object:
+        """``grace_period`` is ``DeleteOptions.gracePeriodSeconds``; only pods have a graceful deletion
+        (``graceful.py``)."""
+        ...
 
     def delete_collection(
         self,

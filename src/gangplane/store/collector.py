@@ -18,8 +18,9 @@ from collections import deque
 from enum import Enum
 
 from gangplane.errors import ApiError
-from gangplane.store import gc
+from gangplane.store import gc, graceful
 from gangplane.store.base import EventType, Object, Operation, Propagation, ResourceType
+from gangplane.store.catalog import LEASES
 from gangplane.store.engine import Engine
 from gangplane.store.objects import key_of, meta, same_content
 
@@ -53,7 +54,13 @@ class Collector(Engine):
             return old
         return self._commit(rt, EventType.MODIFIED, new, old)
 
-    def _delete(self, rt: ResourceType, obj: Object, propagation: Propagation) -> Object:
+    def _delete(
+        self, rt: ResourceType, obj: Object, propagation: Propagation, grace: int | None = None
+    ) -> Object:
+        if graceful.is_pod(rt):
+            kept = self._delete_pod(rt, obj, grace)
+            if kept is not None:
+                return kept
         if gc.deleting(obj):
             return obj
         uid = str(meta(obj)["uid"])
@@ -70,6 +77,18 @@ class Collector(Engine):
             self._drain()
         found = self._lookup_uid(uid)
         return marked if found is None or self._dry_run else found[1]
+
+    def _delete_pod(self, rt: ResourceType, pod: Object, grace: int | None) -> Object | None:
+        """Graceful deletion (``graceful.py``): the pod as marked, or removed if already marked and its
+        period is now 0; ``None`` when the delete goes on as for any object."""
+        node = graceful.node_of(pod)
+        served = bool(node) and self._find(LEASES, graceful.NODE_LEASE_NAMESPACE, node) is not None
+        kept = graceful.after_delete(pod, grace, served, self._clock.now())
+        if kept is None:
+            if gc.deleting(pod) and not gc.finalizers(pod):
+                return self._remove(rt, pod, pod)
+            return None
+        return kept if kept is pod else self._commit(rt, EventType.MODIFIED, kept, pod)
 
     def _orphan(self, owner_uid: str) -> None:
         for rt, dep in self._live_dependents(owner_uid):

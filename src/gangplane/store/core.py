@@ -207,12 +207,13 @@ class ObjectStore(Collector):
         propagation: Propagation = Propagation.BACKGROUND,
         preconditions: Mapping[str, str] | None = None,
         dry_run: bool = False,
+        grace_period: int | None = None,
     ) -> Object:
         with self._writing(dry_run):
             old = self._require(rt, namespace, name)
             self._check_preconditions(rt, old, preconditions or {})
             self._admit(rt, Operation.DELETE, old, old)
-            stored = self._delete(rt, old, propagation)
+            stored = self._delete(rt, old, propagation, grace_period)
         return self._result(stored)
 
     def _check_preconditions(self, rt: ResourceType, old: Object, pre: Mapping[str, str]) -> None:

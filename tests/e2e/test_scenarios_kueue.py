@@ -372,8 +372,7 @@ def test_flavor_selection_writes_the_node_selector_and_pods_land_on_matching_nod
 
 def _all_bound(c: Cluster, job: str) -> None:
     # That a gang binds whole is checked while it waits (placed_after_the_squatter), not from PodScheduled
-    # times: the loop's PodScheduled=True write can lose a race with the agent's finalizer patch
-    # (schedulers/loop.py _bind), leaving a bound pod with its older PodScheduled=False.
+    # times (a gang's members are bound one binding at a time).
     pods = c.pods(job)
     assert len(pods) == 2 and all(p["spec"].get("nodeName") for p in pods), pods
 

@@ -3,7 +3,8 @@
 Prints one table (JCT, queueing delay, makespan, utilisation, fairness, checks) and, with ``--out``, writes
 per-policy timelines (CSV), a summary (JSON) and PNG plots. Exit codes: 0 sound and every job finished;
 1 bad input; 2 a run broke a lower bound or an invariant (the simulator or a scheduler core is wrong); 3 a run
-left jobs unfinished (never started, or rejected as impossible).
+left jobs unfinished (never started, rejected as impossible, or stuck: a replay that stopped making progress
+is stopped with an error naming the stuck jobs, ``simulator.stall``).
 """
 
 from __future__ import annotations
@@ -330,6 +331,9 @@ def simulate(
     if explain is not None:
         print_explanations(comparison, explain, console)
     left = [o.summary for o in comparison.outcomes if o.summary.unfinished or o.summary.rejected]
+    for outcome in comparison.outcomes:
+        if outcome.result.stall is not None:
+            errors.print(f"error: {outcome.summary.policy}: {outcome.result.stall.message()}", markup=False)
     for s in left:
         errors.print(
             f"[yellow]warning[/] {s.policy}: {s.unfinished} job(s) never finished, {s.rejected} rejected "
@@ -342,12 +346,15 @@ def simulate(
     if out is not None:
         _write(comparison, out, console, gantt_hours)
     runs = repeated.comparisons if repeated is not None else (comparison,)
+    stuck = [(o.summary.policy, o.result.stall) for run in runs[1:] for o in run.outcomes if o.result.stall]
     for extra in runs[1:]:
         for policy, found in extra.violations.items():
             errors.print(f"[bold red]VIOLATION[/] {policy} (another seed): {found[0]}")
+    for policy, stall in stuck:
+        errors.print(f"error: {policy} (another seed): {stall.message()}", markup=False)
     if any(run.violations for run in runs):
         raise typer.Exit(2)
-    if left:
+    if left or stuck:
         raise typer.Exit(UNFINISHED_EXIT)
 
 

@@ -34,6 +34,35 @@ from gangplane.simulator.traces import TraceError, TraceFormat, load_trace
 
 DEFAULT_POLICIES = ("fifo", "backfill")
 UNFINISHED_EXIT = 3
+RANGES: dict[str, tuple[float, float]] = {
+    "--nodes": (1, math.inf),
+    "--gpus-per-node": (1, math.inf),
+    "--backfill-depth": (1, math.inf),
+    "--failure-probability": (0, 1),
+    "--gantt-hours": (0, math.inf),
+    "--restart-cost": (0, math.inf),
+    "--las-starvation": (0, math.inf),
+    "--repeat": (1, math.inf),
+    "--explain": (0, math.inf),
+}
+"""Each numeric option's allowed range, checked here rather than by typer: a usage error would exit 2,
+which this command keeps for a broken invariant."""
+
+
+def _check_ranges(given: dict[str, float | None]) -> None:
+    """``ValueError`` naming the first option out of its range (NaN is out of every range)."""
+    for option, value in given.items():
+        low, high = RANGES[option]
+        if value is not None and not low <= value <= high:
+            bound = f"at least {low:g}" if high == math.inf else f"between {low:g} and {high:g}"
+            raise ValueError(f"{option} must be {bound}, not {value:g}")
+
+
+def _check_cluster(cluster: ClusterSpec, source: str) -> None:
+    if cluster.total_gpus < 1:
+        raise ValueError(
+            f"{source}: the cluster has no GPUs ({len(cluster.nodes)} node(s)): nothing to replay on"
+        )
 
 
 def _percent(share: float) -> str:
@@ -116,7 +145,7 @@ def _jobs_and_cluster(
     """The jobs for a seed, the cluster, a title and the seed in force (``--seed``, else the scenario's,
     else 0). A scenario generates different jobs per seed; a trace's jobs are the same for every seed."""
     if (scenario is None) == (trace is None):
-        raise typer.BadParameter("give a SCENARIO file or --trace FILE (one of them)")
+        raise ValueError("give a SCENARIO file or --trace FILE (one of them)")
     if scenario is not None:
         try:
             parsed = load_scenario(scenario)
@@ -124,6 +153,7 @@ def _jobs_and_cluster(
             raise ValueError(f"{scenario}: {exc}") from None
         seed = parsed.seed if seed is None else seed
         generate(parsed, scenario.parent, seed)  # bad values surface before any replay
+        _check_cluster(parsed.cluster_spec(), str(scenario))
         return (
             lambda s: generate(parsed, scenario.parent, s),
             parsed.cluster_spec(),
@@ -151,7 +181,9 @@ def _cluster(
     if trace_format == TraceFormat.ALIBABA:
         if node_list is None:
             raise ValueError("--format alibaba needs --node-list openb_node_list_*.csv (the trace's cluster)")
-        return load_alibaba_nodes(node_list)
+        cluster = load_alibaba_nodes(node_list)
+        _check_cluster(cluster, str(node_list))
+        return cluster
     if node_list is not None:
         raise ValueError("--node-list goes with --format alibaba")
     return uniform_cluster(nodes, gpus_per_node)
@@ -218,10 +250,8 @@ def simulate(
     trace: Annotated[Path | None, typer.Option("--trace", help="Replay a trace file instead.")] = None,
     trace_format: Annotated[TraceFormat, typer.Option("--format", help="Trace format.")] = TraceFormat.CSV,
     policies: Annotated[list[str] | None, typer.Option("--policy", "-p", help="Policy (repeatable).")] = None,
-    nodes: Annotated[int, typer.Option("--nodes", min=1, help="Nodes, for --trace.")] = 16,
-    gpus_per_node: Annotated[
-        int, typer.Option("--gpus-per-node", min=1, help="GPUs per node, for --trace.")
-    ] = 8,
+    nodes: Annotated[int, typer.Option("--nodes", help="Nodes, for --trace.")] = 16,
+    gpus_per_node: Annotated[int, typer.Option("--gpus-per-node", help="GPUs per node, for --trace.")] = 8,
     vc: Annotated[
         list[str] | None, typer.Option("--vc", help="Philly virtual cluster to keep (repeatable).")
     ] = None,
@@ -236,9 +266,7 @@ def simulate(
     ] = None,
     backfill_depth: Annotated[
         int | None,
-        typer.Option(
-            "--backfill-depth", min=1, help="Backfill scan cap per shape (default: none, exact EASY)."
-        ),
+        typer.Option("--backfill-depth", help="Backfill scan cap per shape (default: none, exact EASY)."),
     ] = None,
     estimates: Annotated[
         str,
@@ -253,31 +281,29 @@ def simulate(
         str | None,
         typer.Option("--placement", help="binpack or spread, for fifo/backfill/conservative/coscheduling."),
     ] = None,
-    failure_probability: Annotated[float, typer.Option("--failure-probability", min=0.0, max=1.0)] = 0.0,
-    gantt_hours: Annotated[
-        float | None, typer.Option("--gantt-hours", min=0.0, help="Gantt: first N hours.")
-    ] = None,
+    failure_probability: Annotated[float, typer.Option("--failure-probability")] = 0.0,
+    gantt_hours: Annotated[float | None, typer.Option("--gantt-hours", help="Gantt: first N hours.")] = None,
     progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Show a progress bar.")] = True,
     restart: Annotated[
         str | None,
         typer.Option("--restart", help="Preempted runs: scratch or checkpoint (default: per policy)."),
     ] = None,
     restart_cost: Annotated[
-        float, typer.Option("--restart-cost", min=0.0, help="Seconds to resume from a checkpoint.")
+        float, typer.Option("--restart-cost", help="Seconds to resume from a checkpoint.")
     ] = 0.0,
     las_threshold: Annotated[
         list[float] | None,
         typer.Option("--las-threshold", help="las: GPU-seconds at which a job drops a queue (repeatable)."),
     ] = None,
     las_starvation: Annotated[
-        float, typer.Option("--las-starvation", min=0.0, help="las: starvation guard K (0 = off).")
+        float, typer.Option("--las-starvation", help="las: starvation guard K (0 = off).")
     ] = 0.0,
     repeat_runs: Annotated[
-        int, typer.Option("--repeat", min=1, help="Runs over seeds seed..seed+N-1: mean and 95 % CI.")
+        int, typer.Option("--repeat", help="Runs over seeds seed..seed+N-1: mean and 95 % CI.")
     ] = 1,
     explain: Annotated[
         int | None,
-        typer.Option("--explain", min=0, help="Job id: why it waited, per cycle (integration policies)."),
+        typer.Option("--explain", help="Job id: why it waited, per cycle (integration policies)."),
     ] = None,
 ) -> None:
     """Compare scheduling policies on a scenario or a trace in virtual time."""
@@ -285,10 +311,27 @@ def simulate(
     if not console.is_terminal:
         console.width = max(console.width, 132)
     try:
+        _check_ranges(
+            {
+                "--nodes": nodes,
+                "--gpus-per-node": gpus_per_node,
+                "--backfill-depth": backfill_depth,
+                "--failure-probability": failure_probability,
+                "--gantt-hours": gantt_hours,
+                "--restart-cost": restart_cost,
+                "--las-starvation": las_starvation,
+                "--repeat": repeat_runs,
+                "--explain": explain,
+            }
+        )
         make_jobs, cluster, title, seed = _jobs_and_cluster(
             scenario, trace, trace_format, nodes, gpus_per_node, vc, seed, node_list
         )
         jobs = with_estimates(make_jobs(seed), estimates, estimate_factor)
+        if not jobs:
+            raise ValueError(
+                f"{scenario or trace}: no jobs to replay" + (f" in VC {', '.join(vc)}" if vc else "")
+            )
         if explain is not None and explain >= len(jobs):
             raise ValueError(f"--explain {explain}: the jobs are numbered 0..{len(jobs) - 1}")
         options = PolicyOptions(
@@ -323,7 +366,8 @@ def simulate(
             else None
         )
     except (OSError, TraceError, ValidationError, yaml.YAMLError, KeyError, ValueError) as exc:
-        errors.print(f"error: {exc}", markup=False)
+        said = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc  # no quotes around a KeyError's
+        errors.print(f"error: {said}", markup=False)
         raise typer.Exit(1) from None
     console.print(comparison_table(comparison, f"{title}: {len(jobs)} jobs on {cluster.total_gpus} GPUs"))
     if repeated is not None:

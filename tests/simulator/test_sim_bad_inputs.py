@@ -79,7 +79,7 @@ def test_a_job_bigger_than_the_cluster_is_rejected_by_name_with_exit_3(
     path.write_text(GENERIC + "0,1,4,10\n1,4,4,10\n")
     code, said = _run(app, "--trace", str(path), "--nodes", "1", "--gpus-per-node", "4", "-p", "fifo")
     assert code == 3, said
-    assert "fifo: 0 job(s) never finished, 1 rejected" in said
+    assert "fifo: 0 job(s) never finished, 1 rejected (jobs 1) (a gang larger" in said
 
 
 @pytest.mark.parametrize(

@@ -378,11 +378,11 @@ def simulate(
     for outcome in comparison.outcomes:
         if outcome.result.stall is not None:
             errors.print(f"error: {outcome.summary.policy}: {outcome.result.stall.message()}", markup=False)
-    for s in left:
+    for s, rejected in ((s, _rejected(comparison, s.policy)) for s in left):
         errors.print(
             f"[yellow]warning[/] {s.policy}: {s.unfinished} job(s) never finished, {s.rejected} rejected "
-            "(a gang larger than any placement or quota allows; see the timeline's rejected column); "
-            "means are over finished jobs only"
+            f"{rejected}(a gang larger than any placement or quota allows; see the timeline's rejected "
+            "column); means are over finished jobs only"
         )
     for policy, found in comparison.violations.items():
         for violation in found[:20]:
@@ -400,6 +400,16 @@ def simulate(
         raise typer.Exit(2)
     if left or stuck:
         raise typer.Exit(UNFINISHED_EXIT)
+
+
+def _rejected(comparison: Comparison, policy: str, shown: int = 10) -> str:
+    """``"(jobs 3, 7) "``: the first rejected jobs of ``policy``'s run, by id (and trace name), or ``""``."""
+    records = next(o.result.records for o in comparison.outcomes if o.summary.policy == policy)
+    named = [f"{r.job.id}" + (f" {r.job.name}" if r.job.name else "") for r in records if r.rejected]
+    if not named:
+        return ""
+    more = f" and {len(named) - shown} more" if len(named) > shown else ""
+    return f"(jobs {', '.join(named[:shown])}{more}) "
 
 
 def print_explanations(comparison: Comparison, job_id: int, console: Console) -> None:

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+import waiting
 from gangplane.agent import AgentPool, ClusterConfig, NodeGroup
 from gangplane.clock import WallClock
 from gangplane.store.catalog import NAMESPACES, PODS
@@ -61,13 +61,8 @@ def python(name: str, code: str, **fields: Any) -> dict[str, Any]:
 def wait_for(
     check: Callable[[], Any], timeout: float = 10.0, what: str = "condition", interval: float = 0.02
 ) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        result = check()
-        if result:
-            return result
-        time.sleep(interval)
-    raise AssertionError(f"timed out waiting for {what}")
+    """``waiting.wait_for`` with the agent tests' default timeout."""
+    return waiting.wait_for(check, timeout, what, interval)
 
 
 def phase_of(store: MemoryStore, name: str) -> str | None:

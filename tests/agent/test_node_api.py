@@ -7,7 +7,7 @@ from __future__ import annotations
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -24,6 +24,7 @@ from gangplane.store import MemoryStore
 from gangplane.store.base import ListOptions
 from gangplane.store.catalog import CONFIGMAPS, EVENTS, NAMESPACES, PODS
 from serving import serving
+from waiting import wait_for
 
 TOKEN = "node-agents-token-for-this-test"
 USER = {
@@ -55,13 +56,6 @@ def api(served: tuple[str, Path, MemoryStore]) -> Iterator[NodeApi]:
     node_api = NodeApi(conn.client(), namespace=conn.namespace)
     yield node_api
     node_api.close()
-
-
-def _eventually(check: Callable[[], bool], timeout: float = 20.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.05)
 
 
 def test_the_issued_token_gets_in_and_another_does_not(
@@ -102,7 +96,7 @@ def test_events_are_sent_in_the_background_create_before_count(
             ("Pulled", 3)
         ]
 
-    _eventually(counted)
+    wait_for(counted, 20.0)
 
 
 def test_config_maps_come_from_the_cache_and_a_miss_from_the_server(
@@ -113,8 +107,8 @@ def test_config_maps_come_from_the_cache_and_a_miss_from_the_server(
     api.start_caches(timeout=10)
     assert api.get(CONFIGMAPS, "default", "before")["data"] == {"k": "1"}
     backing.patch(CONFIGMAPS, "default", "before", {"data": {"k": "2"}}, "application/merge-patch+json")
-    _eventually(
-        lambda: api.get(CONFIGMAPS, "default", "before")["data"] == {"k": "2"}
+    wait_for(
+        lambda: api.get(CONFIGMAPS, "default", "before")["data"] == {"k": "2"}, 20.0
     )  # the watch updates it
     # Created and read at once: whether or not the watch has delivered it yet, the read finds it.
     backing.create(

@@ -6,7 +6,7 @@ from __future__ import annotations
 import signal
 import subprocess
 import sys
-import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -24,20 +24,21 @@ from gangplane.server.admission import TrainerAdmission
 from gangplane.server.resources import default_registry
 from gangplane.store.catalog import JOBSETS, LEASES, by_kind
 from gangplane.store.memory import MemoryStore
+from waiting import poll
 
 pytestmark = pytest.mark.slow
 
 
-def _wait_for(check: object, timeout: float = 30.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+def _found(get: Callable[[], object]) -> Callable[[], object]:
+    """``get`` as a check that is false while the object is not there yet."""
+
+    def check() -> object:
         try:
-            if check():  # type: ignore[operator]
-                return True
+            return get()
         except NotFound:
-            pass
-        time.sleep(0.1)
-    return False
+            return None
+
+    return check
 
 
 def test_controller_process_reconciles_trainjobs_while_leading(
@@ -63,10 +64,14 @@ def test_controller_process_reconciles_trainjobs_while_leading(
 
 def _run_against(cli: Cli, proc: subprocess.Popen[str]) -> None:
     cli.ok("apply", "-f", "-", stdin=RUNTIME + "---\n" + job("mnist"))
-    assert _wait_for(lambda: cli.store.get(LEASES, "default", "gangplane-trainjob-controller")), "no lease"
+    assert poll(
+        _found(lambda: cli.store.get(LEASES, "default", "gangplane-trainjob-controller")), 30.0, 0.1
+    ), "no lease"
     lease = cli.store.get(LEASES, "default", "gangplane-trainjob-controller")
     assert lease["spec"]["holderIdentity"].endswith(f"_{proc.pid}")
-    assert _wait_for(lambda: cli.store.get(JOBSETS, "default", "mnist")), "the controller made no JobSet"
+    assert poll(_found(lambda: cli.store.get(JOBSETS, "default", "mnist")), 30.0, 0.1), (
+        "the controller made no JobSet"
+    )
     jobset = cli.store.get(JOBSETS, "default", "mnist")
     assert jobset["metadata"]["ownerReferences"][0]["kind"] == "TrainJob"
     assert _comparable(jobset) == _comparable(_in_process_jobset("mnist"))

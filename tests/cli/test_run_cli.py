@@ -22,6 +22,7 @@ from gangplane.errors import NotFound
 from gangplane.store import MemoryStore
 from gangplane.store.base import Store
 from gangplane.store.catalog import PODS, TRAINJOBS
+from waiting import poll
 
 
 def _pod(name: str, trainjob: str, phase: str, node: str = "n1") -> tuple[dict[str, Any], dict[str, Any]]:
@@ -34,14 +35,14 @@ def _pod(name: str, trainjob: str, phase: str, node: str = "n1") -> tuple[dict[s
 def play_controller(store: Store, name: str, outcome: str, pods: int = 2) -> threading.Thread:
     """What the controllers and agents would write: pods that run, then the TrainJob's terminal condition."""
 
+    def created() -> bool:
+        try:
+            return bool(store.get(TRAINJOBS, "default", name))
+        except NotFound:
+            return False
+
     def play() -> None:
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            try:
-                store.get(TRAINJOBS, "default", name)
-                break
-            except NotFound:
-                time.sleep(0.05)
+        poll(created, 10, 0.05)
         time.sleep(0.2)  # the follower sees the TrainJob waiting for its pods first
         for index in range(pods):
             spec, status = _pod(f"{name}-node-0-{index}", name, "Running")

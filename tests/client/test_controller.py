@@ -11,6 +11,7 @@ from gangplane.clock import ManualClock
 from gangplane.store.base import Object
 from gangplane.store.catalog import CONFIGMAPS, SECRETS
 from gangplane.store.memory import MemoryStore
+from waiting import wait_for
 
 
 class Recorder:
@@ -31,11 +32,8 @@ def drain(controller: Controller) -> None:
 
 
 def settle(manager: Manager, timeout: float = 5.0) -> None:
-    deadline = time.monotonic() + timeout
     time.sleep(0.05)
-    while not manager.idle():
-        assert time.monotonic() < deadline
-        time.sleep(0.01)
+    wait_for(manager.idle, timeout, "the manager to go idle")
 
 
 def owned(name: str, owner: str) -> Object:

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 
 import pytest
 
@@ -11,6 +10,7 @@ from gangplane.client.informer import Informer
 from gangplane.store.base import EventType, ListOptions, Object
 from gangplane.store.catalog import CONFIGMAPS
 from gangplane.store.memory import MemoryStore
+from waiting import wait_for
 
 
 def cm(name: str, ns: str = "default", **labels: str) -> Object:
@@ -19,13 +19,6 @@ def cm(name: str, ns: str = "default", **labels: str) -> Object:
         "kind": "ConfigMap",
         "metadata": {"name": name, "namespace": ns, "labels": labels},
     }
-
-
-def eventually(check: Callable[[], bool], timeout: float = 5.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        assert time.monotonic() < deadline, "condition not reached"
-        time.sleep(0.01)
 
 
 @pytest.fixture
@@ -47,7 +40,7 @@ def test_lists_then_follows_changes(store: MemoryStore) -> None:
     b["data"] = {"x": "1"}
     store.update(CONFIGMAPS, b)
     store.delete(CONFIGMAPS, "default", "a")
-    eventually(lambda: len(seen) == 4)
+    wait_for(lambda: len(seen) == 4, 5.0)
     informer.stop()
     assert seen == [
         (EventType.ADDED, "a"),
@@ -67,11 +60,11 @@ def test_indexes_follow_label_changes(store: MemoryStore) -> None:
     store.create(CONFIGMAPS, cm("a", team="x"))
     store.create(CONFIGMAPS, cm("b", team="x"))
     store.create(CONFIGMAPS, cm("c", ns="other", team="x"))
-    eventually(lambda: len(informer.by_index("team", "x")) == 2)
+    wait_for(lambda: len(informer.by_index("team", "x")) == 2, 5.0)
     a = store.get(CONFIGMAPS, "default", "a")
     a["metadata"]["labels"]["team"] = "y"
     store.update(CONFIGMAPS, a)
-    eventually(lambda: [o["metadata"]["name"] for o in informer.by_index("team", "y")] == ["a"])
+    wait_for(lambda: [o["metadata"]["name"] for o in informer.by_index("team", "y")] == ["a"], 5.0)
     assert [o["metadata"]["name"] for o in informer.by_index("team", "x")] == ["b"]
     informer.stop()
 

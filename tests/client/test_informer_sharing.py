@@ -9,13 +9,13 @@ from functools import partial
 
 import pytest
 
-from client.test_informer import eventually
 from gangplane.client.informer import Informer
 from gangplane.client.readonly import CHECK_ENV, FrozenDict, SharedMutation, freeze, thaw
 from gangplane.store import catalog
 from gangplane.store.memory import MemoryStore
+from waiting import wait_for
 
-settled = partial(eventually, timeout=10.0)  # informers catch up; a loaded machine may take a while
+settled = partial(wait_for, timeout=10.0)  # informers catch up; a loaded machine may take a while
 
 
 def _pod(name: str, **labels: str) -> dict[str, object]:

@@ -5,8 +5,6 @@ key, back-off count or pending deadline for them."""
 from __future__ import annotations
 
 import random
-import time
-from collections.abc import Callable
 
 from builders import RuntimeBuilder, TrainJobBuilder
 from gangplane.client.controller import Manager
@@ -14,17 +12,9 @@ from gangplane.clock import WallClock
 from gangplane.controllers.manager import build_controllers
 from gangplane.store import catalog
 from gangplane.store.memory import MemoryStore
+from waiting import poll
 
 KINDS = (catalog.TRAINJOBS, catalog.JOBSETS, catalog.JOBS, catalog.PODS, catalog.SERVICES)
-
-
-def _wait(predicate: Callable[[], bool], timeout: float = 20.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.02)
-    return predicate()
 
 
 def _complete(store: MemoryStore, name: str) -> bool:
@@ -43,23 +33,24 @@ def test_deleted_trainjobs_leave_nothing_in_informers_or_queues() -> None:
         names = [f"tj-{i}" for i in range(3)]
         for name in names:
             store.create(catalog.TRAINJOBS, TrainJobBuilder(name).num_nodes(2).dict())
-        assert _wait(lambda: len(store.list(catalog.PODS).items) == 6)
+        assert poll(lambda: len(store.list(catalog.PODS).items) == 6, 20.0)
         for pod in store.list(catalog.PODS).items:
             store.update_status(catalog.PODS, {**pod, "status": {"phase": "Succeeded"}})
-        assert _wait(lambda: all(_complete(store, name) for name in names))
+        assert poll(lambda: all(_complete(store, name) for name in names), 20.0)
         for name in names:
             store.delete(catalog.TRAINJOBS, "default", name)
-        assert _wait(lambda: not any(store.list(rt).items for rt in KINDS))
+        assert poll(lambda: not any(store.list(rt).items for rt in KINDS), 20.0)
         informers = [i for (rt, _), i in manager._informers.items() if rt in KINDS]  # no public listing
-        assert _wait(lambda: all(not i.list() for i in informers) and manager.idle())
+        assert poll(lambda: all(not i.list() for i in informers) and manager.idle(), 20.0)
         for informer in informers:
             assert all(not values for values in informer._indexes.values()), informer.rt.plural
         for controller in controllers:  # per-key state: dirty, processing, back-off counts, deadlines
             queue = controller.queue
             # A short requeue-after set by the last reconcile before the delete fires, finds the object gone
             # and leaves nothing behind; wait for it rather than catch it pending.
-            assert _wait(
-                lambda q=queue: not (q._dirty or q._processing or q._failures or q._due)  # type: ignore[misc]
+            assert poll(
+                lambda q=queue: not (q._dirty or q._processing or q._failures or q._due),
+                20.0,  # type: ignore[misc]
             ), (controller.name, queue._due)
     finally:
         manager.stop()

@@ -6,14 +6,13 @@ from __future__ import annotations
 
 import json
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 from gangplane.agent.daemon import Handoff
 from gangplane.agent.leftovers import CLUSTER_ENV, cluster_id
 from gangplane.agent.nodes import ClusterConfig, NodeGroup
 from gangplane.cluster.agents import AgentProcess
+from waiting import wait_for
 
 # Records its handoff and environment, then exits (``die``) or waits for SIGTERM and says so. The handler is
 # installed before the record: the test stops it as soon as the record appears (a TERM before it killed it).
@@ -49,17 +48,10 @@ def _starts(tmp_path: Path) -> list[str]:
     return path.read_text().splitlines() if path.exists() else []
 
 
-def _wait(predicate: Callable[[], bool], timeout: float = 20.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.05)
-
-
 def test_handoff_travels_on_stdin_and_stop_waits_for_the_process(tmp_path: Path) -> None:
     agents = _process(tmp_path)
     agents.start()
-    _wait(lambda: len(_starts(tmp_path)) == 1)
+    wait_for(lambda: len(_starts(tmp_path)) == 1, 20.0)
     started = json.loads(_starts(tmp_path)[0])
     assert Handoff.loads(started["handoff"]) == _handoff(tmp_path)
     assert not started["leaked"], "the pods inherit the agents' environment: the token must not be in it"
@@ -74,9 +66,9 @@ def test_a_dying_agent_process_is_restarted_until_stopped(tmp_path: Path) -> Non
     (tmp_path / "die").write_text("")
     agents = _process(tmp_path)
     agents.start()
-    _wait(lambda: len(_starts(tmp_path)) >= 2)  # died, restarted after its back-off
+    wait_for(lambda: len(_starts(tmp_path)) >= 2, 20.0)  # died, restarted after its back-off
     (tmp_path / "die").unlink()
-    _wait(lambda: agents.pid is not None and len(_starts(tmp_path)) >= 3)
+    wait_for(lambda: agents.pid is not None and len(_starts(tmp_path)) >= 3, 20.0)
     agents.stop()
     assert agents.restarts >= 2
     assert (tmp_path / "stopped").exists()

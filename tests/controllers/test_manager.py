@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import random
-import time
 
 from harness import torch_runtime
 
@@ -13,15 +12,7 @@ from gangplane.clock import WallClock
 from gangplane.controllers.manager import build_controllers, build_trainjob_controller, runtime_ref_key
 from gangplane.store import catalog
 from gangplane.store.memory import MemoryStore
-
-
-def _wait(predicate, timeout: float = 10.0) -> bool:  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.02)
-    return False
+from waiting import poll
 
 
 def test_manager_runs_trainjob_to_pods_and_completion() -> None:
@@ -33,7 +24,7 @@ def test_manager_runs_trainjob_to_pods_and_completion() -> None:
     try:
         store.create(catalog.CLUSTER_TRAINING_RUNTIMES, torch_runtime())
         store.create(catalog.TRAINJOBS, TrainJobBuilder("mnist").num_nodes(2).dict())
-        assert _wait(lambda: len(store.list(catalog.PODS).items) == 2)
+        assert poll(lambda: len(store.list(catalog.PODS).items) == 2, 10.0)
         for pod in store.list(catalog.PODS).items:
             store.update_status(catalog.PODS, {**pod, "status": {"phase": "Succeeded"}})
 
@@ -41,7 +32,7 @@ def test_manager_runs_trainjob_to_pods_and_completion() -> None:
             status = store.get(catalog.TRAINJOBS, "default", "mnist").get("status") or {}
             return any(c["type"] == "Complete" for c in status.get("conditions", []))
 
-        assert _wait(complete)
+        assert poll(complete, 10.0)
     finally:
         manager.stop()
 

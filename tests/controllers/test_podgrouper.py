@@ -4,7 +4,6 @@ waiting reason reading the PodGroup status KAI writes."""
 from __future__ import annotations
 
 import random
-import time
 from typing import Any
 
 import pytest
@@ -30,6 +29,7 @@ from gangplane.runtime.core import new_objects
 from gangplane.runtime.points import AppliedBy
 from gangplane.store import catalog
 from gangplane.store.memory import MemoryStore
+from waiting import poll
 
 QUEUE = {kai.QUEUE_LABEL: "team-a"}
 
@@ -271,15 +271,6 @@ def test_without_the_pod_grouper_kais_condition_is_not_seen() -> None:
 # ---------------------------------------------------------------- wiring
 
 
-def _wait(predicate: Any, timeout: float = 10.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.02)
-    return False
-
-
 def test_the_controller_groups_jobsets_and_their_pods_on_a_manager() -> None:
     store = MemoryStore(clock=WallClock(), rng=random.Random(3))
     manager = Manager(store, WallClock())
@@ -295,7 +286,7 @@ def test_the_controller_groups_jobsets_and_their_pods_on_a_manager() -> None:
             notes = [(p["metadata"].get("annotations") or {}).get(kai.POD_GROUP_ANNOTATION) for p in pods]
             return len(pods) == 2 and all(n and n.startswith("pg-train-") for n in notes)
 
-        assert _wait(stamped)
+        assert poll(stamped, 10.0)
         assert len(store.list(catalog.KAI_PODGROUPS).items) == 1
     finally:
         manager.stop()

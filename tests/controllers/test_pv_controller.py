@@ -4,7 +4,6 @@ hostPath volume with Delete keeps its directory."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -20,6 +19,7 @@ from gangplane.store.catalog import (
     STORAGE_CLASSES,
 )
 from gangplane.store.memory import MemoryStore
+from waiting import wait_for
 
 CLAIM = {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "data", "namespace": "default"},
          "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}  # fmt: skip
@@ -27,14 +27,14 @@ CLAIM = {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name
 
 def settle(controllers: tuple[Controller, ...], done: Callable[[], Any], timeout: float = 10.0) -> Any:
     """Run the controllers' queues until ``done()`` holds (informer events arrive on their own threads)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+
+    def step() -> Any:
         for controller in controllers:
             while controller.process_one(timeout=0.05):
                 pass
-        if result := done():
-            return result
-    raise AssertionError("the controllers did not settle")
+        return done()
+
+    return wait_for(step, timeout, "the controllers to settle", interval=0.0)
 
 
 def test_a_claim_is_provisioned_bound_and_reclaimed(tmp_path: Path) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx2
@@ -27,6 +27,7 @@ from gangplane.controllers.manager import build_trainjob_controller
 from gangplane.controllers.trainjob import TrainJobReconciler
 from gangplane.errors import Conflict
 from gangplane.store import catalog
+from waiting import wait_for
 
 
 class Requests:
@@ -69,13 +70,6 @@ def _settle(controller: Controller, key: tuple[str, str], requests: Requests) ->
     raise AssertionError(f"the TrainJob never settled: {requests.lines}")
 
 
-def _until(check: Callable[[], bool], timeout: float = 15.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.05)
-
-
 def test_a_steady_state_trainjob_reconcile_makes_no_request(kube: tuple[KubeStore, Requests]) -> None:
     store, requests = kube
     manager = Manager(store, WallClock())
@@ -86,11 +80,11 @@ def test_a_steady_state_trainjob_reconcile_makes_no_request(kube: tuple[KubeStor
         store.create(catalog.TRAINJOBS, TrainJobBuilder("mnist").num_nodes(2).dict())
         key = ("default", "mnist")
         jobsets = manager.informer(catalog.JOBSETS)
-        _until(lambda: manager.informer(catalog.TRAINJOBS).get(*key) is not None)
+        wait_for(lambda: manager.informer(catalog.TRAINJOBS).get(*key) is not None, 15.0)
         requests.reset()
         controller.reconciler.reconcile(key)  # the first pass: snapshot, JobSet, status
         assert requests.counts["write"] >= 2, requests.lines
-        _until(lambda: jobsets.get(*key) is not None)
+        wait_for(lambda: jobsets.get(*key) is not None, 15.0)
         _settle(controller, key, requests)
 
         requests.reset()

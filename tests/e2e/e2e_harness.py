@@ -6,13 +6,13 @@ from __future__ import annotations
 import socket
 import subprocess
 import sys
-import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+import waiting
 from gangplane.agent.nodes import ClusterConfig, NodeGroup
 from gangplane.cluster.local import LocalCluster
 from gangplane.store import catalog
@@ -98,11 +98,5 @@ class Cluster:
 
 
 def wait_for(check: Callable[[], Any], timeout: float = 120.0, what: str = "condition") -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = check()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.2)
+    """``waiting.wait_for`` with the end-to-end tests' default timeout, polling the control plane gently."""
+    return waiting.wait_for(check, timeout, what, interval=0.2)

@@ -7,7 +7,6 @@ import os
 import socket
 import subprocess
 import sys
-import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -17,6 +16,7 @@ from gangplane.client.kube import KubeStore
 from gangplane.controllers.pending import WAITING_CONDITION
 from gangplane.errors import NotFound
 from gangplane.store import catalog
+from waiting import wait_for
 
 CLUSTER = """\
 nodeGroups:
@@ -84,11 +84,11 @@ def free_port() -> int:
 
 
 def wait(check: Callable[[], Any], timeout: float, what: str, show: Callable[[], Any] = lambda: "") -> Any:
-    deadline = time.monotonic() + timeout
-    while not (value := check()):
-        assert time.monotonic() < deadline, f"timed out waiting for {what}\n{show()}"
-        time.sleep(0.1)
-    return value
+    """``wait_for`` that, on failure, adds what ``show`` says at that moment."""
+    try:
+        return wait_for(check, timeout, what, interval=0.1)
+    except AssertionError as err:
+        raise AssertionError(f"{err}\n{show()}") from None
 
 
 class View:

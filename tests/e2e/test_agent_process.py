@@ -9,10 +9,7 @@ import os
 import signal
 import subprocess
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import psutil
 import pytest
@@ -23,6 +20,7 @@ from gangplane.agent import proctable
 from gangplane.agent.daemon import MODULE
 from gangplane.agent.leftovers import CLUSTER_ENV, cluster_id
 from gangplane.server.lifecycle import status
+from waiting import wait_for
 
 pytestmark = pytest.mark.slow
 
@@ -32,14 +30,6 @@ USES_API = (
     "from kubernetes import client, config; config.load_incluster_config(); "
     "print('pods seen:', len(client.CoreV1Api().list_namespaced_pod('default').items))"
 )
-
-
-def _wait(check: Callable[[], Any], what: str, timeout: float = 90.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while not (result := check()):
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.2)
-    return result
 
 
 def _agent_process(home: Path) -> psutil.Process | None:
@@ -83,16 +73,26 @@ def test_agents_apart_run_pods_survive_a_kill_and_leave_nothing_after_down(tmp_p
     gp("up", "--config", str(tmp_path / "cluster.yaml"), "--port", str(port), "--agents", "process")
     try:
         core = client.CoreV1Api(config.new_client_from_config(config_file=str(home / "kubeconfig")))
-        first = _wait(lambda: _agent_process(home), "the agent process")
+        first = wait_for(lambda: _agent_process(home), 90.0, "the agent process", interval=0.2)
         _run_pod(core, "sleeper", ["sh", "-c", "sleep 300; :"], policy="Always")
         _run_pod(core, "uses-api", ["python", "-c", USES_API])
-        _wait(lambda: _phase(core, "uses-api") in ("Succeeded", "Failed"), "uses-api to finish")
+        wait_for(
+            lambda: _phase(core, "uses-api") in ("Succeeded", "Failed"),
+            90.0,
+            "uses-api to finish",
+            interval=0.2,
+        )
         log = core.read_namespaced_pod_log("uses-api", "default")  # the file the agent process wrote
         assert _phase(core, "uses-api") == "Succeeded" and "pods seen: 2" in log, log
 
         os.kill(first.pid, signal.SIGKILL)  # its sleeper is reaped; the new agent process runs it again
-        _wait(lambda: (p := _agent_process(home)) is not None and p.pid != first.pid, "a new agent process")
-        _wait(lambda: _restarts(core, "sleeper") >= 1, "the sleeper to run again")
+        wait_for(
+            lambda: (p := _agent_process(home)) is not None and p.pid != first.pid,
+            90.0,
+            "a new agent process",
+            interval=0.2,
+        )
+        wait_for(lambda: _restarts(core, "sleeper") >= 1, 90.0, "the sleeper to run again", interval=0.2)
         gp("down")
         value = cluster_id(home)
         assert proctable.carrying(CLUSTER_ENV, [value]).get(value, []) == []

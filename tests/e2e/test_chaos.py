@@ -23,6 +23,7 @@ import pytest
 import yaml
 
 from gangplane.cluster import launch
+from waiting import wait_for
 
 pytestmark = pytest.mark.slow
 
@@ -122,14 +123,6 @@ def _finished(job: dict[str, Any]) -> str | None:
     return None
 
 
-def _wait(check: Any, timeout: float, what: str) -> Any:
-    deadline = time.monotonic() + timeout
-    while not (value := check()):
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.25)
-    return value
-
-
 def test_sigkill_at_random_points_loses_nothing_and_leaves_no_half_gang_or_process(tmp_path: Path) -> None:
     rng = random.Random(13)
     home, port = tmp_path / "home", _free_port()
@@ -155,8 +148,8 @@ def test_sigkill_at_random_points_loses_nothing_and_leaves_no_half_gang_or_proce
             jobs = {j["metadata"]["name"]: _finished(j) for j in api.call("GET", TRAINJOBS)["items"]}
             return jobs if all(jobs.get(n) for n in acked) else None
 
-        outcome = _wait(all_finished, 120, "every TrainJob to finish")
+        outcome = wait_for(all_finished, 120, "every TrainJob to finish", interval=0.25)
         assert {n: outcome[n] for n in acked} == dict.fromkeys(acked, "Complete")
     finally:
         launch.stop(home)
-    _wait(lambda: not _marked(), 30, "no pod process to outlive the cluster")
+    wait_for(lambda: not _marked(), 30, "no pod process to outlive the cluster", interval=0.25)

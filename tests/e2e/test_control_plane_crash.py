@@ -16,6 +16,7 @@ import pytest
 from e2e_harness import cli, free_port
 
 from gangplane.server import lifecycle
+from waiting import wait_for
 
 pytestmark = pytest.mark.slow
 
@@ -71,14 +72,6 @@ def _pair() -> set[int] | None:
     return found if len(found) == 2 else None
 
 
-def _wait(check, timeout: float, what: str):  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + timeout
-    while not (value := check()):
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.2)
-    return value
-
-
 def test_restart_after_sigkill_keeps_objects_and_leaves_no_stray_process(tmp_path: Path) -> None:
     home, port = tmp_path / "home", free_port()
     env = {**os.environ, "GANGPLANE_HOME": str(home)}
@@ -90,7 +83,7 @@ def test_restart_after_sigkill_keeps_objects_and_leaves_no_stray_process(tmp_pat
     gp("up", "--config", str(tmp_path / "cluster.yaml"), "--port", str(port))
     try:
         gp("apply", "-f", str(tmp_path / "job.yaml"))
-        old = _wait(_pair, 60, "both nodes' processes")
+        old = wait_for(_pair, 60, "both nodes' processes", interval=0.2)
         pid = lifecycle.status(home).pid
         assert pid is not None
         os.kill(pid, signal.SIGKILL)  # no shutdown path runs: the pods' processes are orphaned
@@ -98,10 +91,10 @@ def test_restart_after_sigkill_keeps_objects_and_leaves_no_stray_process(tmp_pat
         assert _marked() == old  # still running, unsupervised
 
         gp("up", "--config", str(tmp_path / "cluster.yaml"), "--port", str(port))
-        _wait(lambda: not (_marked() & old), 30, "the old run's processes to be stopped")
+        wait_for(lambda: not (_marked() & old), 30, "the old run's processes to be stopped", interval=0.2)
         assert "survivor" in gp("get", "trainjobs")
-        new = _wait(_pair, 60, "the gang to run again")
+        new = wait_for(_pair, 60, "the gang to run again", interval=0.2)
         assert not new & old
     finally:
         subprocess.run([sys.executable, "-m", "gangplane", "down"], env=env, timeout=60, check=False)
-    _wait(lambda: not _marked(), 30, "gangplane down to stop every process")
+    wait_for(lambda: not _marked(), 30, "gangplane down to stop every process", interval=0.2)

@@ -13,12 +13,14 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+
+from waiting import wait_for
 
 kubernetes = pytest.importorskip("kubernetes")
 from kubernetes import client, config, watch  # noqa: E402
@@ -45,15 +47,6 @@ def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
-
-
-def wait_for(check: Callable[[], Any], timeout: float = 60.0, what: str = "condition") -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if result := check():
-            return result
-        time.sleep(0.2)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 @pytest.fixture(scope="module")
@@ -95,7 +88,7 @@ def create_pod(api: client.ApiClient, name: str, containers: list[dict[str, Any]
 def finished_pod(api: client.ApiClient, name: str) -> Any:
     core = client.CoreV1Api(api)
     return wait_for(lambda: (p := core.read_namespaced_pod(name, NS)).status.phase in ("Succeeded", "Failed") and p,
-                    what=f"pod {name} to finish")  # fmt: skip
+                    what=f"pod {name} to finish", timeout=60.0, interval=0.2)  # fmt: skip
 
 
 def test_official_client_lists_and_watches_without_errors(api: client.ApiClient) -> None:
@@ -144,7 +137,7 @@ def test_crash_loop_fails_the_job_with_backoff_limit_exceeded(api: client.ApiCli
         return next((p for p in pods if (p.status.container_statuses or [None])[0]
                      and p.status.container_statuses[0].restart_count >= 1), None)  # fmt: skip
 
-    pod = wait_for(restarted, what="a restart")
+    pod = wait_for(restarted, what="a restart", timeout=60.0, interval=0.2)
     last = pod.status.container_statuses[0].last_state.terminated
     assert (last.exit_code, last.reason) == (3, "Error") and last.started_at and last.finished_at
     name = pod.metadata.name
@@ -158,7 +151,7 @@ def test_crash_loop_fails_the_job_with_backoff_limit_exceeded(api: client.ApiCli
         job = batch.read_namespaced_job("crashy", NS)
         return next((c for c in job.status.conditions or [] if c.type == "Failed"), None) and job
 
-    job_now = wait_for(failed, timeout=90, what="the Job to fail")
+    job_now = wait_for(failed, timeout=90, what="the Job to fail", interval=0.2)
     reasons = {c.type: c.reason for c in job_now.status.conditions}
     assert reasons == {"FailureTarget": "BackoffLimitExceeded", "Failed": "BackoffLimitExceeded"}
     assert job_now.status.failed == 1  # the one pod, after restarts reached backoffLimit 2
@@ -223,7 +216,14 @@ def test_a_setsid_child_dies_with_its_pod(api: client.ApiClient, home: Path) -> 
             f"open({str(pidfile)!r}, 'w').write(str(p.pid)); time.sleep(600)")  # fmt: skip
     create_pod(api, "escaper", [{"name": "main", "image": "python", "command": ["python", "-c", code]}],
                terminationGracePeriodSeconds=1)  # fmt: skip
-    pid = int(wait_for(lambda: pidfile.exists() and pidfile.read_text(), what="the escaped child"))
+    pid = int(
+        wait_for(
+            lambda: pidfile.exists() and pidfile.read_text(),
+            what="the escaped child",
+            timeout=60.0,
+            interval=0.2,
+        )
+    )
     client.CoreV1Api(api).delete_namespaced_pod("escaper", NS)
 
     def gone() -> bool:
@@ -232,7 +232,7 @@ def test_a_setsid_child_dies_with_its_pod(api: client.ApiClient, home: Path) -> 
         except OSError:
             return True
 
-    wait_for(gone, timeout=30, what="the setsid child to end")
+    wait_for(gone, timeout=30, what="the setsid child to end", interval=0.2)
 
 
 PVC_MANIFEST = """\
@@ -275,11 +275,14 @@ def test_a_claim_is_shared_by_an_initializer_and_a_trainer(api: client.ApiClient
         conditions = core.read_namespaced_pod("early", NS).status.conditions or []
         return next((c.message for c in conditions if c.type == "PodScheduled" and c.status == "False"), None)
 
-    assert wait_for(unschedulable, what="the missing claim") == 'persistentvolumeclaim "dataset" not found'
+    assert (
+        wait_for(unschedulable, what="the missing claim", timeout=60.0, interval=0.2)
+        == 'persistentvolumeclaim "dataset" not found'
+    )
     assert not core.read_namespaced_pod("early", NS).spec.node_name
     apply_manifest(home, api, PVC_MANIFEST)
     bound = wait_for(lambda: (c := core.read_namespaced_persistent_volume_claim("dataset", NS)).status.phase == "Bound"
-                     and c, what="the claim to bind")  # fmt: skip
+                     and c, what="the claim to bind", timeout=60.0, interval=0.2)  # fmt: skip
     assert bound.spec.storage_class_name == "standard" and bound.status.capacity == {"storage": "1Gi"}
     assert finished_pod(api, "early").status.phase == "Succeeded"  # requeued by the claim's binding
     core.delete_namespaced_pod("early", NS)
@@ -298,7 +301,12 @@ def test_a_claim_is_shared_by_an_initializer_and_a_trainer(api: client.ApiClient
     for name in ("initializer", "trainer"):
         core.delete_namespaced_pod(name, NS)
     core.delete_namespaced_persistent_volume_claim("dataset", NS)
-    wait_for(lambda: not directory.exists(), what="reclaim policy Delete to remove the directory")
+    wait_for(
+        lambda: not directory.exists(),
+        what="reclaim policy Delete to remove the directory",
+        timeout=60.0,
+        interval=0.2,
+    )
     assert not [v for v in core.list_persistent_volume().items if v.metadata.name == volume.metadata.name]
 
 
@@ -317,7 +325,7 @@ def test_pod_failure_policy_ignores_a_disruption(api: client.ApiClient, home: Pa
                                      "spec": spec})  # fmt: skip
     selector = "batch.kubernetes.io/job-name=evictable"
     first = wait_for(lambda: marker.exists() and core.list_namespaced_pod(NS, label_selector=selector).items[0],
-                     what="the first pod to run")  # fmt: skip
+                     what="the first pod to run", timeout=60.0, interval=0.2)  # fmt: skip
     disrupted = {"type": "DisruptionTarget", "status": "True", "reason": "EvictionByEvictionAPI",
                  "message": "Eviction API: evicting", "lastTransitionTime": rfc3339(time.time())}  # fmt: skip
     core.patch_namespaced_pod_status(first.metadata.name, NS, {"status": {"conditions": [disrupted]}})
@@ -327,7 +335,9 @@ def test_pod_failure_policy_ignores_a_disruption(api: client.ApiClient, home: Pa
         job = batch.read_namespaced_job("evictable", NS)
         return any(c.type == "Complete" for c in job.status.conditions or []) and job
 
-    job = wait_for(complete, timeout=60, what="the Job to complete after the ignored disruption")
+    job = wait_for(
+        complete, timeout=60, what="the Job to complete after the ignored disruption", interval=0.2
+    )
     assert not job.status.failed and job.status.succeeded == 1
 
 
@@ -381,7 +391,7 @@ def test_a_pod_uses_the_api_through_its_service_account_only(api: client.ApiClie
     assert as_pod.list_namespaced_pod(NS).items  # still valid while the pod exists
     core.delete_namespaced_pod("in-cluster", NS)
     wait_for(lambda: not [p for p in core.list_namespaced_pod(NS).items if p.metadata.name == "in-cluster"],
-             what="the pod to go")  # fmt: skip
+             what="the pod to go", timeout=60.0, interval=0.2)  # fmt: skip
     with pytest.raises(client.ApiException) as revoked:
         as_pod.list_namespaced_pod(NS)
     assert revoked.value.status == 401

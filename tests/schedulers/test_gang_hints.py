@@ -18,7 +18,8 @@ from gangplane.store.base import ResourceType
 from gangplane.store.catalog import COSCHEDULING_PODGROUPS, PODS
 from gangplane.store.memory import MemoryStore
 from schedulers.kube_builders import T0, node, pod, pod_group
-from schedulers.test_scheduling_queue import _create_node, _scheduled, eventually
+from schedulers.test_scheduling_queue import _create_node, _scheduled
+from waiting import wait_for
 
 
 @pytest.fixture
@@ -43,8 +44,8 @@ def _caught_up(loop: SchedulerLoop, store: MemoryStore) -> None:
         return {o["metadata"]["name"]: o["metadata"]["resourceVersion"] for o in objs}
 
     for rt in (PODS, COSCHEDULING_PODGROUPS):
-        eventually(
-            lambda rt=rt: versions(rt, loop.informers[rt].list()) == versions(rt, store.list(rt).items)
+        wait_for(
+            lambda rt=rt: versions(rt, loop.informers[rt].list()) == versions(rt, store.list(rt).items), 10.0
         )
 
 
@@ -105,14 +106,14 @@ def test_a_member_phase_change_updates_the_pod_group_without_an_attempt(
     for i in range(2):
         store.create(PODS, pod(f"g-{i}", group="g"))
     loop.start()
-    eventually(lambda: _phase(store, "g") == "Scheduling")
+    wait_for(lambda: _phase(store, "g") == "Scheduling", 10.0)
     # the PodGroup may say Scheduling while the binding cycle is still writing its members
-    eventually(lambda: all(store.get(PODS, "ml", f"g-{i}")["spec"].get("nodeName") for i in range(2)))
+    wait_for(lambda: all(store.get(PODS, "ml", f"g-{i}")["spec"].get("nodeName") for i in range(2)), 10.0)
     for i in range(2):
         running = store.get(PODS, "ml", f"g-{i}")
         running.setdefault("status", {})["phase"] = "Running"
         store.update_status(PODS, running)
-    eventually(lambda: _phase(store, "g") == "Running")
+    wait_for(lambda: _phase(store, "g") == "Running", 10.0)
     assert store.get(COSCHEDULING_PODGROUPS, "ml", "g")["status"]["running"] == 2
 
 

@@ -9,7 +9,8 @@ from gangplane.schedulers.loop import SchedulerLoop
 from gangplane.store.catalog import EVENTS, PODS
 from gangplane.store.memory import MemoryStore
 from schedulers.kube_builders import T0, pod
-from schedulers.test_scheduler_loop import _synced, eventually
+from schedulers.test_scheduler_loop import _synced
+from waiting import wait_for
 
 
 def _events(store: MemoryStore, reason: str) -> list[dict]:
@@ -20,7 +21,7 @@ def test_bound_pod_gets_a_scheduled_event(one_node) -> None:
     store, loop = one_node
     created = store.create(PODS, pod("a"))
     loop.start_informers()
-    eventually(_synced(loop, store))
+    wait_for(_synced(loop, store), 5.0)
     loop.run_once()
     [event] = _events(store, "Scheduled")
     assert (event["type"], event["message"]) == ("Normal", "Successfully assigned ml/a to n0")
@@ -34,9 +35,9 @@ def test_unschedulable_pod_gets_one_failed_scheduling_warning_per_message(one_no
     store, loop = one_node
     store.create(PODS, pod("big", cpu="8"))
     loop.start_informers()
-    eventually(_synced(loop, store))
+    wait_for(_synced(loop, store), 5.0)
     loop.run_once()
-    eventually(_synced(loop, store))
+    wait_for(_synced(loop, store), 5.0)
     loop.queue.move()  # requeue the pod: a second attempt with the same outcome
     loop.run_once()
     [event] = _events(store, "FailedScheduling")

@@ -1,6 +1,5 @@
 """The scheduler shell against the in-memory store, on a manual clock."""
 
-import time
 from collections.abc import Callable, Iterator
 
 import pytest
@@ -11,13 +10,7 @@ from gangplane.schedulers.registry import default_registry
 from gangplane.store.catalog import COSCHEDULING_PODGROUPS, EVENTS, NODES, PODS
 from gangplane.store.memory import MemoryStore
 from schedulers.kube_builders import T0, node, pod, pod_group
-
-
-def eventually(check: Callable[[], bool], timeout: float = 5.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        assert time.monotonic() < deadline, "condition not reached"
-        time.sleep(0.01)
+from waiting import wait_for
 
 
 def _create_node(store: MemoryStore, obj: dict) -> None:
@@ -58,7 +51,7 @@ def test_two_gangs_one_bound_whole_other_waits_then_binds(cluster) -> None:
             store.create(PODS, pod(f"{name}-{i}", gpu=1, group=name))
     store.create(PODS, pod("stranger", scheduler="nobody"))
     loop.start_informers()
-    eventually(_synced(loop, store))
+    wait_for(_synced(loop, store), 5.0)
 
     loop.run_once()
     pods = _pods(store)
@@ -72,13 +65,13 @@ def test_two_gangs_one_bound_whole_other_waits_then_binds(cluster) -> None:
         assert "largest placement found 2" in waiting["message"]
     assert "status" not in pods["stranger"] and not pods["stranger"]["spec"].get("nodeName")
 
-    eventually(_synced(loop, store))
+    wait_for(_synced(loop, store), 5.0)
     loop.run_once()  # nothing changed: no new writes, b still waits whole
     assert not any(p["spec"].get("nodeName") for n, p in _pods(store).items() if n.startswith("b-"))
 
     for i in range(6):
         store.delete(PODS, "ml", f"a-{i}")
-    eventually(_synced(loop, store))
+    wait_for(_synced(loop, store), 5.0)
     loop.run_once()
     pods = _pods(store)
     assert all(pods[f"b-{i}"]["spec"].get("nodeName") for i in range(6))
@@ -91,7 +84,7 @@ def test_podgroup_status_written(cluster) -> None:
     for i in range(2):
         store.create(PODS, pod(f"a-{i}", gpu=1, group="a"))
     loop.start_informers()
-    eventually(_synced(loop, store))
+    wait_for(_synced(loop, store), 5.0)
     loop.run_once()
     status = store.get(COSCHEDULING_PODGROUPS, "ml", "a")["status"]
     assert status["phase"] == "Scheduling" and status["scheduleStartTime"] == "2026-01-01T00:00:00Z"
@@ -102,7 +95,7 @@ def test_background_thread_binds(cluster) -> None:
     loop.period = 0.05
     loop.start()
     store.create(PODS, pod("p"))
-    eventually(lambda: bool(store.get(PODS, "ml", "p")["spec"].get("nodeName")))
+    wait_for(lambda: bool(store.get(PODS, "ml", "p")["spec"].get("nodeName")), 5.0)
 
 
 def test_with_condition_keeps_transition_time() -> None:
@@ -143,7 +136,7 @@ def test_broken_pod_group_gets_an_error_condition_and_one_warning_event(cluster)
     store.create(PODS, pod("bad-0", gpu=1, group="bad"))
     store.create(PODS, pod("fine"))
     loop.start_informers()
-    eventually(_synced(loop, store))
+    wait_for(_synced(loop, store), 5.0)
     loop.run_once()
     loop.run_once()  # the condition is unchanged: no second event
     pods = _pods(store)

@@ -4,7 +4,7 @@ may help them, never on a timer; back-off is the only timer; bindings are assume
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import pytest
@@ -20,15 +20,9 @@ from gangplane.store.binding import bind_pod
 from gangplane.store.catalog import COSCHEDULING_PODGROUPS, NODES, PODS
 from gangplane.store.memory import MemoryStore
 from schedulers.kube_builders import T0, node, pod, pod_group
+from waiting import wait_for
 
 INDEX = ResourceIndex()
-
-
-def eventually(check: Callable[[], bool], timeout: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        assert time.monotonic() < deadline, "condition not reached"
-        time.sleep(0.01)
 
 
 def _create_node(store: MemoryStore, obj: dict[str, Any]) -> None:
@@ -67,13 +61,13 @@ def test_unschedulable_pod_is_retried_when_a_node_is_added_not_on_a_timer(store:
     loop.start()
     try:
         store.create(PODS, pod("big", cpu="4"))
-        eventually(lambda: _scheduled(store, "big") == ("False", "Unschedulable"))
-        eventually(lambda: loop.queue.counts()[State.UNSCHEDULABLE] == 1)
+        wait_for(lambda: _scheduled(store, "big") == ("False", "Unschedulable"), 10.0)
+        wait_for(lambda: loop.queue.counts()[State.UNSCHEDULABLE] == 1, 10.0)
         passes = loop.passes
         time.sleep(0.3)
         assert loop.passes == passes  # waiting in the pool costs no pass
         _create_node(store, node("large", cpu="8"))
-        eventually(lambda: _node_of(store, "big") == "large")
+        wait_for(lambda: _node_of(store, "big") == "large", 10.0)
         assert _scheduled(store, "big") == ("True", "")
     finally:
         loop.stop()
@@ -87,7 +81,7 @@ def test_a_heartbeat_does_not_requeue_but_freed_capacity_does(store: MemoryStore
     loop.start()
     try:
         store.create(PODS, pod("second", cpu="2"))
-        eventually(lambda: loop.queue.counts()[State.UNSCHEDULABLE] == 1)
+        wait_for(lambda: loop.queue.counts()[State.UNSCHEDULABLE] == 1, 10.0)
         passes = loop.passes
         beat = store.get(NODES, "", "n0")
         beat["status"]["conditions"] = [{"type": "Ready", "status": "True", "lastHeartbeatTime": "now"}]
@@ -95,7 +89,7 @@ def test_a_heartbeat_does_not_requeue_but_freed_capacity_does(store: MemoryStore
         time.sleep(0.3)
         assert loop.passes == passes and loop.queue.counts()[State.UNSCHEDULABLE] == 1
         store.delete(PODS, "ml", "first")
-        eventually(lambda: _node_of(store, "second") == "n0")
+        wait_for(lambda: _node_of(store, "second") == "n0", 10.0)
     finally:
         loop.stop()
 
@@ -152,10 +146,10 @@ def test_the_next_pod_sees_the_assumed_one(store: MemoryStore) -> None:
     loop.start_informers()
     try:
         store.create(PODS, pod("p1"))
-        eventually(lambda: "ml/p1" in loop.cache.pods)
+        wait_for(lambda: "ml/p1" in loop.cache.pods, 10.0)
         loop.schedule()
         store.create(PODS, pod("p2"))
-        eventually(lambda: "ml/p2" in loop.cache.pods)
+        wait_for(lambda: "ml/p2" in loop.cache.pods, 10.0)
         loop.run_once()
         assert {_node_of(store, "p1"), _node_of(store, "p2")} == {"a", "b"}
     finally:
@@ -234,12 +228,12 @@ def test_a_finished_gang_moves_its_pod_group_to_finished(store: MemoryStore) -> 
     loop = _loop(store, ManualClock(T0))
     loop.start()
     try:
-        eventually(lambda: all(_node_of(store, f"g-{i}") for i in range(2)))
+        wait_for(lambda: all(_node_of(store, f"g-{i}") for i in range(2)), 10.0)
         for i in range(2):
             done = store.get(PODS, "ml", f"g-{i}")
             done["status"]["phase"] = "Succeeded"
             store.update_status(PODS, done)
         status = lambda: store.get(COSCHEDULING_PODGROUPS, "ml", "g").get("status") or {}  # noqa: E731
-        eventually(lambda: status().get("phase") == "Finished")
+        wait_for(lambda: status().get("phase") == "Finished", 10.0)
     finally:
         loop.stop()

@@ -9,7 +9,8 @@ from gangplane.schedulers.volume_binding import BIND_COMPLETED, UNBOUND_IMMEDIAT
 from gangplane.store.catalog import PERSISTENT_VOLUME_CLAIMS, PODS, STORAGE_CLASSES
 from gangplane.store.memory import MemoryStore
 from schedulers.kube_builders import pod
-from schedulers.test_scheduler_loop import _synced, eventually
+from schedulers.test_scheduler_loop import _synced
+from waiting import wait_for
 
 
 def claim(name: str, *, bound: bool = False, cls: str = "", deleting: bool = False) -> dict[str, Any]:
@@ -78,7 +79,7 @@ def test_pod_waits_for_its_claim_then_binds_when_it_is_bound(one_node) -> None:
     store.create(PODS, with_claims("p", "data"))
     store.create(PODS, pod("plain"))
     loop.start_informers()
-    eventually(_synced(loop, store))
+    wait_for(_synced(loop, store), 5.0)
     loop.run_once()
     assert store.get(PODS, "ml", "plain")["spec"].get("nodeName") == "n0"
     cond = _condition(store, "p")
@@ -87,19 +88,20 @@ def test_pod_waits_for_its_claim_then_binds_when_it_is_bound(one_node) -> None:
     store.create(
         PERSISTENT_VOLUME_CLAIMS, claim("data", cls="now")
     )  # added, unbound: requeued, still refused
-    eventually(lambda: loop.informers[PERSISTENT_VOLUME_CLAIMS].get("ml", "data") is not None)
+    wait_for(lambda: loop.informers[PERSISTENT_VOLUME_CLAIMS].get("ml", "data") is not None, 5.0)
     loop.run_once()
     assert _condition(store, "p")["message"] == UNBOUND_IMMEDIATE
     bound = store.get(PERSISTENT_VOLUME_CLAIMS, "ml", "data")
     bound["spec"]["volumeName"] = "pv-data"
     bound["metadata"]["annotations"] = {BIND_COMPLETED: "yes"}
     store.update(PERSISTENT_VOLUME_CLAIMS, bound)
-    eventually(
+    wait_for(
         lambda: bool(
             (loop.informers[PERSISTENT_VOLUME_CLAIMS].get("ml", "data") or {})
             .get("spec", {})
             .get("volumeName")
-        )
+        ),
+        5.0,
     )
     loop.run_once()
     assert store.get(PODS, "ml", "p")["spec"].get("nodeName") == "n0"

@@ -68,11 +68,8 @@ def test_las_matches_the_full_ranking(
     restart_cost: float,
     failures: float,
 ) -> None:
-    # A restart cost with the starvation guard can ping-pong forever (a job promoted back preempts one that
-    # then starves in turn, each resumed run spending its slice restarting), so they are not combined.
-    cost = restart_cost if starvation == 0 else 0.0
     options = PolicyOptions(
-        las_thresholds=thresholds, las_starvation=starvation, preemption=Preemption(True, cost)
+        las_thresholds=thresholds, las_starvation=starvation, preemption=Preemption(True, restart_cost)
     )
     jobs = _jobs(raw)
     fast = _replay(TiresiasLas(CLUSTER, options), jobs, options, failures)

@@ -3,7 +3,8 @@
 Prints one table (JCT, queueing delay, makespan, utilisation, fairness, checks) and, with ``--out``, writes
 per-policy timelines (CSV), a summary (JSON) and PNG plots. Exit codes: 0 sound and every job finished;
 1 bad input; 2 a run broke a lower bound or an invariant (the simulator or a scheduler core is wrong); 3 a run
-left jobs unfinished (never started, or rejected as impossible).
+left jobs unfinished (never started, rejected as impossible, or stuck: a replay that stopped making progress
+is stopped with an error naming the stuck jobs, ``simulator.stall``).
 """
 
 from __future__ import annotations
@@ -33,6 +34,35 @@ from gangplane.simulator.traces import TraceError, TraceFormat, load_trace
 
 DEFAULT_POLICIES = ("fifo", "backfill")
 UNFINISHED_EXIT = 3
+RANGES: dict[str, tuple[float, float]] = {
+    "--nodes": (1, math.inf),
+    "--gpus-per-node": (1, math.inf),
+    "--backfill-depth": (1, math.inf),
+    "--failure-probability": (0, 1),
+    "--gantt-hours": (0, math.inf),
+    "--restart-cost": (0, math.inf),
+    "--las-starvation": (0, math.inf),
+    "--repeat": (1, math.inf),
+    "--explain": (0, math.inf),
+}
+"""Each numeric option's allowed range, checked here rather than by typer: a usage error would exit 2,
+which this command keeps for a broken invariant."""
+
+
+def _check_ranges(given: dict[str, float | None]) -> None:
+    """``ValueError`` naming the first option out of its range (NaN is out of every range)."""
+    for option, value in given.items():
+        low, high = RANGES[option]
+        if value is not None and not low <= value <= high:
+            bound = f"at least {low:g}" if high == math.inf else f"between {low:g} and {high:g}"
+            raise ValueError(f"{option} must be {bound}, not {value:g}")
+
+
+def _check_cluster(cluster: ClusterSpec, source: str) -> None:
+    if cluster.total_gpus < 1:
+        raise ValueError(
+            f"{source}: the cluster has no GPUs ({len(cluster.nodes)} node(s)): nothing to replay on"
+        )
 
 
 def _percent(share: float) -> str:
@@ -115,7 +145,7 @@ def _jobs_and_cluster(
     """The jobs for a seed, the cluster, a title and the seed in force (``--seed``, else the scenario's,
     else 0). A scenario generates different jobs per seed; a trace's jobs are the same for every seed."""
     if (scenario is None) == (trace is None):
-        raise typer.BadParameter("give a SCENARIO file or --trace FILE (one of them)")
+        raise ValueError("give a SCENARIO file or --trace FILE (one of them)")
     if scenario is not None:
         try:
             parsed = load_scenario(scenario)
@@ -123,6 +153,7 @@ def _jobs_and_cluster(
             raise ValueError(f"{scenario}: {exc}") from None
         seed = parsed.seed if seed is None else seed
         generate(parsed, scenario.parent, seed)  # bad values surface before any replay
+        _check_cluster(parsed.cluster_spec(), str(scenario))
         return (
             lambda s: generate(parsed, scenario.parent, s),
             parsed.cluster_spec(),
@@ -150,7 +181,9 @@ def _cluster(
     if trace_format == TraceFormat.ALIBABA:
         if node_list is None:
             raise ValueError("--format alibaba needs --node-list openb_node_list_*.csv (the trace's cluster)")
-        return load_alibaba_nodes(node_list)
+        cluster = load_alibaba_nodes(node_list)
+        _check_cluster(cluster, str(node_list))
+        return cluster
     if node_list is not None:
         raise ValueError("--node-list goes with --format alibaba")
     return uniform_cluster(nodes, gpus_per_node)
@@ -217,10 +250,8 @@ def simulate(
     trace: Annotated[Path | None, typer.Option("--trace", help="Replay a trace file instead.")] = None,
     trace_format: Annotated[TraceFormat, typer.Option("--format", help="Trace format.")] = TraceFormat.CSV,
     policies: Annotated[list[str] | None, typer.Option("--policy", "-p", help="Policy (repeatable).")] = None,
-    nodes: Annotated[int, typer.Option("--nodes", min=1, help="Nodes, for --trace.")] = 16,
-    gpus_per_node: Annotated[
-        int, typer.Option("--gpus-per-node", min=1, help="GPUs per node, for --trace.")
-    ] = 8,
+    nodes: Annotated[int, typer.Option("--nodes", help="Nodes, for --trace.")] = 16,
+    gpus_per_node: Annotated[int, typer.Option("--gpus-per-node", help="GPUs per node, for --trace.")] = 8,
     vc: Annotated[
         list[str] | None, typer.Option("--vc", help="Philly virtual cluster to keep (repeatable).")
     ] = None,
@@ -235,9 +266,7 @@ def simulate(
     ] = None,
     backfill_depth: Annotated[
         int | None,
-        typer.Option(
-            "--backfill-depth", min=1, help="Backfill scan cap per shape (default: none, exact EASY)."
-        ),
+        typer.Option("--backfill-depth", help="Backfill scan cap per shape (default: none, exact EASY)."),
     ] = None,
     estimates: Annotated[
         str,
@@ -252,31 +281,29 @@ def simulate(
         str | None,
         typer.Option("--placement", help="binpack or spread, for fifo/backfill/conservative/coscheduling."),
     ] = None,
-    failure_probability: Annotated[float, typer.Option("--failure-probability", min=0.0, max=1.0)] = 0.0,
-    gantt_hours: Annotated[
-        float | None, typer.Option("--gantt-hours", min=0.0, help="Gantt: first N hours.")
-    ] = None,
+    failure_probability: Annotated[float, typer.Option("--failure-probability")] = 0.0,
+    gantt_hours: Annotated[float | None, typer.Option("--gantt-hours", help="Gantt: first N hours.")] = None,
     progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Show a progress bar.")] = True,
     restart: Annotated[
         str | None,
         typer.Option("--restart", help="Preempted runs: scratch or checkpoint (default: per policy)."),
     ] = None,
     restart_cost: Annotated[
-        float, typer.Option("--restart-cost", min=0.0, help="Seconds to resume from a checkpoint.")
+        float, typer.Option("--restart-cost", help="Seconds to resume from a checkpoint.")
     ] = 0.0,
     las_threshold: Annotated[
         list[float] | None,
         typer.Option("--las-threshold", help="las: GPU-seconds at which a job drops a queue (repeatable)."),
     ] = None,
     las_starvation: Annotated[
-        float, typer.Option("--las-starvation", min=0.0, help="las: starvation guard K (0 = off).")
+        float, typer.Option("--las-starvation", help="las: starvation guard K (0 = off).")
     ] = 0.0,
     repeat_runs: Annotated[
-        int, typer.Option("--repeat", min=1, help="Runs over seeds seed..seed+N-1: mean and 95 % CI.")
+        int, typer.Option("--repeat", help="Runs over seeds seed..seed+N-1: mean and 95 % CI.")
     ] = 1,
     explain: Annotated[
         int | None,
-        typer.Option("--explain", min=0, help="Job id: why it waited, per cycle (integration policies)."),
+        typer.Option("--explain", help="Job id: why it waited, per cycle (integration policies)."),
     ] = None,
 ) -> None:
     """Compare scheduling policies on a scenario or a trace in virtual time."""
@@ -284,10 +311,27 @@ def simulate(
     if not console.is_terminal:
         console.width = max(console.width, 132)
     try:
+        _check_ranges(
+            {
+                "--nodes": nodes,
+                "--gpus-per-node": gpus_per_node,
+                "--backfill-depth": backfill_depth,
+                "--failure-probability": failure_probability,
+                "--gantt-hours": gantt_hours,
+                "--restart-cost": restart_cost,
+                "--las-starvation": las_starvation,
+                "--repeat": repeat_runs,
+                "--explain": explain,
+            }
+        )
         make_jobs, cluster, title, seed = _jobs_and_cluster(
             scenario, trace, trace_format, nodes, gpus_per_node, vc, seed, node_list
         )
         jobs = with_estimates(make_jobs(seed), estimates, estimate_factor)
+        if not jobs:
+            raise ValueError(
+                f"{scenario or trace}: no jobs to replay" + (f" in VC {', '.join(vc)}" if vc else "")
+            )
         if explain is not None and explain >= len(jobs):
             raise ValueError(f"--explain {explain}: the jobs are numbered 0..{len(jobs) - 1}")
         options = PolicyOptions(
@@ -322,7 +366,8 @@ def simulate(
             else None
         )
     except (OSError, TraceError, ValidationError, yaml.YAMLError, KeyError, ValueError) as exc:
-        errors.print(f"error: {exc}", markup=False)
+        said = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc  # no quotes around a KeyError's
+        errors.print(f"error: {said}", markup=False)
         raise typer.Exit(1) from None
     console.print(comparison_table(comparison, f"{title}: {len(jobs)} jobs on {cluster.total_gpus} GPUs"))
     if repeated is not None:
@@ -330,11 +375,14 @@ def simulate(
     if explain is not None:
         print_explanations(comparison, explain, console)
     left = [o.summary for o in comparison.outcomes if o.summary.unfinished or o.summary.rejected]
-    for s in left:
+    for outcome in comparison.outcomes:
+        if outcome.result.stall is not None:
+            errors.print(f"error: {outcome.summary.policy}: {outcome.result.stall.message()}", markup=False)
+    for s, rejected in ((s, _rejected(comparison, s.policy)) for s in left):
         errors.print(
             f"[yellow]warning[/] {s.policy}: {s.unfinished} job(s) never finished, {s.rejected} rejected "
-            "(a gang larger than any placement or quota allows; see the timeline's rejected column); "
-            "means are over finished jobs only"
+            f"{rejected}(a gang larger than any placement or quota allows; see the timeline's rejected "
+            "column); means are over finished jobs only"
         )
     for policy, found in comparison.violations.items():
         for violation in found[:20]:
@@ -342,13 +390,26 @@ def simulate(
     if out is not None:
         _write(comparison, out, console, gantt_hours)
     runs = repeated.comparisons if repeated is not None else (comparison,)
+    stuck = [(o.summary.policy, o.result.stall) for run in runs[1:] for o in run.outcomes if o.result.stall]
     for extra in runs[1:]:
         for policy, found in extra.violations.items():
             errors.print(f"[bold red]VIOLATION[/] {policy} (another seed): {found[0]}")
+    for policy, stall in stuck:
+        errors.print(f"error: {policy} (another seed): {stall.message()}", markup=False)
     if any(run.violations for run in runs):
         raise typer.Exit(2)
-    if left:
+    if left or stuck:
         raise typer.Exit(UNFINISHED_EXIT)
+
+
+def _rejected(comparison: Comparison, policy: str, shown: int = 10) -> str:
+    """``"(jobs 3, 7) "``: the first rejected jobs of ``policy``'s run, by id (and trace name), or ``""``."""
+    records = next(o.result.records for o in comparison.outcomes if o.summary.policy == policy)
+    named = [f"{r.job.id}" + (f" {r.job.name}" if r.job.name else "") for r in records if r.rejected]
+    if not named:
+        return ""
+    more = f" and {len(named) - shown} more" if len(named) > shown else ""
+    return f"(jobs {', '.join(named[:shown])}{more}) "
 
 
 def print_explanations(comparison: Comparison, job_id: int, console: Console) -> None:

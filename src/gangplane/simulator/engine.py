@@ -3,7 +3,8 @@
 The engine holds no scheduling logic. It replays arrivals, asks the policy for decisions, turns each start
 into a completion (or, with a failure model, a failure) event and records every job's timeline. The same
 jobs, policy and seed always give the same result: the heap breaks ties by kind and insertion order, and the
-only randomness is a numpy ``Generator`` seeded from ``seed``.
+only randomness is a numpy ``Generator`` seeded from ``seed``. A replay that stops getting anywhere (a policy
+cycling forever) is stopped by a ``Watchdog`` and says so in ``SimResult.stall``.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from gangplane.simulator.explain import explained
 from gangplane.simulator.jobs import JobSpec
 from gangplane.simulator.policies.base import Admit, Decision, Policy, Preempt, Reject, Start
 from gangplane.simulator.preemption import Preemption
+from gangplane.simulator.stall import Stall, Watchdog
 from gangplane.simulator.timeline import JobRecord, Segment, SimResult
 
 ProgressCallback = Callable[[int], None]
@@ -48,6 +50,7 @@ class Simulation:
         clock: ManualClock | None = None,
         progress: ProgressCallback | None = None,
         preemption: Preemption | None = None,
+        watchdog: Watchdog | None = None,
     ) -> None:
         _check_order(jobs)
         self._jobs = jobs
@@ -67,6 +70,9 @@ class Simulation:
         self._settled = 0
         self._events = 0
         self._cycles = 0
+        self._running = 0
+        self._watchdog = watchdog or Watchdog()
+        self._stall: Stall | None = None
 
     def run(self) -> SimResult:
         next_arrival = 0
@@ -79,13 +85,33 @@ class Simulation:
             next_arrival = self._arrive(now, next_arrival)
             self._drain_cycles(now)
             self._cycle(now)
+            if self._stalled(now, next_arrival):
+                break
         if self._progress is not None:
             self._progress(self._settled)
         log = explained(self._policy)
         reasons = tuple(log.reasons) if log is not None else ()
         return SimResult(
-            self._policy.name, self._cluster, tuple(self._records), self._events, self._cycles, reasons
+            self._policy.name,
+            self._cluster,
+            tuple(self._records),
+            self._events,
+            self._cycles,
+            reasons,
+            self._stall,
         )
+
+    def _stalled(self, now: float, next_arrival: int) -> bool:
+        """Whether the watchdog gives up on this replay (then ``_stall`` says why and on which jobs)."""
+        active = next_arrival - self._settled
+        left = next_arrival < len(self._jobs)
+        kind = self._watchdog.check(running=self._running, arrivals_left=left, active=active)
+        if kind is None:
+            return False
+        waiting = tuple(r.job.id for r in self._records[:next_arrival] if r.end is None and not r.rejected)
+        if waiting:  # else every job is done: the policy's own wake-ups are all that is left
+            self._stall = self._watchdog.stall(kind, now, waiting)
+        return True
 
     def _next_instant(self, next_arrival: int) -> float | None:
         heap_time = self._queue.peek_time()
@@ -104,11 +130,13 @@ class Simulation:
             self._end_run(job_id, now, _outcome(kind, self._records[job_id].job))
 
     def _arrive(self, now: float, next_arrival: int) -> int:
-        jobs = self._jobs
+        jobs, first = self._jobs, next_arrival
         while next_arrival < len(jobs) and jobs[next_arrival].arrival == now:
             self._policy.submit(jobs[next_arrival], now)
             self._events += 1
             next_arrival += 1
+        if next_arrival > first:
+            self._watchdog.progressed(now)
         return next_arrival
 
     def _drain_cycles(self, now: float) -> None:
@@ -136,7 +164,7 @@ class Simulation:
             self._preempt(record, now)
         elif isinstance(decision, Reject):
             record.rejected = decision.reason
-            self._settle()
+            self._settle(now)
 
     def _start(self, record: JobRecord, nodes: tuple[str, ...], now: float) -> None:
         job = record.job
@@ -146,6 +174,8 @@ class Simulation:
             record.start = now
         overhead = self._preemption.overhead(resumed=bool(record.segments))
         record.segments.append(Segment(now, nodes, overhead=overhead))
+        self._running += 1
+        self._watchdog.started(job.id)
         epoch = self._epochs[job.id]
         length = job.run_length - self._saved[job.id] + overhead
         if self._failures.probability > 0 and self._rng.random() < self._failures.probability:
@@ -160,11 +190,12 @@ class Simulation:
         if outcome != "failed":  # a crash keeps nothing of its run
             segment.work = now - segment.start - segment.overhead
         self._epochs[job_id] += 1
+        self._running -= 1
         self._policy.release(job_id, now)
         if outcome in ("completed", "killed"):
             record.end = now
             record.killed = outcome == "killed"
-            self._settle()
+            self._settle(now)
         else:
             record.failures += 1
             self._policy.submit(record.job, now)
@@ -176,9 +207,12 @@ class Simulation:
         self._saved[record.job.id] += segment.work
         record.preemptions += 1
         self._epochs[record.job.id] += 1
+        self._running -= 1
+        self._watchdog.kept(now, segment.work, record.job.run_length)
 
-    def _settle(self) -> None:
+    def _settle(self, now: float) -> None:
         self._settled += 1
+        self._watchdog.progressed(now)
         if self._progress is not None and self._settled % 1024 == 0:
             self._progress(self._settled)
 
@@ -206,10 +240,18 @@ def simulate(
     failures: FailureModel | None = None,
     progress: ProgressCallback | None = None,
     preemption: Preemption | None = None,
+    watchdog: Watchdog | None = None,
 ) -> SimResult:
     """Replay ``jobs`` under ``policy``; see ``Simulation``."""
     return Simulation(
-        jobs, policy, cluster, seed=seed, failures=failures, progress=progress, preemption=preemption
+        jobs,
+        policy,
+        cluster,
+        seed=seed,
+        failures=failures,
+        progress=progress,
+        preemption=preemption,
+        watchdog=watchdog,
     ).run()
 
 

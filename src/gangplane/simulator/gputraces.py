@@ -29,7 +29,7 @@ import numpy as np
 
 from gangplane.simulator.cluster import ClusterSpec, NodeSpec
 from gangplane.simulator.jobs import JobSpec, pack_gang
-from gangplane.simulator.traces import Rows, TraceError, read_column, read_rows
+from gangplane.simulator.traces import Rows, TraceError, check_unique, read_column, read_rows
 
 MILLI = 1000
 MIB = 2**20
@@ -66,6 +66,7 @@ def _optional_times(rows: Rows, index: dict[str, int], name: str) -> np.ndarray:
 
 def load_alibaba(path: Path, *, notes: list[str] | None = None) -> list[JobSpec]:
     index, rows = read_rows(path, ALIBABA_PODS + ALIBABA_TIMES)
+    check_unique(rows, index["name"], "name")
     arrivals = read_column(rows, index["creation_time"], np.float64, path, "creation_time")
     cpu = read_column(rows, index["cpu_milli"], np.float64, path, "cpu_milli") / MILLI
     memory = read_column(rows, index["memory_mib"], np.float64, path, "memory_mib") * MIB
@@ -99,6 +100,7 @@ def load_alibaba(path: Path, *, notes: list[str] | None = None) -> list[JobSpec]
 
 def load_helios(path: Path, *, gpus_per_node: int, notes: list[str] | None = None) -> list[JobSpec]:
     index, rows = read_rows(path, HELIOS_COLUMNS)
+    check_unique(rows, index["job_id"], "job_id")
     stamps = read_column(rows, index["submit_time"], np.datetime64, path, "submit_time").astype(
         "datetime64[s]"
     )

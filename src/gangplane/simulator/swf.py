@@ -61,11 +61,14 @@ def load_swf(path: Path, *, gpus_per_node: int, notes: list[str] | None = None) 
     arrival at 0. ``notes`` receives a line saying how many jobs were skipped, if any."""
     kept: list[JobSpec] = []
     skipped = 0
+    seen: dict[float, int] = {}  # job number -> its line
     with path.open() as handle:
         for line_no, line in enumerate(handle, 1):
             if not line.strip() or line.lstrip().startswith(";"):
                 continue
             values = _numbers(path, line_no, line)
+            if (first := seen.setdefault(values[0], line_no)) != line_no:
+                raise TraceError(f"{path}:{line_no}: job number {values[0]:g} repeats line {first}")
             job = _job(values, gpus_per_node, f"swf-{int(values[0])}")
             if job is None:
                 skipped += 1

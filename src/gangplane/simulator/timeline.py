@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from gangplane.simulator.cluster import ClusterSpec
 from gangplane.simulator.explain import Reason
 from gangplane.simulator.jobs import JobSpec
+from gangplane.simulator.stall import Stall
 
 
 @dataclass(slots=True)
@@ -55,6 +56,8 @@ class SimResult:
     cycles: int
     explained: tuple[Reason, ...] = ()
     """Why the job named by ``--explain`` waited, when the policy explains (``simulator.explain``)."""
+    stall: Stall | None = None
+    """Set when the replay was stopped for making no progress (``simulator.stall``); its jobs are unfinished."""
 
     @property
     def finished(self) -> list[JobRecord]:

@@ -66,6 +66,16 @@ def read_rows(path: Path, required: Sequence[str]) -> tuple[dict[str, int], Rows
         )
 
 
+def check_unique(rows: Rows, index: int, name: str) -> None:
+    """A job id that repeats is an error naming its line and the first (ids name jobs in the exports)."""
+    seen: dict[str, int] = {}
+    for i, row in enumerate(rows):
+        key = row[index].strip() if index < len(row) else ""
+        if key and key in seen:
+            raise rows.error(i, f"column {name!r}: job {key!r} repeats line {rows.lines[seen[key]]}")
+        seen.setdefault(key, i)
+
+
 def read_column(
     rows: Rows, index: int, dtype: type, path: Path, name: str, *, signed: bool = False
 ) -> np.ndarray:
@@ -168,6 +178,7 @@ def load_tiresias(path: Path, *, gpus_per_node: int) -> list[JobSpec]:
     arrivals = read_column(rows, index["submit_time"], np.float64, path, "submit_time")
     durations = read_column(rows, index["duration"], np.float64, path, "duration")
     gpus = read_column(rows, index["num_gpu"], np.int64, path, "num_gpu")
+    check_unique(rows, index["job_id"], "job_id")
     names = [f"job-{row[index['job_id']]}" for row in rows]
     queues = [DEFAULT_QUEUE] * len(rows)
     return _sorted_jobs(arrivals, _fields(gpus, durations, queues, gpus_per_node, rows, names), rows)
@@ -223,6 +234,7 @@ __all__ = [
     "Rows",
     "TraceError",
     "TraceFormat",
+    "check_unique",
     "load_generic",
     "load_philly",
     "load_tiresias",

@@ -9,6 +9,7 @@ from kueue_shell import conditions, setup, trainjob, workload_of
 from gangplane.schedulers.kueue.controller import CYCLE_KEY, build_kueue_controller
 from gangplane.store import MERGE_PATCH, catalog
 from gangplane.store.memory import MemoryStore
+from waiting import poll
 
 
 def test_trainjob_is_admitted_and_started() -> None:
@@ -139,7 +140,6 @@ def test_finished_trainjob_releases_quota() -> None:
 
 
 def test_registered_on_a_manager_admits_without_direct_calls() -> None:
-    import time
 
     from gangplane.client.controller import Manager
 
@@ -149,11 +149,7 @@ def test_registered_on_a_manager_admits_without_direct_calls() -> None:
     manager.start(timeout=10)
     try:
         store.create(catalog.TRAINJOBS, trainjob("watched"))
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            if store.get(catalog.TRAINJOBS, "ml", "watched")["spec"].get("suspend") is False:
-                break
-            time.sleep(0.02)
+        poll(lambda: store.get(catalog.TRAINJOBS, "ml", "watched")["spec"].get("suspend") is False, 10)
         assert store.get(catalog.TRAINJOBS, "ml", "watched")["spec"]["suspend"] is False
     finally:
         manager.stop()

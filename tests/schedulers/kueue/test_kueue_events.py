@@ -12,6 +12,7 @@ from gangplane.client.controller import Manager
 from gangplane.schedulers.kueue.controller import CYCLE_KEY
 from gangplane.store import catalog
 from gangplane.store.memory import MemoryStore
+from waiting import poll
 
 
 class _CountingStore(MemoryStore):
@@ -39,11 +40,7 @@ def _settled(store: MemoryStore, *names: str) -> tuple[Any, Any]:
     try:
         for name in names:
             store.create(catalog.TRAINJOBS, trainjob(name))
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            if store.get(catalog.TRAINJOBS, "ml", names[0])["spec"].get("suspend") is False:
-                break
-            time.sleep(0.02)
+        poll(lambda: store.get(catalog.TRAINJOBS, "ml", names[0])["spec"].get("suspend") is False, 10)
         time.sleep(0.3)  # let the passes that our own writes wake settle
     finally:
         manager.stop()

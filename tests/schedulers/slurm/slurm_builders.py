@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -22,6 +21,7 @@ from gangplane.schedulers.slurm.model import (
     Ref,
     job_comment,
 )
+from waiting import wait_for
 
 GIB = 1024**3
 
@@ -126,14 +126,8 @@ def node_object(name: str, slurm_name: str | None = None) -> dict[str, Any]:
 
 
 def wait_until(check: Callable[[], object], timeout: float = 20.0, what: str = "condition") -> object:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = check()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
-        time.sleep(0.05)
+    """``waiting.wait_for`` with the Slurm tests' default timeout."""
+    return wait_for(check, timeout, what, interval=0.05)
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,7 @@
 """Tiresias' discretised two-dimensional least-attained-service (``las``; Gu et al., NSDI'19).
 
-A job's attained service is GPUs x executed seconds; it starts in queue 0 and moves down a queue at each of
+A job's attained service is GPUs x executed seconds (seconds of progress: a run's restart cost is not
+service, as in Tiresias' simulator, which has none); it starts in queue 0 and moves down a queue at each of
 ``PolicyOptions.las_thresholds`` (GPU-s). Lower queues rank first; within a queue running jobs keep their
 place and waiting jobs follow in the order they entered it. Starvation guard (``las_starvation`` = K > 0): a
 job that has run and then waited K times its executed time goes back to queue 0 with its executed time reset,
@@ -129,7 +130,7 @@ class TiresiasLas(PreemptivePriority):
             heapq.heappush(heap, (wake, entry.job.id, entry.version))
 
     def stopped(self, entry: Active, ran: float) -> None:
-        entry.extra["las_executed"] = entry.extra.get("las_executed", 0.0) + ran
+        entry.extra["las_executed"] = entry.extra.get("las_executed", 0.0) + max(0.0, ran - entry.overhead)
 
     def starting(self, entry: Active, now: float) -> None:
         entry.extra["pending"] = self._pending(entry, now)  # the wait ends; keep what it added up to
@@ -140,7 +141,10 @@ class TiresiasLas(PreemptivePriority):
         self.rekey(entry)
 
     def _executed(self, entry: Active, now: float) -> float:
-        return entry.extra.get("las_executed", 0.0) + entry.running_for(now)
+        """Seconds of progress since its last promotion. A run's restart cost does not count: counted, a
+        restart cost of at least a queue's slice (threshold / GPUs) demotes a resumed job before it makes
+        any progress, the guard promotes it back, and two such jobs preempt each other forever."""
+        return entry.extra.get("las_executed", 0.0) + max(0.0, entry.running_for(now) - entry.overhead)
 
     def _queue(self, entry: Active, now: float) -> int:
         return bisect.bisect_right(self.thresholds, self._executed(entry, now) * entry.job.gpus)
@@ -166,7 +170,7 @@ class TiresiasLas(PreemptivePriority):
             if not entry.job.gpus:  # attained service is GPU time: a job without GPUs never crosses one
                 return None
             base = entry.extra.get("las_executed", 0.0)
-            return entry.start + self.thresholds[queue] / entry.job.gpus - base
+            return entry.start + entry.overhead + self.thresholds[queue] / entry.job.gpus - base
         executed = entry.extra.get("las_executed", 0.0)
         if entry.start is None and self.starvation > 0 and executed and queue > 0:
             return now + executed * self.starvation - self._pending(entry, now)

@@ -234,21 +234,34 @@ class LastFilling:
         self._asked: dict[str, list[float]] = {}
         self._rounds: dict[str, prop.Rounds] = {}
         self._value: dict[str, Vec] = {}
+        self._policies: tuple[QueuePolicy, ...] = ()
+        self._queue_specs: tuple[object, ...] = ()
 
     def deserved(
         self, total: Vec, policies: Sequence[QueuePolicy], requests: Mapping[str, Vec]
     ) -> dict[str, Vec]:
         zero = [0.0] * len(total)
         asked = {p.name: requests[p.name].tolist() if p.name in requests else zero for p in policies}
-        on = prop.active(len(total), [*asked.values(), *(p.guarantee.tolist() for p in policies)])
-        spec = (total.tobytes(), on, tuple((p.name, p.weight, p.capability.tobytes(), p.guarantee.tobytes())
-                                           for p in policies))  # fmt: skip
+        on = prop.active(prop.used_vectors(policies, requests))
+        spec = (total.tobytes(), on, self._specs(policies))
         if spec != self._spec or not self._same(asked, on):
             self._rounds = {}
             self._value = prop.proportion_deserved(total, policies, requests, self._rounds)
             self._spec = spec
         self._asked = asked
         return self._value
+
+    def _specs(self, policies: Sequence[QueuePolicy]) -> tuple[object, ...]:
+        """Each queue's name, weight, capability and guarantee; read again only when a policy is a new
+        object (the memo keeps one per Queue resourceVersion; held here, so no id is reused)."""
+        if len(policies) != len(self._policies) or any(
+            p is not q for p, q in zip(policies, self._policies, strict=False)
+        ):
+            self._policies = tuple(policies)
+            self._queue_specs = tuple(
+                (p.name, p.weight, p.capability.tobytes(), p.guarantee.tobytes()) for p in policies
+            )
+        return self._queue_specs
 
     def _same(self, asked: Mapping[str, list[float]], on: list[int]) -> bool:
         """The rounds hold the active dimensions only (the same ones: they are part of the spec)."""

@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from math import copysign
 
 import numpy as np
 
@@ -82,7 +81,7 @@ def proportion_deserved(
     dims = len(total)
     guarantees = {p.name: p.guarantee.tolist() for p in policies}
     asked = {p.name: requests[p.name].tolist() if p.name in requests else [0.0] * dims for p in policies}
-    on = active(dims, [*asked.values(), *guarantees.values()])
+    on = active(used_vectors(policies, requests))
     caps = {name: _pick(cap.tolist(), on) for name, cap in real_capabilities(total, policies).items()}
     left = total.tolist()
     idle = any(left[d] > _EPS for d in range(dims) if d not in on)  # what the loop never takes from
@@ -102,9 +101,17 @@ def proportion_deserved(
     return out
 
 
-def active(dims: int, vectors: Sequence[list[float]]) -> list[int]:
+def active(vectors: Sequence[Vec]) -> list[int]:
     """The dimensions where some vector is not +0.0 (a -0.0 request would cap to -0.0: kept active)."""
-    return [d for d in range(dims) if any(v[d] != 0.0 or copysign(1.0, v[d]) < 0 for v in vectors)]
+    if not vectors:
+        return []
+    stacked = np.stack(vectors)
+    return [int(d) for d in np.flatnonzero(np.any((stacked != 0.0) | np.signbit(stacked), axis=0))]
+
+
+def used_vectors(policies: Sequence[QueuePolicy], requests: Mapping[str, Vec]) -> list[Vec]:
+    """The vectors ``active`` reads: the queues' requests and guarantees."""
+    return [*(requests[p.name] for p in policies if p.name in requests), *(p.guarantee for p in policies)]
 
 
 def _pick(values: list[float], on: list[int]) -> list[float]:

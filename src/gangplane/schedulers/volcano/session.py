@@ -64,6 +64,7 @@ class Session:
     victim_units: dict[str, list[Any]] = field(default_factory=dict)  # job key -> its units while they stand
     kept: Kept | None = None  # the jobs kept across passes with their indexes (``kept.py``), if any
     touched: set[str] = field(default_factory=set)  # jobs whose phase or a task status this session changed
+    eligible: dict[str, bool] = field(default_factory=dict)  # allocate's ``candidates`` answers (kept only)
 
     def qvec(self, row: Vector) -> Vec:
         """A request row as a queue-math vector: float, the ``pods`` column cleared."""

@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gangplane.schedulers.volcano import vec
+from gangplane.schedulers.volcano.book import LastFilling
 from gangplane.schedulers.volcano.proportion import QueuePolicy, proportion_deserved, real_capabilities
 from gangplane.schedulers.volcano.vec import Vec
 
@@ -69,3 +70,36 @@ def test_float_water_filling_equals_the_vector_form(data: st.DataObject, dims: i
     assert got.keys() == expected.keys()
     for name in expected:
         assert got[name].tobytes() == expected[name].tobytes()  # to the bit
+
+
+@settings(max_examples=200, deadline=None)
+@given(data=st.data(), dims=st.integers(1, 4), queues=st.integers(1, 8))
+def test_kept_filling_equals_a_fresh_one_as_requests_move(
+    data: st.DataObject, dims: int, queues: int
+) -> None:
+    """``LastFilling`` reuses the last filling when the changed requests cap no round differently; every
+    answer, reused or not, is the fresh filling's to the bit (requests move a little or a lot, as arrivals
+    and ends move them, so both the reuse and the recomputation are taken)."""
+
+    def vectors(elements: st.SearchStrategy[float]) -> st.SearchStrategy[Vec]:
+        return st.lists(elements, min_size=dims, max_size=dims).map(np.array)
+
+    total = data.draw(vectors(st.integers(0, 64).map(float)))
+    policies = [
+        QueuePolicy(
+            name=f"q{i}",
+            capability=data.draw(vectors(st.sampled_from([float("inf"), 8.0, 32.0]))),
+            guarantee=data.draw(vectors(st.sampled_from([0.0, 0.0, 0.0, 4.0]))),
+            weight=data.draw(st.integers(1, 4)),
+        )
+        for i in range(queues)
+    ]
+    kept, requests = LastFilling(), {p.name: vec.zeros(dims) for p in policies}
+    for _ in range(data.draw(st.integers(1, 12))):
+        name = data.draw(st.sampled_from(sorted(requests)))
+        step = data.draw(vectors(st.sampled_from([0.0, 1.0, 8.0, 64.0])))
+        sign = data.draw(st.sampled_from([1.0, -1.0]))
+        requests[name] = np.maximum(requests[name] + sign * step, 0.0)
+        got = kept.deserved(total, policies, requests)
+        expected = proportion_deserved(total, policies, requests)
+        assert {n: v.tobytes() for n, v in got.items()} == {n: v.tobytes() for n, v in expected.items()}

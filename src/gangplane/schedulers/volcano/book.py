@@ -225,22 +225,53 @@ class QueueBook:
 
 class LastFilling:
     """The proportion plugin's last ``deserved`` with what it was computed from (the total, each queue's
-    weight, capability, guarantee and request): passes that change no queue's request reuse it."""
+    weight, capability, guarantee and request, and the rounds of the filling): a pass reuses it while the
+    total and specs recur and every changed request would have capped no round differently
+    (``proportion.same_rounds``: a queue still short of its request, as a busy queue is)."""
 
     def __init__(self) -> None:
-        self._key: tuple[object, ...] = ()
+        self._spec: tuple[object, ...] = ()
+        self._asked: dict[str, list[float]] = {}
+        self._rounds: dict[str, prop.Rounds] = {}
         self._value: dict[str, Vec] = {}
+        self._policies: tuple[QueuePolicy, ...] = ()
+        self._queue_specs: tuple[object, ...] = ()
 
     def deserved(
         self, total: Vec, policies: Sequence[QueuePolicy], requests: Mapping[str, Vec]
     ) -> dict[str, Vec]:
-        asked = tuple(sorted((name, r.tobytes()) for name, r in requests.items()))
-        spec = tuple((p.name, p.weight, p.capability.tobytes(), p.guarantee.tobytes()) for p in policies)
-        key = (total.tobytes(), spec, asked)
-        if key != self._key:
-            self._value = prop.proportion_deserved(total, policies, requests)
-            self._key = key
+        zero = [0.0] * len(total)
+        asked = {p.name: requests[p.name].tolist() if p.name in requests else zero for p in policies}
+        on = prop.active(prop.used_vectors(policies, requests))
+        spec = (total.tobytes(), on, self._specs(policies))
+        if spec != self._spec or not self._same(asked, on):
+            self._rounds = {}
+            self._value = prop.proportion_deserved(total, policies, requests, self._rounds)
+            self._spec = spec
+        self._asked = asked
         return self._value
+
+    def _specs(self, policies: Sequence[QueuePolicy]) -> tuple[object, ...]:
+        """Each queue's name, weight, capability and guarantee; read again only when a policy is a new
+        object (the memo keeps one per Queue resourceVersion; held here, so no id is reused)."""
+        if len(policies) != len(self._policies) or any(
+            p is not q for p, q in zip(policies, self._policies, strict=False)
+        ):
+            self._policies = tuple(policies)
+            self._queue_specs = tuple(
+                (p.name, p.weight, p.capability.tobytes(), p.guarantee.tobytes()) for p in policies
+            )
+        return self._queue_specs
+
+    def _same(self, asked: Mapping[str, list[float]], on: list[int]) -> bool:
+        """The rounds hold the active dimensions only (the same ones: they are part of the spec)."""
+        for name, request in asked.items():
+            old = self._asked[name]
+            if request != old and not prop.same_rounds(
+                self._rounds.get(name, []), [old[d] for d in on], [request[d] for d in on]
+            ):
+                return False
+        return True
 
 
 def _over(names: Sequence[str], queue: str, label: str, bound: Vec, used: Vec, request: Vec) -> str:

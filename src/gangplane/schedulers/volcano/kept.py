@@ -126,6 +126,7 @@ class Kept:
         self.reread: set[str] = set()  # groups the last pass wrote: parsed again whatever changes say
         self.queues_said: dict[str, tuple[tuple[object, ...], StatusWrite | None]] = {}  # ``status``
         self.filling = LastFilling()  # the proportion plugin's last water-filling (``book``)
+        self.total: tuple[tuple[object, bytes], Vec] | None = None  # Ready nodes' allocatable, by its inputs
 
     def table(self) -> Mapping[str, Job]:
         return _Table(self.jobs, self.keys)
@@ -165,14 +166,14 @@ class Kept:
         self._count(key, queue, phase)
 
     def demands(self) -> dict[str, QueueDemand]:
-        """Per queue with jobs, the sum of its jobs' demands (copies: the book moves its own)."""
-        return {q: QueueDemand(*(v.copy() for v in sums)) for q, (sums, n) in self.sums.items() if n}
+        """Per queue with jobs, the sum of its jobs' demands. Not copies: a sum is replaced, never changed in
+        place, when a job comes or goes (and the book replaces what it moves too)."""
+        return {q: QueueDemand(*sums) for q, (sums, n) in self.sums.items() if n}
 
     def _add_demand(self, queue: str, demand: QueueDemand, sign: int) -> None:
         parts = (demand.allocated, demand.request, demand.inqueue, demand.elastic)
         sums, count = self.sums.get(queue, ([vec.zeros(len(parts[0])) for _ in parts], 0))
-        for total, part in zip(sums, parts, strict=True):
-            total += sign * part
+        sums = [total + sign * part for total, part in zip(sums, parts, strict=True)]
         if count + sign:
             self.sums[queue] = (sums, count + sign)
         else:

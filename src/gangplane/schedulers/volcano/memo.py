@@ -13,6 +13,7 @@ it closes. Pure: no I/O, no clock.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from copy import deepcopy
 from dataclasses import dataclass
 from typing import Any
 
@@ -69,7 +70,7 @@ class Memo:
 
     def __init__(self) -> None:
         self._jobs: dict[str, _Kept] = {}
-        self._policies: dict[str, tuple[tuple[str, ResourceIndex], QueuePolicy]] = {}
+        self._policies: dict[str, tuple[tuple[str, ResourceIndex], QueuePolicy, tuple[object, ...]]] = {}
         self.settled: dict[str, Settled] = {}
         self._seen: set[str] = set()
 
@@ -102,13 +103,17 @@ class Memo:
         self, obj: Mapping[str, Any], index: ResourceIndex, parse: Callable[[], QueuePolicy]
     ) -> QueuePolicy:
         """Queue ``obj``'s policy, parsed once per resourceVersion and resource index (``parse`` may raise)."""
-        name, rv = str((obj.get("metadata") or {}).get("name")), revision(obj)
+        meta = obj.get("metadata") or {}
+        name, rv = str(meta.get("name")), revision(obj)
         kept = self._policies.get(name)
         if rv and kept is not None and kept[0] == (rv, index):
             return kept[1]
-        policy = parse()
+        if rv and kept is not None and kept[0][1] == index and kept[2] == _read_by_policy(obj):
+            policy = kept[1]  # a status write (counts, allocation) changed nothing the policy reads
+        else:
+            policy = parse()
         if rv:
-            self._policies[name] = ((rv, index), policy)
+            self._policies[name] = ((rv, index), policy, deepcopy(_read_by_policy(obj)))  # not a view
         return policy
 
     def demand(self, job: Job, compute: Callable[[Job], QueueDemand]) -> QueueDemand:
@@ -126,6 +131,14 @@ class Memo:
             for key in [k for k in table if k not in self._seen]:
                 del table[key]
         self._seen = set()
+
+
+def _read_by_policy(obj: Mapping[str, Any]) -> tuple[object, ...]:
+    """What ``queues.policy_of`` reads from a Queue: its spec, its state, and its name, creation time, uid
+    and annotations."""
+    meta = obj.get("metadata") or {}
+    keys = ("name", "creationTimestamp", "uid", "annotations")
+    return (obj.get("spec"), (obj.get("status") or {}).get("state"), *(meta.get(k) for k in keys))
 
 
 __all__ = ["Memo", "Settled", "revision"]

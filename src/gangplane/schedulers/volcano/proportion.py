@@ -60,22 +60,78 @@ def real_capabilities(total: Vec, policies: Sequence[QueuePolicy]) -> dict[str, 
     return {p.name: np.minimum(total - guaranteed + p.guarantee, p.capability) for p in policies}
 
 
+Rounds = list[tuple[list[float], list[float]]]  # per round a queue took part in: its reach, its new deserved
+
+
 def proportion_deserved(
-    total: Vec, policies: Sequence[QueuePolicy], requests: Mapping[str, Vec]
+    total: Vec,
+    policies: Sequence[QueuePolicy],
+    requests: Mapping[str, Vec],
+    rounds: dict[str, Rounds] | None = None,
 ) -> dict[str, Vec]:
     """Water-fill ``total`` over the queues by weight, each capped by its real capability and its request
     and raised to its guarantee; a queue leaves the loop once its request is met or it stops moving.
 
     On Python floats, one dimension at a time: a handful of dimensions and queues, where numpy's per-call
     cost was most of a pass. Each value goes through the same IEEE operations in the same order as the
-    vector form, so the result is the same to the bit."""
+    vector form, so the result is the same to the bit. A dimension no queue asks for or is guaranteed
+    stays 0 in every round and never stops the loop, so only the others are filled (``active``).
+    ``rounds``, if given, receives per queue what each round computed on those dimensions before its
+    request capped it and after (``same_rounds`` reads it)."""
     dims = len(total)
-    caps = {name: cap.tolist() for name, cap in real_capabilities(total, policies).items()}
     guarantees = {p.name: p.guarantee.tolist() for p in policies}
     asked = {p.name: requests[p.name].tolist() if p.name in requests else [0.0] * dims for p in policies}
+    on = active(used_vectors(policies, requests))
+    caps = {name: _pick(cap.tolist(), on) for name, cap in real_capabilities(total, policies).items()}
+    left = total.tolist()
+    idle = any(left[d] > _EPS for d in range(dims) if d not in on)  # what the loop never takes from
+    filled = _fill(
+        policies,
+        {n: _pick(v, on) for n, v in asked.items()},
+        (caps, {n: _pick(g, on) for n, g in guarantees.items()}),
+        (_pick(left, on), idle),
+        rounds,
+    )
+    out = {}
+    for name, values in filled.items():
+        full = [0.0] * dims
+        for d, value in zip(on, values, strict=True):
+            full[d] = value
+        out[name] = np.array(full, dtype=np.float64)
+    return out
+
+
+def active(vectors: Sequence[Vec]) -> list[int]:
+    """The dimensions where some vector is not +0.0 (a -0.0 request would cap to -0.0: kept active)."""
+    if not vectors:
+        return []
+    stacked = np.stack(vectors)
+    return [int(d) for d in np.flatnonzero(np.any((stacked != 0.0) | np.signbit(stacked), axis=0))]
+
+
+def used_vectors(policies: Sequence[QueuePolicy], requests: Mapping[str, Vec]) -> list[Vec]:
+    """The vectors ``active`` reads: the queues' requests and guarantees."""
+    return [*(requests[p.name] for p in policies if p.name in requests), *(p.guarantee for p in policies)]
+
+
+def _pick(values: list[float], on: list[int]) -> list[float]:
+    return [values[d] for d in on]
+
+
+def _fill(
+    policies: Sequence[QueuePolicy],
+    asked: Mapping[str, list[float]],
+    bounds: tuple[Mapping[str, list[float]], Mapping[str, list[float]]],
+    start: tuple[list[float], bool],
+    rounds: dict[str, Rounds] | None,
+) -> dict[str, list[float]]:
+    """The water-filling loop over the active dimensions; ``idle``: some inactive dimension keeps more
+    than nothing to give, so the loop never stops for want of anything left."""
+    caps, guarantees = bounds
+    remaining, idle = start
+    dims = len(remaining)
     deserved = {p.name: [0.0] * dims for p in policies}
     satisfied: set[str] = set()
-    remaining = total.tolist()
     for _ in range(len(policies) + 64):  # converges in ≤ len(policies) rounds in practice
         weight = sum(p.weight for p in policies if p.name not in satisfied)
         if weight == 0:
@@ -86,11 +142,14 @@ def proportion_deserved(
             if name in satisfied:
                 continue
             old, request = deserved[name], asked[name]
-            new = [
-                max(min(min(o + r * policy.weight / weight, c), q), g)
-                for o, r, c, q, g in zip(old, remaining, caps[name], request, guarantees[name], strict=True)
+            reach = [
+                min(o + r * policy.weight / weight, c)
+                for o, r, c in zip(old, remaining, caps[name], strict=True)
             ]
+            new = [max(min(x, q), g) for x, q, g in zip(reach, request, guarantees[name], strict=True)]
             deserved[name] = new
+            if rounds is not None:
+                rounds.setdefault(name, []).append((reach, new))
             if _le(request, new) or (_le(new, old) and _le(old, new)):
                 satisfied.add(name)
             for d in range(dims):
@@ -98,9 +157,22 @@ def proportion_deserved(
                 decreased[d] += max(old[d] - new[d], 0.0)
         before = remaining
         remaining = [max(r - i + c, 0.0) for r, i, c in zip(remaining, increased, decreased, strict=True)]
-        if all(r <= _EPS for r in remaining) or (_le(remaining, before) and _le(before, remaining)):
+        empty = not idle and all(r <= _EPS for r in remaining)
+        if empty or (_le(remaining, before) and _le(before, remaining)):
             break
-    return {name: np.array(values, dtype=np.float64) for name, values in deserved.items()}
+    return deserved
+
+
+def same_rounds(rounds: Rounds, old: list[float], new: list[float]) -> bool:
+    """Whether a queue's request ``new`` leaves every round it took part in as request ``old`` did: each
+    round's request cap gives the same values and the same "request met" answer. Then the whole filling is
+    the same (no other queue reads this request), so it need not be redone."""
+    for reach, got in rounds:
+        if _le(old, got) != _le(new, got):
+            return False
+        if any(min(x, o) != min(x, n) for x, o, n in zip(reach, old, new, strict=True)):
+            return False
+    return True
 
 
 def _le(a: list[float], b: list[float]) -> bool:

@@ -64,6 +64,7 @@ class Session:
     victim_units: dict[str, list[Any]] = field(default_factory=dict)  # job key -> its units while they stand
     kept: Kept | None = None  # the jobs kept across passes with their indexes (``kept.py``), if any
     touched: set[str] = field(default_factory=set)  # jobs whose phase or a task status this session changed
+    eligible: dict[str, bool] = field(default_factory=dict)  # allocate's ``candidates`` answers (kept only)
 
     def qvec(self, row: Vector) -> Vec:
         """A request row as a queue-math vector: float, the ``pods`` column cleared."""
@@ -299,11 +300,20 @@ def open_kept_session(view: ClusterView, config: VolcanoConfig, memo: Memo, kept
             kept.put(job, demand)
     else:
         _bring_level(view, config, tree, (queue_objs, broken_queues, classes), kept, demand)
-    book = QueueBook(index.names, _total(snapshot), policies, kept.demands(), config.share_policy,
+    book = QueueBook(index.names, _kept_total(snapshot, kept), policies, kept.demands(), config.share_policy,
                      config.hierarchical, kept.filling)  # fmt: skip
     session = Session(config, index, snapshot, book, kept.table(), tree, queue_objs, now=view.now)
     session.left_out, session.kept = dict(kept.left_out), kept
     return session
+
+
+def _kept_total(snapshot: Snapshot, kept: Kept) -> Vec:
+    """``_total``, read again only when the nodes or their allocatable changed (the nodes are held with it,
+    so the identity cannot be reused)."""
+    key = (snapshot.nodes, snapshot.allocatable.tobytes())
+    if kept.total is None or kept.total[0][0] is not key[0] or kept.total[0][1] != key[1]:
+        kept.total = (key, _total(snapshot))
+    return kept.total[1]
 
 
 def _bring_level(

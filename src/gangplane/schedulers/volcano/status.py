@@ -24,6 +24,8 @@ SCHEDULED = frozenset(
 )
 FINISHED = frozenset({TaskStatus.FAILED, TaskStatus.SUCCEEDED})
 _SCHEDULED_NOW = frozenset({TaskStatus.RUNNING, TaskStatus.BOUND, *FINISHED})  # upstream ``ScheduledStatus``
+_PHASES = tuple(p.value for p in vc.PodGroupPhase)  # the Queue status counts, in order (read every pass)
+_BUILT_IN = (vc.ROOT_QUEUE, vc.DEFAULT_QUEUE)
 
 
 def why(session: Session, job: Job) -> str:
@@ -166,13 +168,13 @@ def queue_writes_of(
     """The Queue status writes from the count of jobs per (queue, phase). ``said`` keeps each queue's last
     answer by what it was computed from (the Queue's resourceVersion, the counts, what it holds): while
     those recur the answer is the same."""
-    writes = []
+    writes, attrs = [], session.book.attrs
     for name, obj in session.queue_objs.items():
-        if "uid" not in (obj.get("metadata") or {}) and name in (vc.ROOT_QUEUE, vc.DEFAULT_QUEUE):
+        if name in _BUILT_IN and "uid" not in (obj.get("metadata") or {}):
             continue  # the built-in queue exists only in memory this cycle
-        counts = tuple(per_queue.get((name, p.value), 0) for p in vc.PodGroupPhase)
-        allocated = session.book.attr(name).allocated if name in session.book else None
-        inputs = (revision(obj), counts, None if allocated is None else allocated.tobytes())
+        counts = tuple([per_queue.get((name, p), 0) for p in _PHASES])
+        allocated = attrs[name].allocated.tobytes() if name in attrs else None
+        inputs = (revision(obj), counts, allocated)
         known = None if said is None or not inputs[0] else said.get(name)
         write = known[1] if known is not None and known[0] == inputs else _queue_write(session, obj, counts)
         if said is not None and inputs[0]:

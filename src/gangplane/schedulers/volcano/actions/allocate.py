@@ -28,24 +28,35 @@ def _pool(session: Session, admit_all: bool) -> Iterable[Job]:
 
 
 def candidates(session: Session) -> list[Job]:
-    """Jobs allocate may place: admitted, valid, in a leaf queue, with pending non-best-effort tasks."""
+    """Jobs allocate may place: admitted, valid, in a leaf queue, with pending non-best-effort tasks. In a
+    kept session a job's answer is kept for the later actions until the session touches the job (every
+    change of a phase or a task status does), since nothing else it reads moves within a session."""
     admit_all = Action.ENQUEUE not in session.config.actions
     chosen = []
     for job in _pool(session, admit_all):
-        if job.phase in PENDING_PHASES:
-            if not admit_all:
-                continue
-            job.phase = vc.PodGroupPhase.INQUEUE
-            session.touched.add(job.key)
-        if (reason := job.valid_reason()) is not None:
-            session.messages[job.key] = f"NotEnoughTasks: {reason}"
-            continue
-        if not session.book.is_leaf(job.queue):
-            session.messages[job.key] = f"queue {job.queue} is not a leaf queue"
-            continue
-        if any(t.status == TaskStatus.PENDING and not t.best_effort and not t.pod.gated for t in job.tasks):
-            chosen.append(job)  # pending work that needs resources
+        ok = None if job.key in session.touched else session.eligible.get(job.key)
+        if ok is None:
+            ok = _eligible(session, job, admit_all)
+            if session.kept is not None:
+                session.eligible[job.key] = ok
+        if ok:
+            chosen.append(job)
     return chosen
+
+
+def _eligible(session: Session, job: Job, admit_all: bool) -> bool:
+    if job.phase in PENDING_PHASES:
+        if not admit_all:
+            return False
+        job.phase = vc.PodGroupPhase.INQUEUE
+        session.touched.add(job.key)
+    if (reason := job.valid_reason()) is not None:
+        session.messages[job.key] = f"NotEnoughTasks: {reason}"
+        return False
+    if not session.book.is_leaf(job.queue):
+        session.messages[job.key] = f"queue {job.queue} is not a leaf queue"
+        return False
+    return any(t.status == TaskStatus.PENDING and not t.best_effort and not t.pod.gated for t in job.tasks)
 
 
 def allocate(session: Session) -> None:

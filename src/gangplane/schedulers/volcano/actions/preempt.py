@@ -44,10 +44,11 @@ def _lowest_holders(session: Session) -> dict[str, int]:
 def preempt(session: Session) -> None:
     jobs = [
         j
-        for j in sorted(candidates(session), key=session.job_order)
+        for j in candidates(session)
         if j.topology is None and j.starving() and j.key not in session.pipelined
     ]
     lowest = _lowest_holders(session) if jobs else {}
     if not any(j.priority > lowest.get(j.queue, j.priority) for j in jobs) and victims.quiet(session, jobs):
         return  # no job has a victim, and victims only get fewer: the action would change nothing
+    jobs.sort(key=session.job_order)  # only now: most passes return above
     victims.run_disruptive(session, jobs, lambda job: _victim_units(session, job), _any_unit, REASON)

@@ -241,6 +241,9 @@ def test_a_job_ended_by_slurm_deletes_its_running_pods_and_is_forgotten() -> Non
     assert delete.message == "Slurm job 7 ended: TIMEOUT, reason TimeLimit; pod deleted"
     assert only(actions, ForgetJob) == [ForgetJob(Ref("ns", "train", "uid-train"), 7)]
     assert group_condition(actions).reason == Reason.JOB_ENDED
+    # the condition before the job id is forgotten: a lost condition write is redone by the next cycle,
+    # which would no longer know the job once its id is gone (a flake in the scancel e2e test)
+    assert kinds(actions)[-2:] == ["SetGroupCondition", "ForgetJob"]
 
 
 def test_a_completing_job_is_left_to_finish_so_the_final_state_names_the_cause() -> None:
@@ -333,7 +336,7 @@ def test_min_nodes_below_the_gang_minimum_is_raised_to_it() -> None:
 def test_a_job_id_written_on_the_group_by_someone_else_is_ignored_with_a_condition() -> None:
     # Job 9 is somebody's (no gangplane comment): never bound to, never cancelled; the annotation goes.
     actions = decide(view(group("train", pods(2), job=9), jobs=(job(9, owner="", nodes=("n1", "n2")),)))
-    assert kinds(actions) == ["ForgetJob", "SetGroupCondition"]
+    assert kinds(actions) == ["SetGroupCondition", "ForgetJob"]  # the condition first: see _foreign
     (condition,) = only(actions, SetGroupCondition)
     assert condition.condition.reason == Reason.FOREIGN_JOB
     assert "Slurm job 9 named on PodGroup ns/train was not submitted by gangplane for it" in (

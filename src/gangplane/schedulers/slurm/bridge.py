@@ -167,7 +167,8 @@ def _foreign(group: GroupView, jobs: dict[int, SlurmJob], user: str) -> list[Act
         f"(comment {job.comment!r}, user {job.user or 'unknown'}); ignored"
     )
     assert group.job_id is not None
-    return [ForgetJob(group.ref, group.job_id), *_condition(group, "False", Reason.FOREIGN_JOB, message)]
+    # the condition first: once the job id is forgotten no later cycle would know to write it
+    return [*_condition(group, "False", Reason.FOREIGN_JOB, message), ForgetJob(group.ref, group.job_id)]
 
 
 def _group_actions(group: GroupView, view: BridgeView, jobs: dict[int, SlurmJob]) -> list[Action]:
@@ -186,7 +187,7 @@ def _group_actions(group: GroupView, view: BridgeView, jobs: dict[int, SlurmJob]
     job = jobs.get(job_id)
     if _ended(job):
         message = _end_message(job_id, job)
-        return [*extra, ForgetJob(group.ref, job_id), *_condition(group, "False", Reason.JOB_ENDED, message)]
+        return [*extra, *_condition(group, "False", Reason.JOB_ENDED, message), ForgetJob(group.ref, job_id)]
     assert job is not None
     return extra + recorded + _with_job(group, job, view)
 

@@ -315,15 +315,17 @@ class SlurmBridge:
                     PODS, ref.namespace, ref.name, preconditions={"uid": ref.uid} if ref.uid else None
                 )
 
-    def _modify(self, ref: Ref, change: Callable[[Object], bool], *, status: bool = False) -> None:
-        """Apply ``change`` to the fresh pod and write it (its status when ``status``) if it changed anything;
-        a write that lost a race to the agent is redone on a fresh read."""
+    def _modify(
+        self, ref: Ref, change: Callable[[Object], bool], *, status: bool = False, rt: ResourceType = PODS
+    ) -> None:
+        """Apply ``change`` to the fresh object and write it (its status when ``status``) if it changed
+        anything; a write that lost a race (the agent, the PodGroup controller) is redone on a fresh read."""
         for attempt in range(_WRITE_ATTEMPTS):
-            pod = self._fresh(PODS, ref)
-            if pod is None or not change(pod):
+            obj = self._fresh(rt, ref)
+            if obj is None or not change(obj):
                 return
             try:
-                (self.store.update_status if status else self.store.update)(PODS, pod)
+                (self.store.update_status if status else self.store.update)(rt, obj)
                 return
             except Conflict:
                 if attempt == _WRITE_ATTEMPTS - 1:
@@ -335,9 +337,12 @@ class SlurmBridge:
             self.store.update_status(PODS, pod)
 
     def _set_group_condition(self, ref: Ref, condition: ConditionView) -> None:
-        group = self._fresh(COSCHEDULING_PODGROUPS, ref)
-        if group is not None and _set_condition(group, CONDITION_TYPE, condition, rfc3339(self.clock.now())):
-            self.store.update_status(COSCHEDULING_PODGROUPS, group)
+        now = rfc3339(self.clock.now())
+
+        def change(group: Object) -> bool:
+            return _set_condition(group, CONDITION_TYPE, condition, now)
+
+        self._modify(ref, change, status=True, rt=COSCHEDULING_PODGROUPS)
 
 
 MANAGED_NODE_TOLERATION = {

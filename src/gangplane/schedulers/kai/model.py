@@ -100,9 +100,12 @@ class KaiJob:
         )  # fmt: skip
 
     def placed_counts(self) -> dict[str, int]:
+        """Members per leaf that count towards the gang: holding resources and not releasing them. Upstream
+        counts active allocated tasks (``pod_status.go`` ``activeAllocatedStatuses`` leaves out Releasing;
+        ``allocation_info.go`` ``getNumOfTasksToAllocate``): a gang whose pods are being deleted is short."""
         counts: dict[str, int] = {}
         for m in self.members:
-            if m.running:
+            if m.running and not m.releasing:
                 counts[m.leaf] = counts.get(m.leaf, 0) + 1
         return counts
 

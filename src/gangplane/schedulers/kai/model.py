@@ -42,9 +42,15 @@ class KaiQueue:
     limit: Res  # -1 = unlimited
     weight: Res
     order: tuple[str, str]
+    _allowed: Res = field(init=False, repr=False, compare=False)  # read on every queue comparison
+
+    def __post_init__(self) -> None:
+        allowed = np.where(self.limit == kai.UNLIMITED, np.inf, np.maximum(self.limit, 0.0))
+        allowed.flags.writeable = False
+        object.__setattr__(self, "_allowed", allowed)
 
     def max_allowed(self) -> Res:
-        return np.where(self.limit == kai.UNLIMITED, np.inf, np.maximum(self.limit, 0.0))
+        return self._allowed
 
     def deserved(self, total: Res) -> Res:
         return np.where(self.quota == kai.UNLIMITED, total, np.maximum(self.quota, 0.0))

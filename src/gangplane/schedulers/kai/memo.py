@@ -16,6 +16,7 @@ from typing import Any, Generic, TypeVar
 
 from gangplane.schedulers.core.classes import PriorityClasses, priority_classes
 from gangplane.schedulers.core.resources import ResourceIndex
+from gangplane.schedulers.core.snapshot import Snapshot
 
 T = TypeVar("T")
 
@@ -96,6 +97,7 @@ class KaiMemo:
         # the last book's fair shares: (inputs, the queues divided, fair share per queue)
         self.shares: tuple[object, tuple[object, ...], Mapping[str, Any]] | None = None
         self._units: tuple[ResourceIndex, dict[bytes, Any]] | None = None
+        self._total: tuple[object, Any] | None = None
         # the jobs kept across cycles (``kept.KeptJobs``), the inputs they were built against (priority
         # classes, broken queues), and the jobs the last cycle changed in place (rebuilt before reuse)
         self.kept: Any = None
@@ -110,6 +112,13 @@ class KaiMemo:
         if self._classes is None or current != self._classes[0]:
             self._classes = (current, priority_classes(current))
         return self._classes[1]
+
+    def total(self, snapshot: Snapshot, compute: Callable[[Snapshot], Any]) -> Any:
+        """The cluster total, kept while the snapshot's node tuple (and so its allocatable and taints) is the
+        same object."""
+        if self._total is None or self._total[0] is not snapshot.nodes:
+            self._total = (snapshot.nodes, compute(snapshot))
+        return self._total[1]
 
     def units(self, index: ResourceIndex) -> dict[bytes, Any]:
         """Request row -> KAI units, kept while the resource index is the same object."""

@@ -295,7 +295,7 @@ def open_session(view: ClusterView, config: KaiConfig, memo: KaiMemo | None = No
     classes = memo.classes(view.objects_of(PRIORITY_CLASSES))
     kept, left_out = _kept_jobs(view, config, memo, queues, broken_queues, classes)
     units = memo.units(view.snapshot.index)
-    book = KaiBook(_total(view.snapshot), queues, kept.queue_usage(), config.k_value, memo)
+    book = KaiBook(memo.total(view.snapshot, _total), queues, kept.queue_usage(), config.k_value, memo)
     session = KaiSession(config, view.snapshot, book, kept, view.now, _units=units)
     session.left_out = left_out
     return session

@@ -31,8 +31,12 @@ class QueueState:
     requested: Res
 
 
+_ZERO = np.zeros(len(RESOURCES), dtype=np.float64)
+_ZERO.flags.writeable = False  # shared by every new state: states replace their arrays, never write them
+
+
 def _zeros() -> Res:
-    return np.zeros(len(RESOURCES), dtype=np.float64)
+    return _ZERO
 
 
 class KaiBook:
@@ -101,7 +105,7 @@ class KaiBook:
             state.deserved.flags.writeable = False
 
     def _fair_shares(self, k_value: float) -> dict[str, Res]:
-        fair = {name: _zeros() for name in self.queues}
+        fair = {name: np.zeros(len(RESOURCES)) for name in self.queues}
         for r in range(len(RESOURCES)):
             if not any(state.requested[r] > 0 for state in self.states.values()):
                 continue  # nobody asks for it: every level's division gives each queue nothing

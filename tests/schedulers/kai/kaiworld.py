@@ -60,6 +60,7 @@ class World:
     last: CycleResult | None = None
     evicted: list[str] = field(default_factory=list)
     evicted_pods: dict[str, Obj] = field(default_factory=dict)
+    scheduler: KaiScheduler | None = None  # kept across cycles as the live loop keeps it; else one per cycle
 
     def resubmit_evicted(self) -> None:
         """What a JobSet restart does after an eviction: the pods come back pending (new UIDs)."""
@@ -143,7 +144,7 @@ class World:
             self.nodes,
             list(self.pods.values()),
             self.objects(),
-            {"kai-scheduler": KaiScheduler(self.config)},
+            {"kai-scheduler": self.scheduler or KaiScheduler(self.config)},
         )
         self.last = result.results[0][1]
         for binding in self.last.bindings:

@@ -316,6 +316,7 @@ def test_reclaimer_with_lower_utilization_ratio_than_reclaimee_but_over_1() -> N
 def test_reclamation_with_uninvolved_resources() -> None:
     # d1 is 3x over its CPU fair share, but only GPUs are requested and reclaimed: CPU is not compared.
     kai = _levels(**{"d1-project-1": Q("d1-project-1", "d1", deserved=vec(1), fair=vec(1), allocated=vec(1))})
-    kai.states["d1"].allocated[1], kai.states["d1"].fair[1] = 3000, 1000
-    kai.states["d2"].allocated[1], kai.states["d2"].fair[1] = 1000, 1000
+    for name, allocated in (("d1", 3000), ("d2", 1000)):  # fair shares are read-only: set anew
+        kai.states[name].allocated[1] = allocated
+        kai.states[name].fair = np.array([*kai.states[name].fair[:1], 1000, *kai.states[name].fair[2:]])
     assert _reclaim_one_gpu(kai)

@@ -31,8 +31,12 @@ class QueueState:
     requested: Res
 
 
+_ZERO = np.zeros(len(RESOURCES), dtype=np.float64)
+_ZERO.flags.writeable = False  # shared by every new state: states replace their arrays, never write them
+
+
 def _zeros() -> Res:
-    return np.zeros(len(RESOURCES), dtype=np.float64)
+    return _ZERO
 
 
 class KaiBook:
@@ -59,6 +63,9 @@ class KaiBook:
         # queue's state); ``leveled`` pairs (the tree is fixed)
         self._keys: dict[str, dict[bytes, OrderKey]] = {}
         self._levels: dict[tuple[str, str], tuple[str, str]] = {}
+        # per queue, the allocatable share as an array and as floats with its sum (the comparator's scalar
+        # arithmetic), kept while the queue's fair and deserved arrays are the same (read-only) objects
+        self._shares: dict[str, tuple[Res, Res, Res, list[float], float]] = {}
         for leaf, (alloc, non_preemptible, requested) in usage.items():
             for name in self.chain(leaf):
                 state = self.states[name]
@@ -88,15 +95,17 @@ class KaiBook:
 
     def _set_fair(self, fair: Mapping[str, Res]) -> None:
         for name, value in fair.items():
-            self.states[name].fair = value.copy()
+            self.states[name].fair = fair_share = value.copy()
+            fair_share.flags.writeable = False
         for state in self.states.values():
             parent_total = (
                 self.total if state.queue.parent not in self.states else self.states[state.queue.parent].fair
             )
             state.deserved = state.queue.deserved(parent_total)
+            state.deserved.flags.writeable = False
 
     def _fair_shares(self, k_value: float) -> dict[str, Res]:
-        fair = {name: _zeros() for name in self.queues}
+        fair = {name: np.zeros(len(RESOURCES)) for name in self.queues}
         for r in range(len(RESOURCES)):
             if not any(state.requested[r] > 0 for state in self.states.values()):
                 continue  # nobody asks for it: every level's division gives each queue nothing
@@ -131,15 +140,27 @@ class KaiBook:
         return names
 
     def allocatable_share(self, name: str) -> Res:
+        """min(max allowed, max(deserved, fair share)) (a read-only array)."""
+        return self._share(name)[2]
+
+    def _share(self, name: str) -> tuple[Res, Res, Res, list[float], float]:
         state = self.states[name]
-        return np.minimum(state.queue.max_allowed(), np.maximum(state.deserved, state.fair))
+        kept = self._shares.get(name)
+        if kept is None or kept[0] is not state.fair or kept[1] is not state.deserved:
+            share = np.minimum(state.queue.max_allowed(), np.maximum(state.deserved, state.fair))
+            share.flags.writeable = False
+            kept = self._shares[name] = (
+                state.fair,
+                state.deserved,
+                share,
+                share.tolist(),
+                float(share.sum()),
+            )
+        return kept
 
     def dominant_share(self, name: str, extra: Res | None = None) -> float:
-        state = self.states[name]
-        used = state.allocated + (extra if extra is not None else 0.0)
-        share = self.allocatable_share(name)
-        ratios = np.where(share > _EPS, used / np.where(share > _EPS, share, 1.0), used * 1000.0)
-        return float(ratios.max(initial=0.0))
+        used = self.states[name].allocated if extra is None else self.states[name].allocated + extra
+        return _dominant(used.tolist(), self._share(name)[3])
 
     def order_key(self, name: str, request: Res) -> OrderKey:
         """The queue comparator, first decisive rule wins (kai.md §7 rules 1-8); kept until the book moves."""
@@ -150,19 +171,22 @@ class KaiBook:
         return found
 
     def _order_key(self, name: str, request: Res) -> OrderKey:
+        """In Python floats (the same IEEE arithmetic as the arrays, without numpy's per-call cost on
+        3-vectors)."""
         state = self.states[name]
-        over = int(self.over_utilized(name))
-        starved = int(not np.all(state.allocated + request <= state.deserved + _EPS))
-        zero_share = self.allocatable_share(name) <= _EPS
-        blocked = int(bool(np.any(zero_share & (state.allocated + request > _EPS))))
+        _, _, _, share, share_sum = self._share(name)
+        allocated = state.allocated.tolist()
+        after = [a + r for a, r in zip(allocated, request.tolist(), strict=True)]
+        starved = int(not all(x <= d + _EPS for x, d in zip(after, state.deserved.tolist(), strict=True)))
+        blocked = int(any(s <= _EPS and x > _EPS for s, x in zip(share, after, strict=True)))
         return (
-            over,
+            int(self.over_utilized(name)),
             starved,
             -state.queue.priority,
             blocked,
-            self.dominant_share(name, request),
-            self.dominant_share(name),
-            float(self.allocatable_share(name).sum()),
+            _dominant(after, share),
+            _dominant(allocated, share),
+            share_sum,
             state.queue.order,
         )
 
@@ -331,6 +355,11 @@ class KaiBook:
 
     def release(self, name: str, request: Res, preemptible: bool) -> None:
         self.allocate(name, -request, preemptible)
+
+
+def _dominant(used: list[float], share: list[float]) -> float:
+    """The largest used / share ratio (0 at least); a zero share weighs its use a thousandfold."""
+    return max(0.0, *(u / s if s > _EPS else u * 1000.0 for u, s in zip(used, share, strict=True)))
 
 
 def _message(queue: str, label: str, bound: float, used: float, request: float, r: int) -> str:

@@ -21,6 +21,7 @@ from __future__ import annotations
 from bisect import bisect_left, insort
 from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -98,6 +99,9 @@ class KeptJobs:
         self.lines: dict[Hashable, Line] = {}
         self.line_units: dict[Hashable, Res] = {}  # each line's pending request in KAI units
         self._entries: dict[str, _Entry] = {}
+        # what the last lines allocate left: (the snapshot's nodes, their free room, the gang shapes that
+        # found no room) — ``lines._still_failing``
+        self.failed: tuple[object, npt.NDArray[np.int64], dict[object, Any]] | None = None
         self._units: dict[str, tuple[Res, Res, Res]] = {}
 
     def add(self, job: KaiJob) -> None:

@@ -20,6 +20,8 @@ from collections.abc import Hashable
 from dataclasses import dataclass
 from heapq import heappop, heappush
 
+import numpy as np
+
 from gangplane.schedulers.kai import placement
 from gangplane.schedulers.kai.kept import Line, Order, job_order
 from gangplane.schedulers.kai.model import KaiJob, Res
@@ -52,7 +54,7 @@ def usable(session: KaiSession) -> bool:
 
 def allocate(session: KaiSession) -> None:
     queues, live = _heads(session)
-    failed: placement.Failed = {}
+    failed = _still_failing(session)
     while queues and live:
         queue = _next_queue(session, queues)
         heads = queues[queue]
@@ -67,6 +69,21 @@ def allocate(session: KaiSession) -> None:
         if not heads:
             del queues[queue]
         live += _try(session, job, cursor, failed, queues) - 1  # this line was live; what is now
+    session.kept.failed = (session.snapshot.nodes, session.snapshot.free(), failed)
+
+
+def _still_failing(session: KaiSession) -> placement.Failed:
+    """The gang shapes that found no room in earlier allocates, while they still cannot: on the same nodes,
+    with no node's free room grown since the last allocate ended (nothing finished, was evicted or was
+    added). Room only shrank since each of those tries failed, so each would fail again (the rule
+    ``placement.place`` applies within one allocate); an arrival-only cycle tries only new shapes."""
+    kept = session.kept.failed
+    if kept is None:
+        return {}
+    nodes, free, failed = kept
+    if nodes is not session.snapshot.nodes or not bool(np.all(session.snapshot.free() <= free)):
+        return {}
+    return failed
 
 
 def _pass_failed(session: KaiSession, queues: dict[str, Heads], queue: str) -> None:

@@ -42,9 +42,15 @@ class KaiQueue:
     limit: Res  # -1 = unlimited
     weight: Res
     order: tuple[str, str]
+    _allowed: Res = field(init=False, repr=False, compare=False)  # read on every queue comparison
+
+    def __post_init__(self) -> None:
+        allowed = np.where(self.limit == kai.UNLIMITED, np.inf, np.maximum(self.limit, 0.0))
+        allowed.flags.writeable = False
+        object.__setattr__(self, "_allowed", allowed)
 
     def max_allowed(self) -> Res:
-        return np.where(self.limit == kai.UNLIMITED, np.inf, np.maximum(self.limit, 0.0))
+        return self._allowed
 
     def deserved(self, total: Res) -> Res:
         return np.where(self.quota == kai.UNLIMITED, total, np.maximum(self.quota, 0.0))
@@ -100,9 +106,12 @@ class KaiJob:
         )  # fmt: skip
 
     def placed_counts(self) -> dict[str, int]:
+        """Members per leaf that count towards the gang: holding resources and not releasing them. Upstream
+        counts active allocated tasks (``pod_status.go`` ``activeAllocatedStatuses`` leaves out Releasing;
+        ``allocation_info.go`` ``getNumOfTasksToAllocate``): a gang whose pods are being deleted is short."""
         counts: dict[str, int] = {}
         for m in self.members:
-            if m.running:
+            if m.running and not m.releasing:
                 counts[m.leaf] = counts.get(m.leaf, 0) + 1
         return counts
 

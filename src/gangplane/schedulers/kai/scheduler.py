@@ -41,6 +41,7 @@ class KaiScheduler:
         return f"{meta.get('namespace') or 'default'}/jobset:{jobset}" if jobset else None
 
     def cycle(self, view: ClusterView) -> CycleResult:
+        self.memo.evicting.expire(view.now)
         session = open_session(view, self.config, self.memo)
         try:
             for action in self.config.actions:
@@ -50,6 +51,7 @@ class KaiScheduler:
             raise
         # jobs the cycle changed in place (bound members, victims) are built again from their objects
         self.memo.dirty = session.bound_now | session.pipelined | session.touched
+        self.memo.evicting.add(session.evicted, view.now)  # releasing until the view shows them deleting
         if not self.config.explain:  # nobody reads status or reasons; no decision depends on them
             return CycleResult(bindings=list(session.bindings), evictions=list(session.evictions))
         return CycleResult(

@@ -28,7 +28,7 @@ from gangplane.schedulers.core.snapshot import Snapshot
 from gangplane.schedulers.kai import model
 from gangplane.schedulers.kai.book import KaiBook
 from gangplane.schedulers.kai.kept import KeptJobs
-from gangplane.schedulers.kai.memo import KaiMemo
+from gangplane.schedulers.kai.memo import Evicting, KaiMemo
 from gangplane.schedulers.kai.model import KaiJob, Member, Res
 from gangplane.store.catalog import JOBSETS, KAI_PODGROUPS, KAI_QUEUES, PODS, PRIORITY_CLASSES
 
@@ -59,6 +59,7 @@ class KaiSession:
     pipelined: set[str] = field(default_factory=set)
     pipelined_pods: set[str] = field(default_factory=set)  # the pods holding room that is being freed
     bound_now: set[str] = field(default_factory=set)  # jobs with bindings this cycle: never victims in it
+    evicted: dict[str, str] = field(default_factory=dict)  # pod key -> uid, evicted this cycle
     touched: set[str] = field(default_factory=set)  # jobs whose members an eviction changed
     left_out: dict[str, tuple[str, str, tuple[str, ...]]] = field(
         default_factory=dict
@@ -218,7 +219,7 @@ def _jobs(view: ClusterView, config: KaiConfig, memo: KaiMemo) -> tuple[dict[str
             # An assumed pod (its binding still being written) is counted on its node by the snapshot but
             # its own nodeName is still empty: it holds resources, it is not pending.
             counted = info.key not in pending and view.snapshot.pod(info.key) is not None
-            _add_member(job, facts, info, counted)
+            _add_member(job, facts, info, counted, memo.evicting)
         elif job is not None and info.key in pending:
             held_back.setdefault(key, []).append(info.key)
     for job in built.values():
@@ -250,9 +251,11 @@ def _task_order(member: Member) -> tuple[int, int, float, str]:
         return (1, 0, member.pod.created, member.pod.key)
 
 
-def _add_member(job: KaiJob, facts: _PodFacts, info: PodInfo, counted: bool) -> None:
+def _add_member(job: KaiJob, facts: _PodFacts, info: PodInfo, counted: bool, evicting: Evicting) -> None:
+    """A deleting pod, or one this scheduler evicted whose deletion is not seen yet, is releasing."""
     running = bool(info.node_name) or counted
-    job.members.append(Member(info, job.tree.leaf_of(facts.subgroup), running, facts.releasing))
+    releasing = evicting.releasing(info.key, info.uid, running, facts.releasing) or facts.releasing
+    job.members.append(Member(info, job.tree.leaf_of(facts.subgroup), running, releasing))
 
 
 def _total(snapshot: Snapshot) -> Res:
@@ -292,7 +295,7 @@ def open_session(view: ClusterView, config: KaiConfig, memo: KaiMemo | None = No
     classes = memo.classes(view.objects_of(PRIORITY_CLASSES))
     kept, left_out = _kept_jobs(view, config, memo, queues, broken_queues, classes)
     units = memo.units(view.snapshot.index)
-    book = KaiBook(_total(view.snapshot), queues, kept.queue_usage(), config.k_value, memo)
+    book = KaiBook(memo.total(view.snapshot, _total), queues, kept.queue_usage(), config.k_value, memo)
     session = KaiSession(config, view.snapshot, book, kept, view.now, _units=units)
     session.left_out = left_out
     return session
@@ -314,7 +317,7 @@ def _kept_jobs(
     reusable = kept is not None and memo.kept_inputs == inputs and _reusable(kept, view, config, queues)
     if reusable and kept is not None and view.changes is not None:
         memo.queues.end_cycle()
-        if kept_update(view, config, kept, classes, view.changes.groups | dirty):
+        if kept_update(view, config, kept, classes, view.changes.groups | dirty, memo.evicting):
             return kept, {}
     jobs, left_out = _jobs(view, config, memo)
     memo.end_cycle()
@@ -340,7 +343,12 @@ def _reusable(kept: KeptJobs, view: ClusterView, config: KaiConfig, queues: list
 
 
 def kept_update(
-    view: ClusterView, config: KaiConfig, kept: KeptJobs, classes: PriorityClasses, groups: Iterable[str]
+    view: ClusterView,
+    config: KaiConfig,
+    kept: KeptJobs,
+    classes: PriorityClasses,
+    groups: Iterable[str],
+    evicting: Evicting,
 ) -> bool:
     """Rebuild the jobs of ``groups`` from the view's ``changes`` (their PodGroup and member pods);
     ``False`` (``kept`` then unusable) where one is not a named PodGroup's (the pod-grouper's derived
@@ -361,7 +369,7 @@ def kept_update(
         for obj, f in mine:
             if (info := _pod(view, obj, f, pending or {})) is not None:
                 counted = info.key not in (pending or {}) and view.snapshot.pod(info.key) is not None
-                _add_member(job, f, info, counted)
+                _add_member(job, f, info, counted, evicting)
         if len(job.members) > 1:
             job.members.sort(key=_task_order)
         kept.add(job)

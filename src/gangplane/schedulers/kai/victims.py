@@ -201,6 +201,7 @@ def evict(session: KaiSession, job: KaiJob, taken: Taken, reason: str, releasing
             releasing.append(m)
             message = f"{reason} by {job.key} (priority {job.priority}, queue {job.queue})"
             session.evictions.append(Eviction(m.pod.key, reason, message))
+            session.evicted[m.pod.key] = m.pod.uid
             count += 1
     attempt = placement.place(session, job)
     for member, _ in attempt.placed:

@@ -1,19 +1,21 @@
-"""The pod garbage collector: terminating pods whose node agent is gone are force-deleted; others are left."""
+"""The pod garbage collector: orphaned pods, and terminating pods that are unscheduled or whose node agent is
+gone, are failed and force-deleted (``pkg/controller/podgc/gc_controller.go``); others are left."""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
 
 from gangplane.client.controller import Controller, Manager
 from gangplane.clock import ManualClock, rfc3339
-from gangplane.controllers.podgc import agent_gone_in, build_pod_gc
+from gangplane.controllers import job_policy
+from gangplane.controllers.podgc import ORPHANED_CONDITION, agent_gone_in, build_pod_gc, failed_status
 from gangplane.errors import NotFound
 from gangplane.store.base import ListOptions
-from gangplane.store.catalog import LEASES, NAMESPACES, PODS
+from gangplane.store.catalog import LEASES, NAMESPACES, NODES, PODS
 from gangplane.store.memory import MemoryStore
 
 T0 = 1_767_225_600.0
@@ -38,14 +40,23 @@ def lease(node: str, renewed: float) -> dict[str, Any]:
     return {"metadata": {"name": node, "namespace": "kube-node-lease"}, "spec": spec}
 
 
-def running_pod(name: str, node: str = "n1") -> dict[str, Any]:
+def running_pod(name: str, node: str = "n1", *, hold: bool = False, phase: str = "Running") -> dict[str, Any]:
+    """A pod bound to ``node``; ``hold`` adds a finalizer, so what PodGC wrote stays visible after its delete."""
     spec = {"nodeName": node, "containers": [{"name": "main", "image": "busybox"}]}
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": name, "namespace": "default"},
-        "spec": spec,
-    }
+    meta: dict[str, Any] = {"name": name, "namespace": "default"}
+    if hold:
+        meta["finalizers"] = ["test.gangplane.io/hold"]
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec, "status": {"phase": phase}}
+
+
+def put(store: MemoryStore, pod: dict[str, Any]) -> dict[str, Any]:
+    """Create ``pod`` and write its status (a create does not store the status subresource)."""
+    created = store.create(PODS, pod)
+    return store.update_status(PODS, {**created, "status": pod["status"]})
+
+
+def node(name: str = "n1") -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name}}
 
 
 def exists(store: MemoryStore, name: str) -> bool:
@@ -64,10 +75,20 @@ def manager(store: MemoryStore, clock: ManualClock) -> Iterator[Manager]:
 
 
 @pytest.fixture
-def gc(manager: Manager) -> Controller:
+def gc(store: MemoryStore, manager: Manager) -> Controller:
     controller = build_pod_gc(manager)
+    store.create(NODES, node("n1"))
     manager.start_informers()
+    nodes = manager.informer(NODES)
+    assert wait_for(lambda: nodes.get("", "n1") is not None)
     return controller
+
+
+def wait_for(check: Callable[[], bool]) -> bool:
+    deadline = time.monotonic() + 10
+    while not check() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return check()
 
 
 def lease_seen(manager: Manager, present: bool) -> None:
@@ -119,3 +140,119 @@ def test_a_terminating_pod_whose_node_lease_is_gone_is_deleted(
     drain(gc)
     assert not exists(store, "a")
     assert exists(store, "b")  # not terminating: never the collector's
+
+
+def conditions(pod: dict[str, Any]) -> dict[str, tuple[str, str, str]]:
+    found = pod["status"].get("conditions") or []
+    return {c["type"]: (c["status"], c.get("reason", ""), c.get("message", "")) for c in found}
+
+
+def test_the_failed_status_table() -> None:
+    """``markFailedAndDeletePodWithCondition``: non-terminal pods become Failed (with the condition if one is
+    given); Succeeded and Failed pods get no status write."""
+    failed = failed_status(running_pod("p"), ORPHANED_CONDITION, T0)
+    assert failed is not None and failed["status"]["phase"] == "Failed"
+    assert conditions(failed) == {
+        "DisruptionTarget": ("True", "DeletionByPodGC", "PodGC: node no longer exists")
+    }
+    assert failed["status"]["conditions"][0]["lastTransitionTime"] == rfc3339(T0)
+    plain = failed_status(running_pod("p", phase="Pending"), None, T0)
+    assert plain is not None and plain["status"] == {"phase": "Failed"}
+    assert failed_status(running_pod("p", phase="Succeeded"), ORPHANED_CONDITION, T0) is None
+    assert failed_status(running_pod("p", phase="Failed"), ORPHANED_CONDITION, T0) is None
+
+
+def test_a_pod_of_a_deleted_node_is_failed_with_disruption_target_then_deleted_after_the_quarantine(
+    store: MemoryStore, clock: ManualClock, manager: Manager, gc: Controller
+) -> None:
+    put(store, running_pod("a", hold=True))
+    put(store, running_pod("elsewhere", node="n2"))
+    store.create(NODES, node("n2"))
+    drain(gc)
+    store.delete(NODES, "", "n1")  # the Node's deletion queues its pods
+    nodes = manager.informer(NODES)
+    assert wait_for(lambda: nodes.get("", "n1") is None)
+    drain(gc)
+    assert store.get(PODS, "default", "a")["status"] == {"phase": "Running"}  # quarantined, not yet gone
+    clock.advance(41)
+    drain(gc)  # the quarantine's requeue, on the injected clock
+    pod = store.get(PODS, "default", "a")
+    assert pod["status"]["phase"] == "Failed"
+    assert conditions(pod)["DisruptionTarget"] == ("True", "DeletionByPodGC", "PodGC: node no longer exists")
+    assert pod["metadata"]["deletionTimestamp"] and pod["metadata"]["deletionGracePeriodSeconds"] == 0
+    assert store.get(PODS, "default", "elsewhere")["status"] == {"phase": "Running"}
+
+
+def test_an_already_failed_orphan_is_deleted_without_a_status_write(
+    store: MemoryStore, clock: ManualClock, gc: Controller
+) -> None:
+    before = put(store, running_pod("a", node="gone", hold=True, phase="Failed"))
+    drain(gc)
+    clock.advance(41)
+    drain(gc)
+    pod = store.get(PODS, "default", "a")
+    assert pod["metadata"]["deletionTimestamp"] and pod["status"] == before["status"]
+    assert "conditions" not in pod["status"]
+
+
+def test_a_node_back_within_the_quarantine_saves_its_pods(
+    store: MemoryStore, clock: ManualClock, manager: Manager, gc: Controller
+) -> None:
+    put(store, running_pod("a", node="late"))
+    drain(gc)
+    store.create(NODES, node("late"))
+    assert wait_for(lambda: manager.informer(NODES).get("", "late") is not None)
+    clock.advance(41)
+    drain(gc)
+    assert exists(store, "a")
+
+
+def test_an_unscheduled_terminating_pod_is_failed_without_a_condition_and_deleted_at_once(
+    store: MemoryStore, gc: Controller
+) -> None:
+    put(store, running_pod("a", node="", hold=True, phase="Pending"))
+    store.delete(PODS, "default", "a")  # unbound: grace 0, but the finalizer keeps it Terminating
+    assert wait_for(lambda: len(gc.queue) > 0)
+    drain(gc)
+    pod = store.get(PODS, "default", "a")
+    assert pod["status"] == {"phase": "Failed"}  # gcUnscheduledTerminating: no DisruptionTarget
+    store.patch(PODS, "default", "a", {"metadata": {"finalizers": None}}, "merge")
+    assert not exists(store, "a")
+
+
+def test_a_terminating_pod_of_a_gone_agent_is_failed_without_a_condition(
+    store: MemoryStore, clock: ManualClock, manager: Manager, gc: Controller
+) -> None:
+    store.create(LEASES, lease("n1", T0))
+    lease_seen(manager, True)
+    put(store, running_pod("a", hold=True))
+    store.delete(PODS, "default", "a")
+    clock.advance(41)
+    drain(gc)
+    pod = store.get(PODS, "default", "a")
+    assert pod["status"] == {"phase": "Failed"} and pod["metadata"]["deletionGracePeriodSeconds"] == 0
+
+
+@pytest.mark.parametrize(
+    ("action", "failed", "job_failed"), [("Ignore", 0, None), ("Count", 1, "BackoffLimitExceeded")]
+)
+def test_a_job_pod_failure_policy_matches_what_podgc_writes(
+    action: str, failed: int, job_failed: str | None
+) -> None:
+    """The Job controller (``job_policy.plan``) reads the orphan's status as PodGC leaves it: ``Ignore`` on
+    ``DisruptionTarget`` replaces the pod without counting it against ``backoffLimit: 0``."""
+    rules = [{"action": action, "onPodConditions": [{"type": "DisruptionTarget"}]}]
+    job = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j", "namespace": "default", "uid": "u"},
+           "spec": {"completions": 1, "parallelism": 1, "backoffLimit": 0, "podFailurePolicy": {"rules": rules},
+                    "template": {"spec": {"containers": [{"name": "main", "image": "busybox"}],
+                                          "restartPolicy": "Never"}}}}  # fmt: skip
+    pod = running_pod("j-abcde")
+    pod["metadata"].update(
+        uid="p", labels={"batch.kubernetes.io/controller-uid": "u"}, creationTimestamp=rfc3339(T0)
+    )
+    orphan = failed_status(pod, ORPHANED_CONDITION, T0 + 5)
+    assert orphan is not None
+    decided = job_policy.plan(job, [orphan], T0 + 60)
+    reasons = {c["type"]: c.get("reason") for c in decided.status.get("conditions") or []}
+    assert decided.status.get("failed", 0) == failed and reasons.get("Failed") == job_failed
+    assert len(decided.create_pods) == (1 if action == "Ignore" else 0)

@@ -1,29 +1,44 @@
-"""The pod garbage collector's part the embedded cluster needs: terminating pods nothing will finish.
+"""The pod garbage collector's part the embedded cluster needs: pods nothing else will finish.
 
-A pod deleted gracefully (``store/graceful.py``) stays until its node's agent, its processes stopped,
-deletes it with grace 0. If that agent went away (its process crashed, its node was dropped from the
-cluster config) nothing would: upstream, the node lifecycle controller marks a node whose kubelet stopped
-renewing its Lease not ready, and PodGC (``pkg/controller/podgc/gc_controller.go``) force-deletes the pods of
-nodes that are gone (``gcOrphaned``) and terminating pods that are not scheduled (``gcUnscheduledTerminating``)
-or on an out-of-service node (``gcTerminating``). Here the test is the node's Lease in ``kube-node-lease``: a
-terminating pod whose node has no Lease, or one not renewed within its ``leaseDurationSeconds`` (40 s, the
-node lifecycle's grace), is deleted with grace 0 and its UID as a precondition. While the Lease is fresh the
-pod is the agent's, and it is looked at again when the Lease would expire.
+Upstream PodGC (``pkg/controller/podgc/gc_controller.go``) force-deletes the pods of nodes that no longer
+exist (``gcOrphaned``), terminating pods that were never scheduled (``gcUnscheduledTerminating``) and
+terminating pods on an out-of-service node (``gcTerminating``). Before each delete it marks a pod that is not
+yet ``Succeeded``/``Failed`` as ``Failed`` (``markFailedAndDeletePodWithCondition``); an orphaned pod also gets
+``DisruptionTarget=True``, reason ``DeletionByPodGC``, message ``PodGC: node no longer exists``, so a Job's
+``podFailurePolicy`` (``onPodConditions``) can tell it from a failure of its own. The delete has grace 0.
+
+Here, as upstream:
+- orphaned: a pod bound to a Node missing from the Node informer for the quarantine (40 s) and then missing
+  from the store too (upstream's GET past the informer) is failed with that condition and deleted;
+- unscheduled terminating: a terminating pod with no ``nodeName`` is failed and deleted at once.
+The stand-in for ``gcTerminating``: a pod deleted gracefully (``store/graceful.py``) stays until its node
+agent, its processes stopped, deletes it with grace 0. If that agent went away (its process crashed) nothing
+would; upstream the node lifecycle marks the node not ready and an admin's ``out-of-service`` taint lets PodGC
+finish it. Here the test is the node's Lease in ``kube-node-lease``: a terminating pod whose node has no
+Lease, or one not renewed within its ``leaseDurationSeconds`` (40 s, the node lifecycle's grace), is failed
+(no condition, as ``gcTerminating``) and deleted. While the Lease is fresh the pod is the agent's, and it is
+looked at again when the Lease would expire. Every delete carries the pod's UID as a precondition.
 """
 
 from __future__ import annotations
 
 import contextlib
+import logging
 from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
 
 from gangplane.client.controller import Controller, Manager, Result, own_key
-from gangplane.client.informer import Informer, Key
+from gangplane.client.informer import Informer, Key, object_key
 from gangplane.clock import Clock, parse_rfc3339
 from gangplane.errors import Conflict, NotFound
+from gangplane.schedulers.writes import with_condition
 from gangplane.store import catalog
 from gangplane.store.base import ListOptions, Object, Store
 from gangplane.store.graceful import NODE_LEASE_NAMESPACE, node_of
+from gangplane.store.objects import copy_object
 
+_log = logging.getLogger(__name__)
 DEFAULT_LEASE_SECONDS = 40  # the kubelet's nodeLeaseDurationSeconds
 
 
@@ -45,27 +60,109 @@ def agent_gone_in(pod: Object, lease: Object | None, now: float) -> float:
     return 0.0 if expiry is None else max(0.0, expiry - now)
 
 
-def terminating(pod: Object) -> Iterable[Key]:
-    return own_key(pod) if (pod.get("metadata") or {}).get("deletionTimestamp") else ()
+ORPHANED_CONDITION: dict[str, Any] = {
+    "type": "DisruptionTarget",
+    "status": "True",
+    "reason": "DeletionByPodGC",  # gc_controller.go gcOrphaned
+    "message": "PodGC: node no longer exists",
+}
+QUARANTINE_SECONDS = 40.0  # gc_controller.go quarantineTime: how long a node may be missing from the informer
+_TERMINAL = ("Succeeded", "Failed")
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """Why a pod is collected (upstream's metric reason) and the condition written with ``Failed``."""
+
+    reason: str
+    condition: dict[str, Any] | None = None
+
+
+ORPHANED = Verdict("orphaned", ORPHANED_CONDITION)
+UNSCHEDULED_TERMINATING = Verdict("terminating-unscheduled")
+AGENT_GONE = Verdict("terminating-agent-gone")
+
+
+def failed_status(pod: Object, condition: dict[str, Any] | None, now: float) -> Object | None:
+    """The pod as PodGC's status write leaves it: ``Failed``, with ``condition`` if given; None when the pod
+    is already ``Succeeded``/``Failed`` (no status write, only the delete)."""
+    if (pod.get("status") or {}).get("phase") in _TERMINAL:
+        return None
+    updated = (with_condition(pod, condition, now) if condition else None) or copy_object(pod)
+    updated.setdefault("status", {})["phase"] = "Failed"
+    return updated
+
+
+def terminating(pod: Object) -> bool:
+    return bool((pod.get("metadata") or {}).get("deletionTimestamp"))
 
 
 class PodGarbageCollector:
-    """Force-deletes terminating pods whose node agent is gone (module docstring)."""
+    """Fails and force-deletes orphaned pods and terminating pods nothing will finish (module docstring)."""
 
     name = "pod-garbage-collector"
 
-    def __init__(self, store: Store, clock: Clock, pods: Informer, leases: Informer) -> None:
-        self.store, self.clock, self._pods, self._leases = store, clock, pods, leases
+    def __init__(self, store: Store, clock: Clock, pods: Informer, leases: Informer, nodes: Informer) -> None:
+        self.store, self.clock, self._pods, self._leases, self._nodes = store, clock, pods, leases, nodes
+        self._missing_since: dict[str, float] = {}  # node name -> when the informer first lacked it
 
     def reconcile(self, key: Key) -> Result:
         pod = self._pods.get(*key)
-        if pod is None or not (pod.get("metadata") or {}).get("deletionTimestamp"):
+        if pod is None:
             return Result()
-        lease = self._leases.get(NODE_LEASE_NAMESPACE, node_of(pod)) if node_of(pod) else None
-        wait = agent_gone_in(pod, lease, self.clock.now())
-        if wait > 0:
+        verdict, wait = self.verdict(pod)
+        if verdict is None:
             return Result(requeue_after=wait)
+        self._fail_and_delete(pod, verdict)
+        return Result()
+
+    def verdict(self, pod: Object) -> tuple[Verdict | None, float | None]:
+        """Whether ``pod`` is collected now, else how long until it might be (None: not unless it changes)."""
+        node = node_of(pod)
+        if not node:
+            return (UNSCHEDULED_TERMINATING if terminating(pod) else None), None
+        waits = []
+        orphan_wait = self._orphaned_in(node)
+        if orphan_wait == 0:
+            return ORPHANED, None
+        if orphan_wait is not None:
+            waits.append(orphan_wait)
+        if terminating(pod):
+            agent_wait = agent_gone_in(pod, self._leases.get(NODE_LEASE_NAMESPACE, node), self.clock.now())
+            if agent_wait == 0:
+                return AGENT_GONE, None
+            waits.append(agent_wait)
+        return None, min(waits, default=None)
+
+    def _orphaned_in(self, node: str) -> float | None:
+        """Seconds of quarantine left for ``node`` (0: it no longer exists); None while it exists."""
+        if self._nodes.get("", node) is not None:
+            self._missing_since.pop(node, None)
+            return None
+        now = self.clock.now()
+        left = self._missing_since.setdefault(node, now) + QUARANTINE_SECONDS - now
+        if left > 0:
+            return left
+        try:  # upstream's checkIfNodeExists: the informer may lag, the store does not
+            self.store.get(catalog.NODES, "", node)
+        except NotFound:
+            return 0.0
+        self._missing_since.pop(node, None)
+        return None
+
+    def _fail_and_delete(self, pod: Object, verdict: Verdict) -> None:
+        """``markFailedAndDeletePodWithCondition``: a lost status write (Conflict) is retried from a fresh
+        read by the controller; the delete names the UID, so a pod re-created under the name is left."""
+        failed = failed_status(pod, verdict.condition, self.clock.now())
+        if failed is not None:
+            self.store.update_status(catalog.PODS, failed)
         meta = pod["metadata"]
+        _log.info(
+            "pod-garbage-collector: force-deleting %s/%s (%s)",
+            meta["namespace"],
+            meta["name"],
+            verdict.reason,
+        )
         with contextlib.suppress(NotFound, Conflict):  # gone already, or re-created under the same name
             self.store.delete(
                 catalog.PODS,
@@ -74,18 +171,45 @@ class PodGarbageCollector:
                 preconditions={"uid": meta["uid"]},
                 grace_period=0,
             )
-        return Result()
+
+
+_NODE_INDEX = "pod-garbage-collector/node"
 
 
 def build_pod_gc(manager: Manager) -> Controller:
-    """The collector on ``manager``'s shared pod informer and a Lease informer of ``kube-node-lease``."""
+    """The collector on ``manager``'s shared pod and Node informers and a Lease informer of
+    ``kube-node-lease``. A pod is queued when terminating or bound to a Node the informer lacks; a Node's
+    deletion queues its pods."""
     pods = manager.informer(catalog.PODS)
     leases = manager.informer(catalog.LEASES, ListOptions(namespace=NODE_LEASE_NAMESPACE))
+    nodes = manager.informer(catalog.NODES)
+    pods.add_index(_NODE_INDEX, lambda pod: (node_of(pod),) if node_of(pod) else ())
     controller = manager.add(
-        Controller(PodGarbageCollector(manager.store, manager.clock, pods, leases), manager.clock)
+        Controller(PodGarbageCollector(manager.store, manager.clock, pods, leases, nodes), manager.clock)
     )
-    controller.watch(pods, terminating)
+
+    def candidate(pod: Object) -> Iterable[Key]:
+        node = node_of(pod)
+        wanted = terminating(pod) or (node and nodes.get("", node) is None)
+        return own_key(pod) if wanted else ()
+
+    def pods_of_deleted(node: Object) -> Iterable[Key]:
+        name = str((node.get("metadata") or {}).get("name") or "")
+        if nodes.get("", name) is not None:
+            return ()
+        return [object_key(pod) for pod in pods.by_index(_NODE_INDEX, name)]
+
+    controller.watch(pods, candidate)
+    controller.watch(nodes, pods_of_deleted)
     return controller
 
 
-__all__ = ["PodGarbageCollector", "agent_gone_in", "build_pod_gc", "lease_expiry"]
+__all__ = [
+    "ORPHANED_CONDITION",
+    "PodGarbageCollector",
+    "Verdict",
+    "agent_gone_in",
+    "build_pod_gc",
+    "failed_status",
+    "lease_expiry",
+]

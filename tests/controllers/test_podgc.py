@@ -142,6 +142,22 @@ def test_a_terminating_pod_whose_node_lease_is_gone_is_deleted(
     assert exists(store, "b")  # not terminating: never the collector's
 
 
+def settle(store: MemoryStore, manager: Manager, controller: Controller) -> None:
+    """Wait until the shared pod and Node informers hold what the store holds, then drain ``controller``:
+    on a loaded machine an informer may lag behind a drain's idle timeout."""
+
+    def versions(items: list[dict[str, Any]]) -> set[tuple[str, str]]:
+        return {(o["metadata"]["name"], o["metadata"]["resourceVersion"]) for o in items}
+
+    def caught_up() -> bool:
+        return all(
+            versions(manager.informer(rt).list()) == versions(store.list(rt).items) for rt in (PODS, NODES)
+        )
+
+    assert wait_for(caught_up)
+    drain(controller)
+
+
 def conditions(pod: dict[str, Any]) -> dict[str, tuple[str, str, str]]:
     found = pod["status"].get("conditions") or []
     return {c["type"]: (c["status"], c.get("reason", ""), c.get("message", "")) for c in found}
@@ -168,14 +184,14 @@ def test_a_pod_of_a_deleted_node_is_failed_with_disruption_target_then_deleted_a
     put(store, running_pod("a", hold=True))
     put(store, running_pod("elsewhere", node="n2"))
     store.create(NODES, node("n2"))
-    drain(gc)
+    settle(store, manager, gc)
     store.delete(NODES, "", "n1")  # the Node's deletion queues its pods
     nodes = manager.informer(NODES)
     assert wait_for(lambda: nodes.get("", "n1") is None)
-    drain(gc)
+    settle(store, manager, gc)
     assert store.get(PODS, "default", "a")["status"] == {"phase": "Running"}  # quarantined, not yet gone
     clock.advance(41)
-    drain(gc)  # the quarantine's requeue, on the injected clock
+    settle(store, manager, gc)  # the quarantine's requeue, on the injected clock
     pod = store.get(PODS, "default", "a")
     assert pod["status"]["phase"] == "Failed"
     assert conditions(pod)["DisruptionTarget"] == ("True", "DeletionByPodGC", "PodGC: node no longer exists")
@@ -184,12 +200,12 @@ def test_a_pod_of_a_deleted_node_is_failed_with_disruption_target_then_deleted_a
 
 
 def test_an_already_failed_orphan_is_deleted_without_a_status_write(
-    store: MemoryStore, clock: ManualClock, gc: Controller
+    store: MemoryStore, clock: ManualClock, manager: Manager, gc: Controller
 ) -> None:
     before = put(store, running_pod("a", node="gone", hold=True, phase="Failed"))
-    drain(gc)
+    settle(store, manager, gc)
     clock.advance(41)
-    drain(gc)
+    settle(store, manager, gc)
     pod = store.get(PODS, "default", "a")
     assert pod["metadata"]["deletionTimestamp"] and pod["status"] == before["status"]
     assert "conditions" not in pod["status"]
@@ -199,21 +215,39 @@ def test_a_node_back_within_the_quarantine_saves_its_pods(
     store: MemoryStore, clock: ManualClock, manager: Manager, gc: Controller
 ) -> None:
     put(store, running_pod("a", node="late"))
-    drain(gc)
+    settle(store, manager, gc)
     store.create(NODES, node("late"))
     assert wait_for(lambda: manager.informer(NODES).get("", "late") is not None)
     clock.advance(41)
-    drain(gc)
+    settle(store, manager, gc)
     assert exists(store, "a")
 
 
+def test_each_deletion_of_a_node_gets_a_quarantine_of_its_own(
+    store: MemoryStore, clock: ManualClock, manager: Manager, gc: Controller
+) -> None:
+    put(store, running_pod("early", node="late"))
+    settle(store, manager, gc)  # "late" is missing: its quarantine starts
+    store.delete(PODS, "default", "early")  # no Lease behind "late": gone at once, never reconciled again
+    store.create(NODES, node("late"))
+    assert wait_for(lambda: manager.informer(NODES).get("", "late") is not None)
+    clock.advance(100)
+    put(store, running_pod("a", node="late"))
+    store.delete(NODES, "", "late")
+    assert wait_for(lambda: manager.informer(NODES).get("", "late") is None)
+    settle(store, manager, gc)
+    assert exists(store, "a")  # the quarantine counts from this deletion, not from the first absence
+    clock.advance(41)
+    settle(store, manager, gc)
+    assert not exists(store, "a")
+
+
 def test_an_unscheduled_terminating_pod_is_failed_without_a_condition_and_deleted_at_once(
-    store: MemoryStore, gc: Controller
+    store: MemoryStore, manager: Manager, gc: Controller
 ) -> None:
     put(store, running_pod("a", node="", hold=True, phase="Pending"))
     store.delete(PODS, "default", "a")  # unbound: grace 0, but the finalizer keeps it Terminating
-    assert wait_for(lambda: len(gc.queue) > 0)
-    drain(gc)
+    settle(store, manager, gc)
     pod = store.get(PODS, "default", "a")
     assert pod["status"] == {"phase": "Failed"}  # gcUnscheduledTerminating: no DisruptionTarget
     store.patch(PODS, "default", "a", {"metadata": {"finalizers": None}}, "merge")
@@ -228,7 +262,7 @@ def test_a_terminating_pod_of_a_gone_agent_is_failed_without_a_condition(
     put(store, running_pod("a", hold=True))
     store.delete(PODS, "default", "a")
     clock.advance(41)
-    drain(gc)
+    settle(store, manager, gc)
     pod = store.get(PODS, "default", "a")
     assert pod["status"] == {"phase": "Failed"} and pod["metadata"]["deletionGracePeriodSeconds"] == 0
 

@@ -34,7 +34,7 @@ from gangplane.clock import Clock, parse_rfc3339
 from gangplane.errors import Conflict, NotFound
 from gangplane.schedulers.writes import with_condition
 from gangplane.store import catalog
-from gangplane.store.base import ListOptions, Object, Store
+from gangplane.store.base import EventType, ListOptions, Object, Store
 from gangplane.store.graceful import NODE_LEASE_NAMESPACE, node_of
 from gangplane.store.objects import copy_object
 
@@ -134,6 +134,11 @@ class PodGarbageCollector:
             waits.append(agent_wait)
         return None, min(waits, default=None)
 
+    def node_event(self, kind: EventType, node: Object, _: Object | None) -> None:
+        """A Node present again ends its quarantine, so a later deletion starts a fresh one."""
+        if kind is not EventType.DELETED:
+            self._missing_since.pop(str(node["metadata"]["name"]), None)
+
     def _orphaned_in(self, node: str) -> float | None:
         """Seconds of quarantine left for ``node`` (0: it no longer exists); None while it exists."""
         if self._nodes.get("", node) is not None:
@@ -184,9 +189,9 @@ def build_pod_gc(manager: Manager) -> Controller:
     leases = manager.informer(catalog.LEASES, ListOptions(namespace=NODE_LEASE_NAMESPACE))
     nodes = manager.informer(catalog.NODES)
     pods.add_index(_NODE_INDEX, lambda pod: (node_of(pod),) if node_of(pod) else ())
-    controller = manager.add(
-        Controller(PodGarbageCollector(manager.store, manager.clock, pods, leases, nodes), manager.clock)
-    )
+    collector = PodGarbageCollector(manager.store, manager.clock, pods, leases, nodes)
+    controller = manager.add(Controller(collector, manager.clock))
+    nodes.add_handler(collector.node_event)
 
     def candidate(pod: Object) -> Iterable[Key]:
         node = node_of(pod)

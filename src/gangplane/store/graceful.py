@@ -15,8 +15,8 @@ kube-apiserver (``pkg/registry/core/pod/strategy.go`` ``CheckGracefulDelete``, `
 One difference, documented in docs/control-plane.md: a pod bound to a node that no node agent serves (no
 ``Lease`` in ``kube-node-lease``: a Node registered without a kubelet, as scheduler_perf's) has grace 0.
 Upstream such a pod stays ``Terminating`` until the pod garbage collector or the node lifecycle removes it;
-here nothing would ever confirm it. A pod marked while its agent lived and whose agent went away is removed by
-the pod garbage collector (``controllers/podgc.py``).
+here nothing would ever confirm it. A pod marked while its agent lived and whose agent went away is failed,
+then removed, by the pod garbage collector (``controllers/podgc.py``).
 """
 
 from __future__ import annotations

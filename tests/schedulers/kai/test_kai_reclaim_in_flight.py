@@ -10,9 +10,6 @@ deleting, gone, replaced. Upstream pipelines the evicting job onto Releasing pod
 
 from __future__ import annotations
 
-import copy
-from collections.abc import Callable
-
 import pytest
 from kaiworld import World, node
 
@@ -20,8 +17,7 @@ from gangplane.schedulers.kai import KaiScheduler
 from gangplane.schedulers.kai.gangs import build_tree
 from gangplane.schedulers.kai.memo import EVICTION_IN_FLIGHT_S
 from gangplane.schedulers.kai.model import KaiJob, Member, needed_members
-
-DELETING = "2026-01-01T01:00:00Z"
+from inflight_views import VIEWS, back_pending, gone, replaced
 
 
 def team_a_fills_the_cluster() -> tuple[World, list[str]]:
@@ -46,58 +42,10 @@ def team_a_fills_the_cluster() -> tuple[World, list[str]]:
     return w, victims
 
 
-def deleting(w: World, key: str) -> None:
-    """A new dict, as the informer stores each event's object (wire dicts are read-only)."""
-    pod = w.pods[key] = copy.deepcopy(w.pods[key])
-    pod["metadata"]["deletionTimestamp"] = DELETING
-
-
-def replaced(w: World, key: str) -> None:
-    """The Job controller's replacement for a deleting or deleted pod: pending, another name and uid."""
-    pod = copy.deepcopy(w.pods.get(key) or w.evicted_pods[key])
-    pod["metadata"]["name"] += "-r"
-    pod["metadata"]["uid"] += "-r"
-    pod["metadata"].pop("deletionTimestamp", None)
-    pod["spec"].pop("nodeName", None)
-    pod["status"] = {"phase": "Pending"}
-    w.pods[f"{key}-r"] = pod
-
-
-def gone(w: World, key: str) -> None:
-    w.evicted_pods[key] = w.pods.pop(key)
-
-
-def _both_deleting(w: World, v: list[str]) -> None:
-    deleting(w, v[0])
-    deleting(w, v[1])
-
-
-def _first_deleting_and_replaced(w: World, v: list[str]) -> None:
-    deleting(w, v[0])
-    replaced(w, v[0])
-
-
-def _first_gone_and_replaced(w: World, v: list[str]) -> None:
-    gone(w, v[0])
-    replaced(w, v[0])
-
-
 def _both_gone_and_replaced(w: World, v: list[str]) -> None:
     for key in v:
         gone(w, key)
         replaced(w, key)
-
-
-VIEWS: dict[str, Callable[[World, list[str]], None]] = {
-    "no eviction written yet": lambda w, v: None,
-    "both deleting": _both_deleting,
-    "first deleting, second not marked yet": lambda w, v: deleting(w, v[0]),
-    "first gone, second not marked yet": lambda w, v: gone(w, v[0]),
-    # the CI case: the replacement was pipelined onto the deleting pod's room as an elastic extra, which made
-    # its gang no victim, so reclaim took the other team-a gang
-    "first deleting and replaced, second not marked yet": _first_deleting_and_replaced,
-    "first gone and replaced, second not marked yet": _first_gone_and_replaced,
-}
 
 
 @pytest.mark.parametrize("view", VIEWS, ids=list(VIEWS))
@@ -126,12 +74,8 @@ def test_an_eviction_never_seen_is_decided_again_after_the_in_flight_window() ->
 
 
 def test_a_pod_back_pending_under_its_evicted_key_is_not_releasing() -> None:
-    # the simulator's shell resubmits a victim's pods pending under the same names and uids
     w, victims = team_a_fills_the_cluster()
-    for key in victims:
-        pod = w.pods[key] = copy.deepcopy(w.pods[key])
-        pod["spec"].pop("nodeName")
-        pod["status"] = {"phase": "Pending"}
+    back_pending(w, victims)
     result = w.cycle()
     assert result.evictions == []
     assert w.bound("within") == ["n1", "n1"]

@@ -60,6 +60,9 @@ class World:
     last: CycleResult | None = None
     evicted: list[str] = field(default_factory=list)
     evicted_pods: dict[str, Obj] = field(default_factory=dict)
+    scheduler: VolcanoScheduler | None = (
+        None  # kept across cycles as the live loop keeps it; else one per cycle
+    )
 
     def add_queue(self, name: str, weight: int = 1, **spec: Any) -> None:
         self.queues[name] = queue(name, weight, **spec)
@@ -116,7 +119,7 @@ class World:
         }
 
     def cycle(self) -> CycleResult:
-        scheduler = VolcanoScheduler(self.config)
+        scheduler = self.scheduler or VolcanoScheduler(self.config)
         result = plan_pass(
             self.now, self.nodes, list(self.pods.values()), self.objects(), {"volcano": scheduler}
         )

@@ -15,6 +15,7 @@ from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Any, Generic, TypeVar
 
 from gangplane.schedulers.core.classes import PriorityClasses, priority_classes
+from gangplane.schedulers.core.evicting import EVICTION_IN_FLIGHT_S, Evicting
 from gangplane.schedulers.core.resources import ResourceIndex
 from gangplane.schedulers.core.snapshot import Snapshot
 
@@ -40,50 +41,6 @@ class ObjectTable(Generic[T]):
     def end_cycle(self) -> None:
         """Forget the objects not seen since the last call."""
         self._kept, self._seen = self._seen, {}
-
-
-EVICTION_IN_FLIGHT_S = 30.0  # how long a decided eviction not yet seen in the view counts as releasing
-
-
-class Evicting:
-    """Pods this scheduler evicted whose deletion the view does not show yet (pod key -> uid, when decided).
-
-    The shell writes evictions after the cycle, pod by pod, while the next cycle may already run: a victim
-    not yet marked would look running, and its gang (a replacement pipelined onto the room of a pod already
-    deleting) no longer a victim, so reclaim took another gang. Upstream KAI marks a victim Releasing in
-    its session (``framework/session.go`` ``Evict``: ``updatePodOnSession(pod, Releasing)``) and its next
-    session, one ``--schedule-period`` later, reads the deletion from the informers; our shell may run the
-    next cycle at once, so the mark is kept until the view shows the pod deleting, pending or gone from
-    its node, or replaced (another uid), or for ``EVICTION_IN_FLIGHT_S`` (a lost write: decided again)."""
-
-    def __init__(self) -> None:
-        self._pods: dict[str, tuple[str, float]] = {}  # in the order decided
-
-    def __bool__(self) -> bool:
-        return bool(self._pods)
-
-    def add(self, decided: Mapping[str, str], now: float) -> None:
-        for key, uid in decided.items():
-            self._pods.pop(key, None)
-            self._pods[key] = (uid, now)
-
-    def expire(self, now: float) -> None:
-        while self._pods:
-            key, (_, when) = next(iter(self._pods.items()))
-            if now - when < EVICTION_IN_FLIGHT_S:
-                return
-            del self._pods[key]
-
-    def releasing(self, key: str, uid: str, held: bool, deleting: bool) -> bool:
-        """Is this pod, as the view shows it, one whose eviction is still in flight? Any other sighting of
-        it ends the entry."""
-        found = self._pods.get(key)
-        if found is None:
-            return False
-        if held and not deleting and found[0] == uid:
-            return True
-        del self._pods[key]
-        return False
 
 
 class KaiMemo:

@@ -12,11 +12,12 @@ it closes. Pure: no I/O, no clock.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from copy import deepcopy
 from dataclasses import dataclass
 from typing import Any
 
+from gangplane.schedulers.core.evicting import Evicting
 from gangplane.schedulers.core.objects import PodInfo
 from gangplane.schedulers.core.resources import ResourceIndex
 from gangplane.schedulers.volcano.book import QueueDemand
@@ -125,12 +126,42 @@ class Memo:
             kept.demand = compute(job)
         return kept.demand
 
+    def forget(self, keys: Iterable[str]) -> None:
+        """Parse these jobs again next session whatever their resourceVersions say."""
+        for key in keys:
+            self._jobs.pop(key, None)
+
     def sweep(self) -> None:
         """Forget the jobs the session just closed did not see (deleted PodGroups)."""
         for table in (self._jobs, self.settled):
             for key in [k for k in table if k not in self._seen]:
                 del table[key]
         self._seen = set()
+
+
+class Victims:
+    """The pods this scheduler evicted, Releasing until the view shows their deletion (``Evicting``), and
+    their jobs: a job with a victim in flight is parsed again every session (its tasks' statuses depend on
+    the marks, not only on its objects), and once more the session after its last mark ends.
+
+    Upstream Volcano's cache sets an evicted task Releasing at once (``pkg/scheduler/cache/cache.go``
+    ``Evict``: ``task.Status = Releasing``, for the statement's committed evictions) and reads the deletion
+    from its informers later; our shell may run the next session before the deletion is written."""
+
+    def __init__(self) -> None:
+        self.evicting = Evicting()
+        self._jobs: dict[str, str] = {}  # victim pod key -> its job key
+
+    def begin(self, now: float) -> set[str]:
+        """Expire lost writes; the jobs to parse again this session."""
+        self.evicting.expire(now)
+        return set(self._jobs.values())
+
+    def end(self, evicted: Mapping[str, tuple[str, str]], now: float) -> None:
+        """Keep the victims still in flight and add this session's (pod key -> (uid, job key))."""
+        self._jobs = {pod: job for pod, job in self._jobs.items() if pod in self.evicting}
+        self.evicting.add({pod: uid for pod, (uid, _) in evicted.items()}, now)
+        self._jobs.update((pod, job) for pod, (_, job) in evicted.items())
 
 
 def _read_by_policy(obj: Mapping[str, Any]) -> tuple[object, ...]:
@@ -141,4 +172,4 @@ def _read_by_policy(obj: Mapping[str, Any]) -> tuple[object, ...]:
     return (obj.get("spec"), (obj.get("status") or {}).get("state"), *(meta.get(k) for k in keys))
 
 
-__all__ = ["Memo", "Settled", "revision"]
+__all__ = ["Memo", "Settled", "Victims", "revision"]

@@ -19,7 +19,7 @@ from gangplane.schedulers.volcano.actions.preempt import preempt
 from gangplane.schedulers.volcano.actions.reclaim import reclaim
 from gangplane.schedulers.volcano.config import Action, VolcanoConfig
 from gangplane.schedulers.volcano.kept import Kept
-from gangplane.schedulers.volcano.memo import Memo, Settled
+from gangplane.schedulers.volcano.memo import Memo, Settled, Victims
 from gangplane.schedulers.volcano.session import Session, group_of, open_kept_session, open_session
 from gangplane.store.base import ResourceType
 from gangplane.store.catalog import HYPERNODES, PODS, PRIORITY_CLASSES, VOLCANO_PODGROUPS, VOLCANO_QUEUES
@@ -49,6 +49,7 @@ class VolcanoScheduler:
         self._name = name or self.config.scheduler_names[0]
         self._memo = Memo()  # parsed objects by resourceVersion: a cache, equal views still decide alike
         self._kept = Kept()  # the session kept across passes when no "why pending" text is built
+        self._victims = Victims()  # pods evicted, Releasing until the view shows their deletion
 
     @property
     def name(self) -> str:
@@ -60,9 +61,11 @@ class VolcanoScheduler:
     def cycle(self, view: ClusterView) -> CycleResult:
         if not self.config.explain:
             return self._kept_cycle(view)
-        session = open_session(view, self.config, self._memo)
+        self._memo.forget(self._victims.begin(view.now))
+        session = open_session(view, self.config, self._memo, self._victims.evicting)
         for action in self.config.actions:
             ACTIONS[action](session)
+        self._victims.end(session.evicted, view.now)
         result = close(session, view, self._memo.settled)
         self._memo.sweep()
         return result
@@ -71,9 +74,11 @@ class VolcanoScheduler:
         """The same cycle over the session kept across passes (``kept.py``); a cycle that fails part way
         leaves nothing kept (the next one parses everything again)."""
         try:
-            session = open_kept_session(view, self.config, self._memo, self._kept)
+            self._kept.reread |= self._victims.begin(view.now)
+            session = open_kept_session(view, self.config, self._memo, self._kept, self._victims.evicting)
             for action in self.config.actions:
                 ACTIONS[action](session)
+            self._victims.end(session.evicted, view.now)
             return close_kept(session, view, self._kept)
         except BaseException:
             self._kept.clear()

@@ -18,6 +18,7 @@ import numpy as np
 from gangplane.api.scheduling import volcano as vc
 from gangplane.schedulers.base import ClusterView, Eviction
 from gangplane.schedulers.core.classes import PriorityClasses, priority_classes
+from gangplane.schedulers.core.evicting import Evicting
 from gangplane.schedulers.core.gang import Binding
 from gangplane.schedulers.core.objects import (
     BROKEN_INPUT,
@@ -65,6 +66,9 @@ class Session:
     kept: Kept | None = None  # the jobs kept across passes with their indexes (``kept.py``), if any
     touched: set[str] = field(default_factory=set)  # jobs whose phase or a task status this session changed
     eligible: dict[str, bool] = field(default_factory=dict)  # allocate's ``candidates`` answers (kept only)
+    evicted: dict[str, tuple[str, str]] = field(
+        default_factory=dict
+    )  # pod key -> (uid, job key), evicted now
 
     def qvec(self, row: Vector) -> Vec:
         """A request row as a queue-math vector: float, the ``pods`` column cleared."""
@@ -122,8 +126,11 @@ def _auto_group(pod: Mapping[str, Any]) -> dict[str, Any]:
     return {"metadata": group, "spec": {"minMember": 1, "queue": queue}, "status": {"phase": "Inqueue"}}
 
 
-def open_session(view: ClusterView, config: VolcanoConfig, memo: Memo | None = None) -> Session:
-    """``memo`` keeps parsed jobs between sessions (one scheduler's own); ``None`` parses every object."""
+def open_session(
+    view: ClusterView, config: VolcanoConfig, memo: Memo | None = None, evicting: Evicting | None = None
+) -> Session:
+    """``memo`` keeps parsed jobs between sessions (one scheduler's own); ``None`` parses every object.
+    ``evicting``: the pods this scheduler evicted whose deletion is still being written (Releasing)."""
     snapshot = view.snapshot
     index = snapshot.index
     tree = build_tree(view.objects_of(HYPERNODES), snapshot.nodes)
@@ -132,7 +139,7 @@ def open_session(view: ClusterView, config: VolcanoConfig, memo: Memo | None = N
     policies, broken_queues = _policies(queue_objs, index, memo)
     for name in broken_queues:
         del queue_objs[name]
-    jobs, left_out = _jobs(view, config, tree, queue_objs, broken_queues, memo)
+    jobs, left_out = _jobs(view, config, tree, queue_objs, broken_queues, memo, evicting)
     demands = qs.demands(jobs.values(), len(index), index.position(PODS), memo.demand)
     total = _total(snapshot)
     book = QueueBook(index.names, total, policies, demands, config.share_policy, config.hierarchical)
@@ -200,6 +207,7 @@ def _jobs(
     queue_objs: Mapping[str, Mapping[str, Any]],
     broken_queues: Mapping[str, str],
     memo: Memo,
+    evicting: Evicting | None = None,
 ) -> tuple[dict[str, Job], dict[str, str]]:
     classes = priority_classes(view.objects_of(PRIORITY_CLASSES))
     context = (view.snapshot.index, tuple(sorted(tree.tier_names.items())), tree.root_tier)
@@ -218,6 +226,7 @@ def _jobs(
             left_out[key] = job
             continue
         job.synthetic = key in synthetic
+        mark_evicting(job, evicting)
         if job.queue in broken_queues:
             left_out[key] = broken_queues[job.queue]
         elif job.queue not in queue_objs:
@@ -264,6 +273,18 @@ def _new_job(
     return job
 
 
+def mark_evicting(job: Job, evicting: Evicting | None) -> None:
+    """A task whose eviction this scheduler decided and the view does not show yet is Releasing, as
+    upstream's cache marks it when it evicts (``Victims``); any other sighting ends the mark."""
+    if not evicting:
+        return
+    for task in job.tasks:
+        held = task.status in (TaskStatus.BOUND, TaskStatus.RUNNING)
+        deleting = task.status == TaskStatus.RELEASING
+        if evicting.releasing(task.pod.key, task.pod.uid, held, deleting):
+            job.set_status(task, TaskStatus.RELEASING)
+
+
 def _key(obj: Mapping[str, Any]) -> str:
     meta = obj.get("metadata") or {}
     return f"{meta.get('namespace') or 'default'}/{meta.get('name', '')}"
@@ -277,10 +298,12 @@ def _task_order(task: jb.Task) -> tuple[int, float, str]:
 # ---------------------------------------------------------------- the session kept across passes
 
 
-def open_kept_session(view: ClusterView, config: VolcanoConfig, memo: Memo, kept: Kept) -> Session:
+def open_kept_session(
+    view: ClusterView, config: VolcanoConfig, memo: Memo, kept: Kept, evicting: Evicting | None = None
+) -> Session:
     """``open_session`` over the jobs ``kept`` holds, brought level by ``view.changes`` (every object read
     again when there are none or what a parse depends on changed). The session's changes to jobs are put
-    back by ``Kept.reset`` when it closes."""
+    back by ``Kept.reset`` when it closes. The jobs of pods in ``evicting`` must be in ``kept.reread``."""
     snapshot, index = view.snapshot, view.snapshot.index
     tree = build_tree(view.objects_of(HYPERNODES), snapshot.nodes)
     queue_objs = dict(qs.with_builtin_queues(view.objects_of(VOLCANO_QUEUES)))
@@ -295,11 +318,11 @@ def open_kept_session(view: ClusterView, config: VolcanoConfig, memo: Memo, kept
     if view.changes is None or context != kept.context:
         kept.clear()
         kept.context = context
-        jobs, kept.left_out = _jobs(view, config, tree, queue_objs, broken_queues, Memo())
+        jobs, kept.left_out = _jobs(view, config, tree, queue_objs, broken_queues, Memo(), evicting)
         for job in jobs.values():
             kept.put(job, demand)
     else:
-        _bring_level(view, config, tree, (queue_objs, broken_queues, classes), kept, demand)
+        _bring_level(view, config, tree, (queue_objs, broken_queues, classes), kept, (demand, evicting))
     book = QueueBook(index.names, _kept_total(snapshot, kept), policies, kept.demands(), config.share_policy,
                      config.hierarchical, kept.filling)  # fmt: skip
     session = Session(config, index, snapshot, book, kept.table(), tree, queue_objs, now=view.now)
@@ -322,10 +345,12 @@ def _bring_level(
     tree: HyperNodeTree,
     queues: tuple[Mapping[str, Mapping[str, Any]], Mapping[str, str], PriorityClasses],
     kept: Kept,
-    demand: Any,
+    then: tuple[Any, Evicting | None],
 ) -> None:
-    """Parse again each group that changed since the last pass (and those the last pass wrote)."""
+    """Parse again each group that changed since the last pass (and those the last pass wrote); ``then``:
+    each job's demand, and the evictions in flight to mark."""
     assert view.changes is not None
+    demand, evicting = then
     queue_objs, broken_queues, classes = queues
     context = (view.snapshot.index, tuple(sorted(tree.tier_names.items())), tree.root_tier)
     pending = _Recent(view.pending)
@@ -356,6 +381,7 @@ def _bring_level(
             kept.left_out[key] = f"queue {job.queue} does not exist"
         else:
             job.synthetic = synthetic
+            mark_evicting(job, evicting)
             kept.put(job, demand)
     kept.reread = set()
 

@@ -154,6 +154,7 @@ def evict(session: Session, job: Job, units: list[Unit], reason: str, releasing:
             releasing.append(task)
             message = f"{reason} by {job.key} (priority {job.priority}, queue {job.queue})"
             session.evictions.append(Eviction(task.pod.key, reason, message))
+            session.evicted[task.pod.key] = (task.pod.uid, unit.job.key)
             count += 1
     attempt = placement.place(session, job)
     for task, _ in attempt.placed:

@@ -17,6 +17,7 @@ cycle). A placement that failed is not tried again for the same gang shape until
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -58,7 +59,7 @@ class Active:
         return 0.0 if self.start is None else now - self.start
 
 
-class PreemptivePriority:
+class PreemptivePriority(ABC):
     name = "priority"
 
     def __init__(self, cluster: ClusterSpec, options: PolicyOptions) -> None:
@@ -75,17 +76,17 @@ class PreemptivePriority:
         self._unplaceable: set[ShapeKey] = set()  # shapes place_gang refused since the cluster last changed
         self._submitted = 0
 
+    @abstractmethod
     def rank(self, entry: Active, now: float) -> Rank:
         """The documented ranking (lower first)."""
-        raise NotImplementedError
 
+    @abstractmethod
     def waiting_key(self, entry: Active) -> Rank:
         """``rank`` of a waiting ``entry``, which stays the same while it waits."""
-        raise NotImplementedError
 
+    @abstractmethod
     def table_row(self, entry: Active) -> tuple[float, float, float]:
         """The three rank components ``RunningTable`` keeps for a running ``entry``."""
-        raise NotImplementedError
 
     def running_ranks(self, now: float) -> RunningRanks:
         """The running jobs in ``rank`` order at ``now``."""
@@ -190,16 +191,16 @@ class PreemptivePriority:
         self.stopped(entry, ran)
         entry.start = None
 
-    def stopped(self, entry: Active, ran: float) -> None:
+    def stopped(self, entry: Active, ran: float) -> None:  # noqa: B027 (an optional hook: doing nothing is right)
         """Hook: a run of ``ran`` seconds ended."""
 
-    def starting(self, entry: Active, now: float) -> None:
+    def starting(self, entry: Active, now: float) -> None:  # noqa: B027 (an optional hook: doing nothing is right)
         """Hook: a waiting job is about to start."""
 
-    def entering(self, entry: Active, now: float) -> None:
+    def entering(self, entry: Active, now: float) -> None:  # noqa: B027 (an optional hook: doing nothing is right)
         """Hook: ``entry`` was just submitted (new, or again after a failure)."""
 
-    def changed(self, entry: Active, now: float) -> None:
+    def changed(self, entry: Active, now: float) -> None:  # noqa: B027 (an optional hook: doing nothing is right)
         """Hook: ``entry`` started, was preempted or changed rank."""
 
 

@@ -20,7 +20,6 @@ from test_volcano_properties import jobs_strategy
 from vcworld import World, node
 
 from gangplane.schedulers.base import Changes, ClusterView, CycleResult
-from gangplane.schedulers.passes import run_pass
 from gangplane.schedulers.volcano import VolcanoConfig, VolcanoScheduler
 from gangplane.schedulers.volcano.book import SharePolicy
 from gangplane.schedulers.volcano.scheduler import ACTIONS, close
@@ -58,21 +57,11 @@ class Driver(memo.Driver):
         self.seen: dict[str, tuple[str, ...]] = {}  # group key -> resourceVersions of its PodGroup and pods
 
     def cycle(self) -> CycleResult:
-        w = self.world
         objects, pending, snapshot = self.sync()
         changes = self._changes(objects)
-        results = []
-        for scheduler, known in ((self.kept, {"volcano": changes}), (Plain(self.config), None)):
-            token = snapshot.checkpoint()
-            passed = run_pass(w.now, snapshot, pending, objects, {"volcano": scheduler}, known)
-            results.append(passed.results[0][1])
-            snapshot.rollback(token)
-        kept, plain = results
-        assert kept == plain
-        w.last = kept
-        w.apply(kept)
-        w.now += 1.0
-        return kept
+        return self.same_decisions(
+            objects, pending, snapshot, [(self.kept, {"volcano": changes}), (Plain(self.config), None)]
+        )
 
     def _changes(self, objects: Mapping[ResourceType, Sequence[Obj]]) -> Changes:
         """Groups whose PodGroup or pods got a new resourceVersion or went away (objects stamped by their

@@ -75,19 +75,33 @@ class Driver:
         return objects, {"volcano": sorted(infos, key=lambda p: (p.created, p.key))}, snapshot
 
     def cycle(self) -> CycleResult:
-        w = self.world
         objects, pending, snapshot = self.sync()
+        return self.same_decisions(
+            objects, pending, snapshot, [(self.kept, None), (VolcanoScheduler(self.config), None)]
+        )
+
+    def same_decisions(
+        self,
+        objects: dict[Any, list[Obj]],
+        pending: dict[str, list[PodInfo]],
+        snapshot: Snapshot,
+        runs: list[tuple[Any, Any]],
+    ) -> CycleResult:
+        """Each (scheduler, known changes) decides on the same snapshot; all must agree. The first's result
+        is applied to the world, which moves on a second."""
+        w = self.world
         results = []
-        for scheduler in (self.kept, VolcanoScheduler(self.config)):
+        for scheduler, known in runs:
             token = snapshot.checkpoint()
-            results.append(run_pass(w.now, snapshot, pending, objects, {"volcano": scheduler}).results[0][1])
+            passed = run_pass(w.now, snapshot, pending, objects, {"volcano": scheduler}, known)
+            results.append(passed.results[0][1])
             snapshot.rollback(token)
-        kept, fresh = results
-        assert kept == fresh
-        w.last = kept
-        w.apply(kept)
+        first = results[0]
+        assert all(result == first for result in results[1:])
+        w.last = first
+        w.apply(first)
         w.now += 1.0
-        return kept
+        return first
 
 
 def _finish(w: World, ages: dict[str, int], life: int) -> None:

@@ -87,6 +87,14 @@ def test_ignore_drops_them_silently(api: TestClient) -> None:
     assert "bogus" not in answer.json()["spec"]
 
 
+def test_an_unsupported_value_is_refused_naming_the_parameter(api: TestClient) -> None:
+    answer = api.post(f"{CQS}?fieldValidation=strict", json=_queue("lower"))
+    assert answer.status_code == 400 and answer.json()["message"] == (
+        'fieldValidation: Unsupported value: "strict": supported values: "Ignore", "Strict", "Warn"'
+    )
+    assert api.get(f"{CQS}/lower").status_code == 404
+
+
 def test_a_patch_is_checked_on_the_object_it_makes(api: TestClient) -> None:
     assert api.post(CQS, json={**_queue("patched"), "spec": {"resourceGroups": []}}).status_code == 201
     merge = {"content-type": "application/merge-patch+json"}

@@ -28,8 +28,12 @@ _MODE: ContextVar[str | None] = ContextVar("gangplane_field_validation", default
 @contextlib.contextmanager
 def requested(params: Mapping[str, str]) -> Iterator[None]:
     """The write run in this block was asked for with these query parameters."""
-    mode = params.get("fieldValidation")
-    token = _MODE.set(mode if mode in (STRICT, WARN, IGNORE) else None)
+    mode = params.get("fieldValidation") or None
+    if mode is not None and mode not in (IGNORE, STRICT, WARN):  # refused before anything is written
+        raise BadRequest(
+            f'fieldValidation: Unsupported value: "{mode}": supported values: "{IGNORE}", "{STRICT}", "{WARN}"'
+        )
+    token = _MODE.set(mode)
     try:
         yield
     finally:

@@ -12,7 +12,7 @@ from gangplane.clock import ManualClock
 from gangplane.errors import Conflict, NotFound
 from gangplane.store import ResourceType
 from gangplane.store.core import ObjectStore
-from gangplane.store.graceful import after_delete, grace_period
+from gangplane.store.graceful import LONGEST_GRACE, after_delete, grace_period
 
 from .conftest import POD, pod
 
@@ -53,6 +53,8 @@ def present(store: ObjectStore, name: str) -> bool:
         ("succeeded", {"status": {"phase": "Succeeded"}}, None, True, 0),
         ("failed", {"status": {"phase": "Failed"}}, 7, True, 0),
         ("no agent on the node", {"grace": 5}, None, False, 0),
+        ("beyond a century", {"grace": 10**15}, None, True, LONGEST_GRACE),
+        ("asked beyond a century", {}, 2**63 - 1, True, LONGEST_GRACE),
     ],
 )
 def test_grace_period_table(
@@ -88,6 +90,19 @@ def test_a_bound_pod_on_a_served_node_is_marked_and_stays(store: ObjectStore, cl
     clock.advance(2)
     again = store.delete(POD, "default", "a")  # pending: the same object, no new write
     assert again["metadata"]["resourceVersion"] == meta["resourceVersion"]
+
+
+def test_a_huge_period_marks_the_pod_and_can_be_shortened(store: ObjectStore) -> None:
+    # any non-negative int64 is a valid period; the deadline must still be a timestamp (not past year 9999)
+    served_node(store)
+    store.create(POD, bound("a", grace=10**15))
+    marked = store.delete(POD, "default", "a")["metadata"]
+    assert marked["deletionGracePeriodSeconds"] == LONGEST_GRACE and marked["deletionTimestamp"] < "2127"
+    shortened = store.delete(POD, "default", "a", grace_period=5)["metadata"]
+    assert (shortened["deletionTimestamp"], shortened["deletionGracePeriodSeconds"]) == (
+        "2026-01-01T00:00:05Z",
+        5,
+    )
 
 
 def test_the_agents_delete_with_grace_0_and_uid_removes_it(store: ObjectStore) -> None:

@@ -4,7 +4,8 @@ kube-apiserver (``pkg/registry/core/pod/strategy.go`` ``CheckGracefulDelete``, `
 ``BeforeDelete``, ``pkg/registry/generic/registry/store.go`` ``Delete``):
 
 - the grace period is ``DeleteOptions.gracePeriodSeconds`` if given, else the pod's
-  ``spec.terminationGracePeriodSeconds`` (default 30); a negative one counts as 1;
+  ``spec.terminationGracePeriodSeconds`` (default 30); a negative one counts as 1; one longer than a century
+  counts as a century here (any int64 is accepted, but a deadline past year 9999 has no RFC 3339 form);
 - a pod not bound to a node, or already ``Succeeded``/``Failed``, has grace 0: nothing runs it;
 - grace > 0 keeps the pod, marked ``deletionTimestamp`` = now + grace and ``deletionGracePeriodSeconds`` = grace,
   until the kubelet, its containers stopped, deletes it with grace 0 (and a UID precondition);
@@ -28,6 +29,7 @@ from gangplane.store.objects import copy_object, meta
 
 NODE_LEASE_NAMESPACE = "kube-node-lease"
 _TERMINAL = ("Succeeded", "Failed")
+LONGEST_GRACE = 100 * 365 * 86_400  # seconds: the deadline must stay a writable timestamp
 
 
 def is_pod(rt: ResourceType) -> bool:
@@ -47,7 +49,7 @@ def grace_period(pod: Object, requested: int | None, served: bool) -> int:
         period = (pod.get("spec") or {}).get("terminationGracePeriodSeconds")
     if not isinstance(period, int) or isinstance(period, bool):
         period = DEFAULT_GRACE_SECONDS
-    return 1 if period < 0 else period
+    return 1 if period < 0 else min(period, LONGEST_GRACE)
 
 
 def after_delete(pod: Object, requested: int | None, served: bool, now: float) -> Object | None:
@@ -75,6 +77,7 @@ def _marked(pod: Object, period: int, deadline: float) -> Object:
 
 
 __all__ = [
+    "LONGEST_GRACE",
     "NODE_LEASE_NAMESPACE",
     "after_delete",
     "grace_period",

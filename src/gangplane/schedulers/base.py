@@ -71,12 +71,26 @@ class Eviction:
 
 @dataclass(frozen=True, slots=True)
 class StatusWrite:
-    """Replace the ``status`` of one object (``namespace`` is ``""`` for cluster-scoped kinds)."""
+    """The next ``status`` of one object (``namespace`` is ``""`` for cluster-scoped kinds).
+
+    ``base`` is the status it was computed from: then only the top-level fields that differ from it are
+    written onto the object's current status (a merge patch, as controller-runtime's ``MergeFrom``), so a
+    field another writer set since (e.g. Slurm Bridge's PodGroup condition) is kept. Without ``base`` the
+    whole status is replaced."""
 
     rt: ResourceType
     namespace: str
     name: str
     status: Mapping[str, Any]
+    base: Mapping[str, Any] | None = None
+
+    def applied_to(self, current: Mapping[str, Any]) -> dict[str, Any]:
+        """The status to store over ``current``."""
+        if self.base is None:
+            return dict(self.status)
+        merged = {k: v for k, v in current.items() if k in self.status or k not in self.base}
+        merged.update((k, v) for k, v in self.status.items() if k not in self.base or self.base[k] != v)
+        return merged
 
 
 @dataclass(frozen=True, slots=True)

@@ -243,10 +243,10 @@ class DefaultScheduler:
                 status = cos.pod_group_status(pg, group, view.now)
             except BROKEN_INPUT:  # a malformed PodGroup: its pods carry the reason; no status to compute
                 continue
-            if status != (pg.get("status") or {}):
-                writes.append(
-                    StatusWrite(COSCHEDULING_PODGROUPS, meta.get("namespace") or "", meta["name"], status)
-                )
+            old = pg.get("status") or {}
+            if status != old:
+                namespace = meta.get("namespace") or ""
+                writes.append(StatusWrite(COSCHEDULING_PODGROUPS, namespace, meta["name"], status, old))
         return writes
 
     def _owns(self, group: Sequence[Mapping[str, Any]]) -> bool:

@@ -131,7 +131,7 @@ class ResultWriter:
             if current is not None
             else self.store.get(write.rt, write.namespace, write.name)
         )
-        obj["status"] = dict(write.status)
+        obj["status"] = write.applied_to(obj.get("status") or {})
         if write.rt.has_status:
             self.store.update_status(write.rt, obj)
         else:  # e.g. Volcano's PodGroup CRD has no status subresource: status is part of the object

@@ -74,9 +74,9 @@ def pod_group_writes(session: KaiSession) -> list[StatusWrite]:
     for job in session.jobs.values():
         if job.obj is None:
             continue
-        status = pod_group_status(session, job)
-        if status != (job.obj.get("status") or {}):
-            writes.append(StatusWrite(KAI_PODGROUPS, job.namespace, job.name, status))
+        status, old = pod_group_status(session, job), job.obj.get("status") or {}
+        if status != old:
+            writes.append(StatusWrite(KAI_PODGROUPS, job.namespace, job.name, status, old))
     return writes
 
 
@@ -97,7 +97,7 @@ def queue_writes(session: KaiSession, objs: list[Mapping[str, Any]]) -> list[Sta
         }
         status = {k: v for k, v in status.items() if v is not None}
         if status != old:
-            writes.append(StatusWrite(KAI_QUEUES, "", name, status))
+            writes.append(StatusWrite(KAI_QUEUES, "", name, status, old))
     return writes
 
 

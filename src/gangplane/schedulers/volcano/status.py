@@ -145,9 +145,9 @@ def pod_group_writes(
         phases[job.key] = phase(session, job, False)
         if job.synthetic:
             continue
-        status = pod_group_status(session, job)
-        if status != (job.obj.get("status") or {}):
-            writes.append(StatusWrite(VOLCANO_PODGROUPS, job.namespace, job.name, status))
+        status, old = pod_group_status(session, job), job.obj.get("status") or {}
+        if status != old:
+            writes.append(StatusWrite(VOLCANO_PODGROUPS, job.namespace, job.name, status, old))
             phases[job.key] = str(status["phase"])
             settled.pop(job.key, None)
         elif inputs:
@@ -194,7 +194,7 @@ def _queue_write(session: Session, obj: Mapping[str, Any], counts: tuple[int, ..
         "allocated": {} if allocated is None else _describe(session, allocated),
         **{p.value.lower(): n for p, n in zip(vc.PodGroupPhase, counts, strict=True)},
     }
-    return StatusWrite(VOLCANO_QUEUES, "", name, status) if status != old else None
+    return StatusWrite(VOLCANO_QUEUES, "", name, status, old) if status != old else None
 
 
 def _describe(session: Session, allocated: Any) -> dict[str, str]:

@@ -62,7 +62,7 @@ def test_the_latest_recorded_time_counts() -> None:
         500, 1_767_225_600
     )
     assert last_written(event(series={"lastObservedTime": rfc3339(900)}, lastTimestamp=None)) == 900
-    assert expired([event(lastTimestamp=rfc3339(500))], now=4101, ttl=3600) == [("n", "e", "u")]
+    assert expired([event(lastTimestamp=rfc3339(500))], now=4101, ttl=3600) == [("n", "e", {"uid": "u"})]
     assert expired([event(lastTimestamp=rfc3339(500))], now=4100, ttl=3600) == []
 
 
@@ -94,3 +94,25 @@ def test_the_sweep_runs_on_its_own_until_stopped() -> None:
     finally:
         expiry.stop()
     assert store.list(EVENTS).items == []
+
+
+def test_an_event_repeated_after_the_sweep_read_it_stays(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The sweep reads a page, then deletes what it found expired: an Event bumped in between (a repeat: new
+    count and last timestamp) is no longer expired and must stay, as its etcd lease is renewed upstream."""
+    clock = ManualClock()
+    store = MemoryStore(clock=clock)
+    owner = store.create(CONFIGMAPS, {"metadata": {"name": "cm", "namespace": "default"}})
+    recorder = EventRecorder(store, clock, "kubelet")
+    recorder.event(owner, "Normal", "Pulled", "again")
+    clock.advance(3601)
+    expiry = EventExpiry(store, clock, ttl=3600)
+    pages = expiry._pages
+
+    def bumped_after_read() -> Any:
+        for page in pages():
+            recorder.event(owner, "Normal", "Pulled", "again")  # lands between the list and the delete
+            yield page
+
+    monkeypatch.setattr(expiry, "_pages", bumped_after_read)
+    assert expiry.sweep() == 0
+    assert [e["count"] for e in store.list(EVENTS).items] == [2]

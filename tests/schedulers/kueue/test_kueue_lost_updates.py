@@ -8,9 +8,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import pytest
 from kueue_shell import conditions, setup, trainjob, workload_of
 
+from gangplane.errors import Conflict
 from gangplane.schedulers.kueue.controller import CYCLE_KEY
+from gangplane.schedulers.kueue.guarded import WRITE_ATTEMPTS, patch_read, with_list_entry
 from gangplane.store import catalog
 from gangplane.store.base import ResourceType
 from gangplane.store.memory import MemoryStore
@@ -157,3 +160,36 @@ def test_clearing_kueues_patch_keeps_another_managers_runtime_patch_added_since(
     patches = store.get(catalog.TRAINJOBS, "ml", "low")["spec"]["runtimePatches"]
     assert [p["manager"] for p in patches] == ["kueue.x-k8s.io/manager", TUNER["manager"]]
     assert not (patches[0].get("trainingRuntimeSpec") or {}).get("template", {}).get("spec")
+
+
+def test_a_guarded_write_gives_up_after_its_attempts_and_never_writes_another_object() -> None:
+    store = MemoryStore()
+    store.create(catalog.NAMESPACES, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "ml"}})
+    obj = store.create(
+        catalog.CONFIGMAPS, {"metadata": {"name": "cm", "namespace": "ml"}, "data": {"n": "0"}}
+    )
+    bodies: list[str] = []
+
+    def always_raced(current: dict[str, Any]) -> dict[str, Any]:
+        bodies.append(current["data"]["n"])  # another writer lands after each read
+        store.update(catalog.CONFIGMAPS, {**current, "data": {"n": str(len(bodies))}})
+        return {"data": {"mine": "x"}}
+
+    with pytest.raises(Conflict):
+        patch_read(store, catalog.CONFIGMAPS, "ml", "cm", always_raced)
+    assert bodies == [str(n) for n in range(WRITE_ATTEMPTS)]
+    assert (
+        patch_read(store, catalog.CONFIGMAPS, "ml", "cm", lambda _: {"data": {"mine": "x"}}, uid="other")
+        is None
+    )
+    assert "mine" not in store.get(catalog.CONFIGMAPS, "ml", "cm")["data"]
+    written = patch_read(store, catalog.CONFIGMAPS, "ml", "cm", lambda _: {"data": {"mine": "x"}},
+                         uid=obj["metadata"]["uid"])  # fmt: skip
+    assert written is not None and written["data"]["mine"] == "x"
+
+
+def test_a_list_entry_is_replaced_in_place_or_appended() -> None:
+    current = {"spec": {"runtimePatches": [{"manager": "a", "v": 1}, {"manager": "k"}, {"manager": "b"}]}}
+    assert with_list_entry(current, "runtimePatches", "manager", {"manager": "k", "v": 2}) == [
+        {"manager": "a", "v": 1}, {"manager": "k", "v": 2}, {"manager": "b"}]  # fmt: skip
+    assert with_list_entry({"spec": {}}, "runtimePatches", "manager", {"manager": "k"}) == [{"manager": "k"}]

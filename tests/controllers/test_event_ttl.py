@@ -15,11 +15,16 @@ from gangplane.store.catalog import CONFIGMAPS, EVENTS
 from gangplane.store.memory import MemoryStore
 
 
-def test_an_event_goes_one_ttl_after_its_last_update_and_others_stay() -> None:
+def _recording() -> tuple[ManualClock, MemoryStore, dict[str, Any], EventRecorder]:
+    """A store on a manual clock, an object and a kubelet's recorder of Events about it."""
     clock = ManualClock()
     store = MemoryStore(clock=clock)
     owner = store.create(CONFIGMAPS, {"metadata": {"name": "cm", "namespace": "default"}})
-    recorder = EventRecorder(store, clock, "kubelet")
+    return clock, store, owner, EventRecorder(store, clock, "kubelet")
+
+
+def test_an_event_goes_one_ttl_after_its_last_update_and_others_stay() -> None:
+    clock, store, owner, recorder = _recording()
     recorder.event(owner, "Normal", "Started", "first")
     clock.advance(1800)
     recorder.event(owner, "Normal", "Pulled", "second")
@@ -36,10 +41,7 @@ def test_an_event_goes_one_ttl_after_its_last_update_and_others_stay() -> None:
 
 def test_a_sweep_pages_through_every_event(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("gangplane.controllers.event_ttl.PAGE", 2)
-    clock = ManualClock()
-    store = MemoryStore(clock=clock)
-    owner = store.create(CONFIGMAPS, {"metadata": {"name": "cm", "namespace": "default"}})
-    recorder = EventRecorder(store, clock, "kubelet")
+    clock, store, owner, recorder = _recording()
     for i in range(5):
         recorder.event(owner, "Normal", f"Old{i}", "old")
     clock.advance(1800)
@@ -62,7 +64,7 @@ def test_the_latest_recorded_time_counts() -> None:
         500, 1_767_225_600
     )
     assert last_written(event(series={"lastObservedTime": rfc3339(900)}, lastTimestamp=None)) == 900
-    assert expired([event(lastTimestamp=rfc3339(500))], now=4101, ttl=3600) == [("n", "e", "u")]
+    assert expired([event(lastTimestamp=rfc3339(500))], now=4101, ttl=3600) == [("n", "e", {"uid": "u"})]
     assert expired([event(lastTimestamp=rfc3339(500))], now=4100, ttl=3600) == []
 
 
@@ -94,3 +96,22 @@ def test_the_sweep_runs_on_its_own_until_stopped() -> None:
     finally:
         expiry.stop()
     assert store.list(EVENTS).items == []
+
+
+def test_an_event_repeated_after_the_sweep_read_it_stays(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The sweep reads a page, then deletes what it found expired: an Event bumped in between (a repeat: new
+    count and last timestamp) is no longer expired and must stay, as its etcd lease is renewed upstream."""
+    clock, store, owner, recorder = _recording()
+    recorder.event(owner, "Normal", "Pulled", "again")
+    clock.advance(3601)
+    expiry = EventExpiry(store, clock, ttl=3600)
+    pages = expiry._pages
+
+    def bumped_after_read() -> Any:
+        for page in pages():
+            recorder.event(owner, "Normal", "Pulled", "again")  # lands between the list and the delete
+            yield page
+
+    monkeypatch.setattr(expiry, "_pages", bumped_after_read)
+    assert expiry.sweep() == 0
+    assert [e["count"] for e in store.list(EVENTS).items] == [2]

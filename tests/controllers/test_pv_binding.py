@@ -109,6 +109,23 @@ def test_sync_claim_as_binder_test(
         assert decision.volume["spec"]["claimRef"]["uid"] == given["metadata"]["uid"], case
 
 
+def test_a_claim_status_write_changes_only_the_fields_the_controller_owns() -> None:
+    """Upstream's ``updateClaimStatus`` sets the phase and, bound, the access modes and capacity (reset when
+    unbound) on a copy of the status: a condition another controller set (the resizer's) stays."""
+    resizing = {"type": "Resizing", "status": "True"}
+    given = claim("claim", "uid", "1Gi")
+    given["status"]["conditions"] = [resizing]
+    bound = applied(given, pb.sync_claim(given, [volume("volume", "1Gi")], [], "/state/claims"))
+    assert bound["status"] == {"phase": "Bound", "accessModes": ["ReadWriteOnce"], "capacity": {"storage": "1Gi"},
+                               "conditions": [resizing]}  # fmt: skip
+    lost = applied(bound, pb.sync_claim(bound, [], [], "/state/claims"))
+    assert lost["status"] == {**bound["status"], "phase": "Lost"}
+    unbound = claim("claim", "uid", "10Gi", "", "Bound")
+    unbound["status"] = {**bound["status"], "phase": "Bound"}
+    pending = applied(unbound, pb.sync_claim(unbound, [volume("volume", "1Gi")], [], "/state/claims"))
+    assert pending["status"] == {"phase": "Pending", "conditions": [resizing]}
+
+
 CLASS = {**pb.default_storage_class(), "metadata": {**pb.default_storage_class()["metadata"], "uid": "c"}}
 
 

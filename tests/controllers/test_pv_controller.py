@@ -102,3 +102,46 @@ def test_a_users_host_path_is_never_removed(tmp_path: Path) -> None:
         assert mine.is_dir()
     finally:
         manager.stop()
+
+
+def test_a_claim_in_use_keeps_its_protection_while_the_pod_cache_lags(tmp_path: Path) -> None:
+    """The pod cache says no pod uses a deleted claim: upstream's pvc-protection controller asks the API server
+    before it removes the finalizer (``isBeingUsed``), so a pod the cache has not seen yet keeps its claim."""
+    store = MemoryStore()
+    manager = Manager(store, ManualClock())
+    controllers = build_pv_controllers(manager, tmp_path / "claims")
+    manager.start_informers()
+    try:
+        store.create(PERSISTENT_VOLUME_CLAIMS, CLAIM)
+        settle(
+            controllers,
+            lambda: store.get(PERSISTENT_VOLUME_CLAIMS, "default", "data")["spec"].get("volumeName"),
+        )
+        store.create(PODS, {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "user", "namespace": "default"},
+                            "spec": {"containers": [{"name": "c"}], "volumes": [
+                                {"name": "d", "persistentVolumeClaim": {"claimName": "data"}}]},
+                            "status": {"phase": "Running"}})  # fmt: skip
+        reconciler = controllers[0].reconciler
+        reconciler.pods = _Lagging()  # type: ignore[attr-defined]
+        store.delete(PERSISTENT_VOLUME_CLAIMS, "default", "data")
+
+        def deletion_seen() -> bool:  # by the claim cache, so the claim's reconcile has been due
+            cached = reconciler.claims.get("default", "data")
+            return cached is None or bool(cached["metadata"].get("deletionTimestamp"))
+
+        settle(controllers, deletion_seen)
+        settle(controllers, lambda: True)
+        kept = store.get(PERSISTENT_VOLUME_CLAIMS, "default", "data")
+        assert (
+            kept["metadata"]["deletionTimestamp"]
+            and "kubernetes.io/pvc-protection" in kept["metadata"]["finalizers"]
+        )
+    finally:
+        manager.stop()
+
+
+class _Lagging:
+    """A pod cache that has not seen any pod yet."""
+
+    def list(self, namespace: str = "") -> list[dict[str, Any]]:
+        return []

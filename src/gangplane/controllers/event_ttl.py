@@ -58,14 +58,18 @@ def last_written(event: Mapping[str, Any]) -> float | None:
     return max(found, default=None)
 
 
-def expired(events: Iterable[Mapping[str, Any]], now: float, ttl: float) -> list[tuple[str, str, str]]:
-    """(namespace, name, uid) of the Events last written more than ``ttl`` seconds before ``now``."""
+def expired(
+    events: Iterable[Mapping[str, Any]], now: float, ttl: float
+) -> list[tuple[str, str, dict[str, str]]]:
+    """(namespace, name, delete preconditions) of the Events last written more than ``ttl`` seconds before
+    ``now``: the uid and resourceVersion read, so one written again since (a repeat renews it) stays."""
     out = []
     for event in events:
         when = last_written(event)
         if when is not None and now - when > ttl:
             meta = event.get("metadata") or {}
-            out.append((str(meta.get("namespace") or ""), str(meta.get("name")), str(meta.get("uid") or "")))
+            read = {k: str(meta[k]) for k in ("uid", "resourceVersion") if meta.get(k)}
+            out.append((str(meta.get("namespace") or ""), str(meta.get("name")), read))
     return out
 
 
@@ -86,11 +90,9 @@ class EventExpiry:
         """Delete the expired Events now; how many went."""
         gone, now = 0, self.clock.now()
         for page in self._pages():
-            for namespace, name, uid in expired(page, now, self.ttl):
-                with contextlib.suppress(
-                    NotFound, Conflict
-                ):  # deleted meanwhile, or replaced (uid precondition)
-                    self.store.delete(EVENTS, namespace, name, preconditions={"uid": uid} if uid else None)
+            for namespace, name, read in expired(page, now, self.ttl):
+                with contextlib.suppress(NotFound, Conflict):  # deleted, written again or replaced meanwhile
+                    self.store.delete(EVENTS, namespace, name, preconditions=read or None)
                     gone += 1
         return gone
 

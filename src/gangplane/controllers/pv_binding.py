@@ -191,7 +191,8 @@ def _bound_claim(claim: Obj, volume: Obj) -> tuple[dict[str, Any] | None, dict[s
             annotations[BOUND_BY_CONTROLLER] = "yes"
         new_spec = {**claim, "metadata": {**_meta(claim), "annotations": annotations},
                     "spec": {**_spec(claim), "volumeName": name}}  # fmt: skip
-    status = {"phase": "Bound", "accessModes": list(_spec(volume).get("accessModes") or []),
+    status = {**(claim.get("status") or {}), "phase": "Bound",
+              "accessModes": list(_spec(volume).get("accessModes") or []),
               "capacity": dict(_spec(volume).get("capacity") or {})}  # fmt: skip
     return new_spec, (status if claim.get("status") != status else None)
 
@@ -207,8 +208,10 @@ def _lost(claim: Obj, reason: str, message: str) -> Decision:
 
 
 def _pending(claim: Obj, event: Event | None) -> Decision:
-    status = None if _phase(claim) == "Pending" else {"phase": "Pending"}
-    return Decision(claim_status=status, events=[event] if event else [])
+    """Pending, without a volume's access modes and capacity; other status fields (another controller's) stay."""
+    old = claim.get("status") or {}
+    status = {k: v for k, v in old.items() if k not in ("accessModes", "capacity")} | {"phase": "Pending"}
+    return Decision(claim_status=None if status == old else status, events=[event] if event else [])
 
 
 def _no_volume_event(claim: Obj, classes: Mapping[str, Obj]) -> Event:

@@ -21,7 +21,7 @@ from gangplane.client.events import EventRecorder
 from gangplane.client.informer import Informer, Key
 from gangplane.controllers import pv_binding as pb
 from gangplane.controllers.shell import create_if_absent, delete_if_present, get_or_none
-from gangplane.store.base import Object, Store
+from gangplane.store.base import ListOptions, Object, Store
 from gangplane.store.catalog import PERSISTENT_VOLUME_CLAIMS, PERSISTENT_VOLUMES, PODS, STORAGE_CLASSES
 from gangplane.store.patch import MERGE_PATCH
 
@@ -43,6 +43,10 @@ class ClaimReconciler:
         if claim is None:
             return Result()
         finalizers = pb.protection(claim, self.pods.list(key[0]))
+        if finalizers is not None and claim["metadata"].get("deletionTimestamp"):
+            # about to release a deleted claim: a pod the cache has not seen yet may use it, so ask the store
+            # (upstream's isBeingUsed asks the API server too)
+            finalizers = pb.protection(claim, self.store.list(PODS, ListOptions(namespace=key[0])).items)
         if finalizers is not None:
             patch = {
                 "metadata": {

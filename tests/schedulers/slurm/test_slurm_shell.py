@@ -237,3 +237,50 @@ def test_cancel_rereads_the_job_and_leaves_a_foreign_or_reused_id_alone(
     for job_id in (1, 2, 3, 4):  # 4: Slurm forgot it
         bridge._cancel(job_id, Reason.PODS_FINISHED, "test")
     assert [scripted.submitted[i].state for i in (1, 2, 3)] == ["RUNNING", "RUNNING", "CANCELLED"]
+
+
+class _AgentFirst(MemoryStore):
+    """The node agent writes a bound pod's status once, just before the bridge's ``PodScheduled`` write."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.raced: set[str] = set()
+
+    def update_status(self, rt: Any, obj: Any, **kw: Any) -> Any:
+        name = obj["metadata"]["name"]
+        scheduled = any(
+            c["type"] == "PodScheduled" and c["status"] == "True"
+            for c in (obj.get("status") or {}).get("conditions") or []
+        )
+        if rt == PODS and scheduled and name not in self.raced:
+            self.raced.add(name)
+            fresh = self.get(PODS, "ns", name)
+            super().update_status(
+                PODS, {**fresh, "status": {**(fresh.get("status") or {}), "hostIP": "10.0.0.1"}}
+            )
+        return super().update_status(rt, obj, **kw)
+
+
+def test_a_bound_pods_scheduled_condition_is_written_despite_the_agents_status_write(
+    scripted: ScriptedSlurm,
+) -> None:
+    """The bind's condition write loses to the agent's: it is redone on a fresh read, since no later cycle binds
+    the pod (or writes its condition) again."""
+    store = _AgentFirst()
+    for obj in slurm_node_objects(slurm_nodes()):
+        store.create(NODES, obj)
+    bridge = build_slurm_bridge(store, ManualClock(), scripted)
+    bridge.manager.start_informers()
+    try:
+        create_group(store, "train", 2)
+        settle(bridge, store)
+    finally:
+        bridge.stop()
+        bridge.manager.stop()
+    assert store.raced == {"train-0", "train-1"}
+    for i in range(2):
+        status = store.get(PODS, "ns", f"train-{i}")["status"]
+        assert status["hostIP"] == "10.0.0.1"
+        assert [c["status"] for c in status.get("conditions") or [] if c["type"] == "PodScheduled"] == [
+            "True"
+        ]

@@ -23,6 +23,7 @@ from prometheus_client import CollectorRegistry
 
 from gangplane.api import trainer as t
 from gangplane.api.scheduling import kueue_workload as kw
+from gangplane.api.scheduling.kueue import RESOURCE_IN_USE_FINALIZER
 from gangplane.client.controller import Controller, Manager, Result, controller_owner, own_key
 from gangplane.client.informer import Key
 from gangplane.clock import Clock, rfc3339
@@ -43,13 +44,13 @@ from gangplane.schedulers.kueue.convert import (
 )
 from gangplane.schedulers.kueue.cycle import CycleResult, run_cycle
 from gangplane.schedulers.kueue.events import WorkloadEvents
+from gangplane.schedulers.kueue.guarded import owned_conditions, patch_read, without_finalizer
 from gangplane.schedulers.kueue.lifecycle import (
     OWNER_NOT_FOUND,
     OWNER_NOT_FOUND_MESSAGE,
     Fate,
     Verdict,
     controller_trainjob,
-    finalizers_without_ours,
     is_finished,
     verdict,
 )
@@ -215,8 +216,9 @@ class KueueReconciler:
         return verdict(workload, owner.metadata.uid if owner is not None else None), owner
 
     def _remove_finalizer(self, workload: kw.Workload) -> None:
-        key = f"{workload.metadata.namespace or ''}/{workload.metadata.name or ''}"
-        self._patch_workload(key, {"metadata": {"finalizers": finalizers_without_ours(workload)}})
+        namespace, name = workload.metadata.namespace or "", workload.metadata.name or ""
+        patch_read(self.store, catalog.WORKLOADS, namespace, name, without_finalizer(RESOURCE_IN_USE_FINALIZER),
+                   uid=workload.metadata.uid or "")  # fmt: skip
 
     def _patch_workload(self, key: str, body: dict[str, Any]) -> None:
         namespace, name = key.split("/", 1)
@@ -355,9 +357,9 @@ class KueueReconciler:
             if self._written.get(key) == status:
                 continue
             namespace, name = key.split("/", 1)
-            with contextlib.suppress(NotFound):
-                written = self.store.patch(catalog.WORKLOADS, namespace, name, {"status": status}, MERGE_PATCH,
-                                           subresource="status")  # fmt: skip
+            body = owned_conditions(kw.WorkloadConditionType, status)  # others' conditions stay as stored
+            written = patch_read(self.store, catalog.WORKLOADS, namespace, name, body, subresource="status")
+            if written is not None:
                 self._written[key] = status
                 self.events.written(key, written, state.cluster_queue, self._stamp, state.pending_source)
         self._touched.clear()

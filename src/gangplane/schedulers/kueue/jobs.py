@@ -24,9 +24,10 @@ from gangplane.runtime.plugins import default_registry
 from gangplane.runtime.plugins.kueue import PodSetAdmission, admission_patch, is_managed, kueue_patch
 from gangplane.runtime.points import AppliedBy, Handle
 from gangplane.schedulers.kueue.flavors import PodSetAssignment, node_selector
+from gangplane.schedulers.kueue.guarded import Body, patch_read, with_list_entry
 from gangplane.schedulers.kueue.model import FlavorSpec
 from gangplane.store import MERGE_PATCH, catalog
-from gangplane.store.base import Store
+from gangplane.store.base import Object, Store
 
 _TERMINAL = ("Complete", "Failed")
 
@@ -85,26 +86,16 @@ def pod_set_admissions(
     return found
 
 
-def _patches_with(job: t.TrainJob, entry: t.RuntimePatch) -> list[dict[str, Any]]:
-    """The job's runtime patches with Kueue's entry replaced in place (appended if missing)."""
-    patches = [p.to_dict() for p in job.spec.runtime_patches or []]
-    index = next(
-        (i for i, p in enumerate(job.spec.runtime_patches or []) if p.manager == entry.manager), None
-    )
-    if index is None:
-        return [*patches, entry.to_dict()]
-    patches[index] = entry.to_dict()
-    return patches
-
-
 def start_job(store: Store, job: t.TrainJob, admissions: list[PodSetAdmission]) -> None:
-    """Write Kueue's admission patch and unsuspend, in one request (Trainer >= v2.3 accepts both)."""
-    entry = admission_patch(job, admissions)
-    body = {"spec": {"runtimePatches": _patches_with(job, entry), "suspend": False}}
-    with contextlib.suppress(NotFound):
-        store.patch(
-            catalog.TRAINJOBS, job.metadata.namespace or "", job.metadata.name or "", body, MERGE_PATCH
-        )
+    """Write Kueue's admission patch and unsuspend, in one request (Trainer >= v2.3 accepts both); the other
+    managers' patches are kept as stored (``guarded``)."""
+    entry = admission_patch(job, admissions).to_dict()
+
+    def body(current: Object) -> dict[str, Any]:
+        return {"spec": {"runtimePatches": with_list_entry(current, "runtimePatches", "manager", entry),
+                         "suspend": False}}  # fmt: skip
+
+    _patch(store, job, body)
 
 
 def stop_job(store: Store, job: t.TrainJob) -> None:
@@ -129,8 +120,17 @@ def clear_patch_when_stopped(store: Store, job: t.TrainJob) -> None:
         cleared.training_runtime_spec = t.TrainingRuntimeSpecPatch(
             template=t.JobSetTemplatePatch(metadata=template.metadata)
         )
-    body = {"spec": {"runtimePatches": _patches_with(job, cleared)}}
-    with contextlib.suppress(NotFound):
-        store.patch(
-            catalog.TRAINJOBS, job.metadata.namespace or "", job.metadata.name or "", body, MERGE_PATCH
-        )
+    wanted = cleared.to_dict()
+
+    def body(current: Object) -> dict[str, Any] | None:
+        fresh = t.TrainJob.model_validate(current)
+        if not fresh.spec.suspend or has_active_pods(fresh):
+            return None  # started again meanwhile
+        return {"spec": {"runtimePatches": with_list_entry(current, "runtimePatches", "manager", wanted)}}
+
+    _patch(store, job, body)
+
+
+def _patch(store: Store, job: t.TrainJob, body: Body) -> None:
+    meta = job.metadata
+    patch_read(store, catalog.TRAINJOBS, meta.namespace or "", meta.name or "", body, uid=meta.uid or "")

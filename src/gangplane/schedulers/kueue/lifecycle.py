@@ -81,9 +81,3 @@ def verdict(workload: kw.Workload, owner_uid: str | None) -> Verdict:
     if _orphaned(workload, owner_uid):
         return Verdict(Fate.ORPHANED, finalizer)
     return Verdict(Fate.LIVE, False)
-
-
-def finalizers_without_ours(workload: kw.Workload) -> list[str] | None:
-    """The finalizer list once ours is removed (None when empty: a merge patch then deletes the field)."""
-    rest = [f for f in workload.metadata.finalizers or [] if f != kq.RESOURCE_IN_USE_FINALIZER]
-    return rest or None

@@ -293,12 +293,11 @@ class SlurmBridge:
         spec = pod.setdefault("spec", {})
         spec["nodeName"] = action.node
         spec["tolerations"] = [*(spec.get("tolerations") or []), *_missing_toleration(spec)]
-        bound = self.store.update(PODS, pod)
+        self.store.update(PODS, pod)
         message = f"bound to {action.node} (Slurm node {action.slurm_node} of job {action.job_id})"
-        if _set_condition(
-            bound, POD_SCHEDULED, ConditionView("True", "", message), rfc3339(self.clock.now())
-        ):
-            self.store.update_status(PODS, bound)
+        # redone on a fresh read when the agent's first status write got in between: the pod is bound now,
+        # so no later cycle binds it (and writes this condition) again
+        self._set_pod_condition(action.pod, POD_SCHEDULED, ConditionView("True", "", message))
 
     def _delete_pods(self, pods: Iterable[Ref], reason: str, message: str) -> None:
         """Hold all, then fail all, then delete all (module docstring): once the first pod shows ``Failed``
@@ -332,9 +331,8 @@ class SlurmBridge:
                     raise
 
     def _set_pod_condition(self, ref: Ref, type_: str, condition: ConditionView) -> None:
-        pod = self._fresh(PODS, ref)
-        if pod is not None and _set_condition(pod, type_, condition, rfc3339(self.clock.now())):
-            self.store.update_status(PODS, pod)
+        now = rfc3339(self.clock.now())
+        self._modify(ref, lambda pod: _set_condition(pod, type_, condition, now), status=True)
 
     def _set_group_condition(self, ref: Ref, condition: ConditionView) -> None:
         now = rfc3339(self.clock.now())

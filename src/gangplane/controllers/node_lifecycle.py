@@ -1,0 +1,114 @@
+"""The node lifecycle controller: a Node whose agent stopped heartbeating goes ``Unknown`` and is tainted
+``node.kubernetes.io/unreachable`` (NoSchedule, NoExecute); a recovered one is untainted. The rules are
+``node_health.py``; this is the shell: informer caches in, one status write and one taint write out, each
+only when something changes.
+
+Upstream runs ``monitorNodeHealth`` over every node every 5 s (``--node-monitor-period``). Here a node is
+reconciled when it or its Lease changes, and once more when its grace period would run out (the work
+queue's timer), so a cluster of healthy nodes costs one timer per node and no periodic pass. The NoExecute
+taint is added at once: upstream's per-zone eviction rate limits and disruption modes
+(``--node-eviction-rate``, ``--unhealthy-zone-threshold``) are not modelled (docs/nodes.md).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Iterable
+
+from gangplane.client.controller import Controller, Manager, Result
+from gangplane.client.informer import Informer, Key
+from gangplane.clock import Clock
+from gangplane.controllers.node_health import (
+    NODE_MONITOR_GRACE_SECONDS,
+    NODE_STARTUP_GRACE_SECONDS,
+    Health,
+    desired_taints,
+    grace_left,
+    mark_unknown,
+    observe,
+)
+from gangplane.store import catalog
+from gangplane.store.base import ListOptions, Object, Store
+from gangplane.store.graceful import NODE_LEASE_NAMESPACE
+
+_log = logging.getLogger(__name__)
+
+
+class NodeLifecycle:
+    """Judges each node's health from its heartbeats and writes the conditions and taints that follow."""
+
+    name = "node-lifecycle"
+
+    def __init__(
+        self,
+        store: Store,
+        clock: Clock,
+        nodes: Informer,
+        leases: Informer,
+        *,
+        grace: float = NODE_MONITOR_GRACE_SECONDS,
+        startup_grace: float = NODE_STARTUP_GRACE_SECONDS,
+    ) -> None:
+        self.store, self.clock, self._nodes, self._leases = store, clock, nodes, leases
+        self.grace, self.startup_grace = grace, startup_grace
+        self._health: dict[str, Health] = {}  # node name -> what was last seen (upstream's nodeHealthMap)
+        self._lock = threading.Lock()
+
+    def reconcile(self, key: Key) -> Result:
+        name = key[1]
+        node = self._nodes.get("", name)
+        if node is None:
+            with self._lock:
+                self._health.pop(name, None)
+            return Result()
+        now = self.clock.now()
+        lease = self._leases.get(NODE_LEASE_NAMESPACE, name)
+        with self._lock:
+            health = self._health[name] = observe(self._health.get(name), node, lease, now)
+        left = grace_left(node, health, now, self.grace, self.startup_grace)
+        if left <= 0:
+            node = self._mark_unknown(node, now)
+        taints = desired_taints(node, now)
+        if taints is not None:
+            self.store.update(catalog.NODES, {**node, "spec": {**(node.get("spec") or {}), "taints": taints}})
+        return Result(requeue_after=left if left > 0 else None)
+
+    def _mark_unknown(self, node: Object, now: float) -> Object:
+        marked = mark_unknown(node, now)
+        if marked is None:
+            return node
+        _log.info(
+            "node-lifecycle: node %s stopped posting status; marking it Unknown", node["metadata"]["name"]
+        )
+        return self.store.update_status(catalog.NODES, marked)
+
+    def health(self, name: str) -> Health | None:
+        with self._lock:
+            return self._health.get(name)
+
+
+def _node_key(obj: Object) -> Iterable[Key]:
+    return (("", str((obj.get("metadata") or {}).get("name") or "")),)
+
+
+def build_node_lifecycle(
+    manager: Manager,
+    *,
+    grace: float = NODE_MONITOR_GRACE_SECONDS,
+    startup_grace: float = NODE_STARTUP_GRACE_SECONDS,
+) -> Controller:
+    """The controller on ``manager``'s shared Node informer and Lease informer of ``kube-node-lease``; a
+    Node and its Lease (same name) queue the same key."""
+    nodes = manager.informer(catalog.NODES)
+    leases = manager.informer(catalog.LEASES, ListOptions(namespace=NODE_LEASE_NAMESPACE))
+    lifecycle = NodeLifecycle(
+        manager.store, manager.clock, nodes, leases, grace=grace, startup_grace=startup_grace
+    )
+    controller = manager.add(Controller(lifecycle, manager.clock))
+    controller.watch(nodes, _node_key)
+    controller.watch(leases, _node_key)
+    return controller
+
+
+__all__ = ["NodeLifecycle", "build_node_lifecycle"]

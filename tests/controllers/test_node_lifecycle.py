@@ -18,10 +18,11 @@ from gangplane.controllers.node_health import (
     grace_left,
     mark_unknown,
     observe,
+    pod_not_ready,
 )
 from gangplane.controllers.node_lifecycle import NodeLifecycle, build_node_lifecycle
 from gangplane.store.base import ListOptions
-from gangplane.store.catalog import LEASES, NAMESPACES, NODES
+from gangplane.store.catalog import EVENTS, LEASES, NAMESPACES, NODES, PODS
 from gangplane.store.memory import MemoryStore
 
 T0 = 1_767_225_600.0
@@ -236,7 +237,7 @@ def lifecycle(manager: Manager) -> Controller:
 
 
 def settle(store: MemoryStore, manager: Manager, controller: Controller) -> None:
-    """Wait until the Node and Lease informers hold what the store holds, then run every ready key."""
+    """Wait until the Node, pod and Lease informers hold what the store holds, then run every ready key."""
     leases = manager.informer(LEASES, ListOptions(namespace="kube-node-lease"))
 
     def versions(items: list[dict[str, Any]]) -> set[tuple[str, str]]:
@@ -244,7 +245,7 @@ def settle(store: MemoryStore, manager: Manager, controller: Controller) -> None
 
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline and not (
-        versions(manager.informer(NODES).list()) == versions(store.list(NODES).items)
+        all(versions(manager.informer(rt).list()) == versions(store.list(rt).items) for rt in (NODES, PODS))
         and versions(leases.list()) == versions(store.list(LEASES).items)
     ):
         time.sleep(0.01)
@@ -362,3 +363,51 @@ def test_a_deleted_node_is_forgotten(
     store.delete(NODES, "", "n1")
     settle(store, manager, lifecycle)
     assert reconciler.health("n1") is None
+
+
+def test_pod_not_ready_sets_only_a_true_ready_condition_false() -> None:
+    ready = {"type": "Ready", "status": "True", "lastTransitionTime": rfc3339(T0)}
+    scheduled = {"type": "PodScheduled", "status": "True"}
+    the_pod = {"metadata": {"name": "p"}, "status": {"phase": "Running", "conditions": [scheduled, ready]}}
+    marked = pod_not_ready(the_pod, T0 + 5)
+    assert marked is not None and marked["status"]["phase"] == "Running"
+    assert marked["status"]["conditions"] == [
+        scheduled,
+        {"type": "Ready", "status": "False", "lastTransitionTime": rfc3339(T0 + 5)},
+    ]
+    assert pod_not_ready(marked, T0 + 6) is None
+    assert pod_not_ready({"metadata": {"name": "p"}, "status": {"phase": "Pending"}}, T0) is None
+
+
+def test_the_pods_of_an_unknown_node_are_marked_not_ready_with_events(
+    store: MemoryStore, clock: ManualClock, manager: Manager, lifecycle: Controller
+) -> None:
+    """TestMonitorNodeHealthMarkPodsNotReady: when the node goes Unknown its pods' Ready turns False, with a
+    NodeNotReady Event on the node and on each pod; pods of other nodes are left alone."""
+    store.create(NAMESPACES, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "default"}})
+    agent_node(store, clock)
+    ready = {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}
+    for name, node in (("here", "n1"), ("there", "n2")):
+        spec = {"nodeName": node, "containers": [{"name": "c", "image": "busybox"}]}
+        created = store.create(
+            PODS,
+            {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {"name": name, "namespace": "default"},
+                "spec": spec,
+            },
+        )
+        store.update_status(PODS, {**created, "status": ready})
+    settle(store, manager, lifecycle)
+    clock.advance(GRACE)
+    settle(store, manager, lifecycle)
+    pod_ready = {
+        n: store.get(PODS, "default", n)["status"]["conditions"][0]["status"] for n in ("here", "there")
+    }
+    assert pod_ready == {"here": "False", "there": "True"}
+    events = {(e["involvedObject"]["kind"], e["reason"], e["message"]) for e in store.list(EVENTS).items}
+    assert events == {
+        ("Node", "NodeNotReady", "Node n1 status is now: NodeNotReady"),
+        ("Pod", "NodeNotReady", "Node is not ready"),
+    }

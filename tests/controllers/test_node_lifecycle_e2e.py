@@ -110,7 +110,9 @@ def test_a_stopped_agent_is_tainted_its_pods_evicted_and_its_return_untaints(
         )
         reasons = {c["type"]: c.get("reason") for c in doomed["status"].get("conditions") or ()}
         assert reasons["DisruptionTarget"] == "DeletionByTaintManager"
-        assert not store.get(PODS, "default", "patient")["metadata"].get("deletionTimestamp")
+        patient_pod = store.get(PODS, "default", "patient")
+        assert not patient_pod["metadata"].get("deletionTimestamp")
+        assert {c["type"]: c["status"] for c in patient_pod["status"]["conditions"]}["Ready"] == "False"
         assert ready(store, "node-1") == "True" and not taints(store, "node-1")
         assert phase(store, "other") == "Running"
         pools[0] = pool(store, tmp_path, 0)  # the agent comes back: it re-registers, Ready and a fresh Lease

@@ -15,7 +15,9 @@ As kube-controller-manager's node lifecycle controller
 - NoSchedule taints mirror the conditions and ``spec.unschedulable`` (``doNoScheduleTaintingPass``);
 - NoExecute taints mirror ``Ready``: ``False`` -> ``not-ready``, ``Unknown`` -> ``unreachable``, ``True`` ->
   neither (``processTaintBaseEviction``, ``doNoExecuteTaintingPass``, ``markNodeAsReachable``); a node with no
-  ``Ready`` condition keeps its NoExecute taints as they are. Taints the controller adds carry ``timeAdded``.
+  ``Ready`` condition keeps its NoExecute taints as they are. Taints the controller adds carry ``timeAdded``;
+- the pods of a node whose ``Ready`` is not ``True`` have their own ``Ready`` condition set ``False``
+  (``MarkPodsNotReady``), so nothing counts them ready while their agent cannot say.
 """
 
 from __future__ import annotations
@@ -131,6 +133,23 @@ def mark_unknown(node: Object, now: float) -> Object | None:
     return {**node, "status": {**(node.get("status") or {}), "conditions": conditions}}
 
 
+def not_ready(node: Object) -> bool:
+    """The node posted a ``Ready`` condition (or was marked) and it is not ``True``."""
+    ready = condition(node, READY)
+    return ready is not None and ready.get("status") != "True"
+
+
+def pod_not_ready(pod: Object, now: float) -> Object | None:
+    """The pod with its ``Ready`` condition ``False`` (``MarkPodsNotReady``), or None when it is not ``True``."""
+    conditions = list((pod.get("status") or {}).get("conditions") or ())
+    if not any(c.get("type") == READY and c.get("status") == "True" for c in conditions):
+        return None
+    stamp = rfc3339(now)
+    changed = [{**c, "status": "False", "lastTransitionTime": stamp} if c.get("type") == READY else c
+               for c in conditions]  # fmt: skip
+    return {**pod, "status": {**(pod.get("status") or {}), "conditions": changed}}
+
+
 def _wanted_taints(node: Object) -> tuple[set[tuple[str, str]], set[tuple[str, str]]]:
     """The (key, effect) pairs the controller manages on ``node`` and those of them it wants there."""
     conditions = (node.get("status") or {}).get("conditions") or ()
@@ -170,5 +189,7 @@ __all__ = [
     "desired_taints",
     "grace_left",
     "mark_unknown",
+    "not_ready",
     "observe",
+    "pod_not_ready",
 ]

@@ -12,22 +12,30 @@ taint is added at once: upstream's per-zone eviction rate limits and disruption 
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 from collections.abc import Iterable
 
 from gangplane.client.controller import Controller, Manager, Result
+from gangplane.client.events import EventRecorder
 from gangplane.client.informer import Informer, Key
 from gangplane.clock import Clock
 from gangplane.controllers.node_health import (
     NODE_MONITOR_GRACE_SECONDS,
     NODE_STARTUP_GRACE_SECONDS,
+    READY,
     Health,
+    condition,
     desired_taints,
     grace_left,
     mark_unknown,
+    not_ready,
     observe,
+    pod_not_ready,
 )
+from gangplane.controllers.podgc import NODE_INDEX, bound_node
+from gangplane.errors import NotFound
 from gangplane.store import catalog
 from gangplane.store.base import ListOptions, Object, Store
 from gangplane.store.graceful import NODE_LEASE_NAMESPACE
@@ -49,9 +57,13 @@ class NodeLifecycle:
         *,
         grace: float = NODE_MONITOR_GRACE_SECONDS,
         startup_grace: float = NODE_STARTUP_GRACE_SECONDS,
+        pods: Informer | None = None,
+        events: EventRecorder | None = None,
     ) -> None:
+        """``pods``: the pod informer with ``NODE_INDEX``, for ``MarkPodsNotReady`` (None: not done)."""
         self.store, self.clock, self._nodes, self._leases = store, clock, nodes, leases
         self.grace, self.startup_grace = grace, startup_grace
+        self._pods, self._events = pods, events
         self._health: dict[str, Health] = {}  # node name -> what was last seen (upstream's nodeHealthMap)
         self._lock = threading.Lock()
 
@@ -69,6 +81,8 @@ class NodeLifecycle:
         left = grace_left(node, health, now, self.grace, self.startup_grace)
         if left <= 0:
             node = self._mark_unknown(node, now)
+        if not_ready(node):
+            self._mark_pods_not_ready(name, now)
         taints = desired_taints(node, now)
         if taints is not None:
             self.store.update(catalog.NODES, {**node, "spec": {**(node.get("spec") or {}), "taints": taints}})
@@ -81,7 +95,23 @@ class NodeLifecycle:
         _log.info(
             "node-lifecycle: node %s stopped posting status; marking it Unknown", node["metadata"]["name"]
         )
-        return self.store.update_status(catalog.NODES, marked)
+        written = self.store.update_status(catalog.NODES, marked)
+        was_ready = (condition(node, READY) or {}).get("status") == "True"
+        if self._events is not None and was_ready:  # RecordNodeStatusChange, once per change
+            message = f"Node {node['metadata']['name']} status is now: NodeNotReady"
+            self._events.event(written, "Normal", "NodeNotReady", message)
+        return written
+
+    def _mark_pods_not_ready(self, node: str, now: float) -> None:
+        """``MarkPodsNotReady``: a lost write (Conflict) fails the pass, which is retried from the caches."""
+        for pod in self._pods.by_index(NODE_INDEX, node) if self._pods is not None else ():
+            updated = pod_not_ready(pod, now)
+            if updated is None:
+                continue
+            with contextlib.suppress(NotFound):
+                written = self.store.update_status(catalog.PODS, updated)
+                if self._events is not None:
+                    self._events.event(written, "Warning", "NodeNotReady", "Node is not ready")
 
     def health(self, name: str) -> Health | None:
         with self._lock:
@@ -100,10 +130,19 @@ def build_node_lifecycle(
 ) -> Controller:
     """The controller on ``manager``'s shared Node informer and Lease informer of ``kube-node-lease``; a
     Node and its Lease (same name) queue the same key."""
-    nodes = manager.informer(catalog.NODES)
+    nodes, pods = manager.informer(catalog.NODES), manager.informer(catalog.PODS)
     leases = manager.informer(catalog.LEASES, ListOptions(namespace=NODE_LEASE_NAMESPACE))
+    pods.add_index(NODE_INDEX, bound_node)
+    events = EventRecorder(manager.store, manager.clock, "node-controller")  # upstream's event source
     lifecycle = NodeLifecycle(
-        manager.store, manager.clock, nodes, leases, grace=grace, startup_grace=startup_grace
+        manager.store,
+        manager.clock,
+        nodes,
+        leases,
+        grace=grace,
+        startup_grace=startup_grace,
+        pods=pods,
+        events=events,
     )
     controller = manager.add(Controller(lifecycle, manager.clock))
     controller.watch(nodes, _node_key)

@@ -4,8 +4,7 @@ test and case)."""
 
 from __future__ import annotations
 
-import time
-from collections.abc import Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -21,11 +20,11 @@ from gangplane.controllers.node_health import (
     pod_not_ready,
 )
 from gangplane.controllers.node_lifecycle import NodeLifecycle, build_node_lifecycle
-from gangplane.store.base import ListOptions
-from gangplane.store.catalog import EVENTS, LEASES, NAMESPACES, NODES, PODS
+from gangplane.store.catalog import EVENTS, LEASES, NODES, PODS
 from gangplane.store.memory import MemoryStore
 
-T0 = 1_767_225_600.0
+T0 = 1_767_225_600.0  # as the fixtures' clock starts (conftest.py)
+Settle = Callable[[Controller], None]
 GRACE, STARTUP = 50.0, 60.0
 UNREACHABLE, NOT_READY = "node.kubernetes.io/unreachable", "node.kubernetes.io/not-ready"
 TYPES = ("MemoryPressure", "DiskPressure", "PIDPressure", "Ready")
@@ -210,47 +209,10 @@ def test_a_node_without_ready_keeps_its_no_execute_taints() -> None:
 
 
 @pytest.fixture
-def clock() -> ManualClock:
-    return ManualClock(T0)
-
-
-@pytest.fixture
-def store(clock: ManualClock) -> Iterator[MemoryStore]:
-    s = MemoryStore(clock=clock)
-    s.create(NAMESPACES, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "kube-node-lease"}})
-    yield s
-    s.close()
-
-
-@pytest.fixture
-def manager(store: MemoryStore, clock: ManualClock) -> Iterator[Manager]:
-    made = Manager(store, clock)
-    yield made
-    made.stop()
-
-
-@pytest.fixture
 def lifecycle(manager: Manager) -> Controller:
     controller = build_node_lifecycle(manager, grace=GRACE, startup_grace=STARTUP)
     manager.start_informers()
     return controller
-
-
-def settle(store: MemoryStore, manager: Manager, controller: Controller) -> None:
-    """Wait until the Node, pod and Lease informers hold what the store holds, then run every ready key."""
-    leases = manager.informer(LEASES, ListOptions(namespace="kube-node-lease"))
-
-    def versions(items: list[dict[str, Any]]) -> set[tuple[str, str]]:
-        return {(o["metadata"]["name"], o["metadata"]["resourceVersion"]) for o in items}
-
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline and not (
-        all(versions(manager.informer(rt).list()) == versions(store.list(rt).items) for rt in (NODES, PODS))
-        and versions(leases.list()) == versions(store.list(LEASES).items)
-    ):
-        time.sleep(0.01)
-    while controller.process_one(timeout=0.2):
-        pass
 
 
 def agent_node(store: MemoryStore, clock: ManualClock) -> dict[str, Any]:
@@ -272,25 +234,25 @@ def renew(store: MemoryStore, clock: ManualClock) -> None:
 
 
 def test_an_agent_that_stops_renewing_is_marked_unknown_and_tainted_after_the_grace_period(
-    store: MemoryStore, clock: ManualClock, manager: Manager, lifecycle: Controller
+    store: MemoryStore, clock: ManualClock, manager: Manager, lifecycle: Controller, settle: Settle
 ) -> None:
     """TestMonitorNodeHealthUpdateNodeAndPodStatusWithLease: a renewed Lease keeps the node healthy although
     its status is old; once renewals stop, the grace period (from the last one seen) marks it Unknown."""
     agent_node(store, clock)
-    settle(store, manager, lifecycle)
+    settle(lifecycle)
     for _ in range(3):  # 120 s of renewals: the status is never rewritten, the Lease vouches for it
         clock.advance(40)
         renew(store, clock)
-        settle(store, manager, lifecycle)
+        settle(lifecycle)
     assert statuses(store.get(NODES, "", "n1"))["Ready"] == ("True", "")
     # one timer per node, not one per renewal: the one armed at T0+80 fires at T0+130 and re-arms then
     assert lifecycle.queue.next_due() == T0 + 80 + GRACE
     written = store.get(NODES, "", "n1")["metadata"]["resourceVersion"]
     clock.advance(GRACE - 1)
-    settle(store, manager, lifecycle)
+    settle(lifecycle)
     assert store.get(NODES, "", "n1")["metadata"]["resourceVersion"] == written  # nothing written early
     clock.advance(1)
-    settle(store, manager, lifecycle)
+    settle(lifecycle)
     node = store.get(NODES, "", "n1")
     assert statuses(node)["Ready"] == ("Unknown", "NodeStatusUnknown")
     assert keys(node["spec"]["taints"]) == {(UNREACHABLE, "NoSchedule"), (UNREACHABLE, "NoExecute")}
@@ -298,16 +260,16 @@ def test_an_agent_that_stops_renewing_is_marked_unknown_and_tainted_after_the_gr
 
 
 def test_a_returning_agent_is_untainted_once_it_posts_ready(
-    store: MemoryStore, clock: ManualClock, manager: Manager, lifecycle: Controller
+    store: MemoryStore, clock: ManualClock, manager: Manager, lifecycle: Controller, settle: Settle
 ) -> None:
     """The agent comes back (a fresh Lease, Ready True in its re-registration): the taints go."""
     agent_node(store, clock)
-    settle(store, manager, lifecycle)
+    settle(lifecycle)
     clock.advance(GRACE + 1)
-    settle(store, manager, lifecycle)
+    settle(lifecycle)
     assert keys(store.get(NODES, "", "n1")["spec"].get("taints"))
     renew(store, clock)
-    settle(store, manager, lifecycle)
+    settle(lifecycle)
     assert keys(store.get(NODES, "", "n1")["spec"]["taints"]) == {
         (UNREACHABLE, "NoSchedule"),
         (UNREACHABLE, "NoExecute"),
@@ -318,12 +280,12 @@ def test_a_returning_agent_is_untainted_once_it_posts_ready(
         + [cond("Ready", "True", clock.now())]
     }
     store.update_status(NODES, {**node, "status": status})
-    settle(store, manager, lifecycle)
+    settle(lifecycle)
     assert store.get(NODES, "", "n1")["spec"]["taints"] == []
 
 
 def test_a_restarted_controller_gives_every_node_a_full_grace_period(
-    store: MemoryStore, clock: ManualClock, manager: Manager
+    store: MemoryStore, clock: ManualClock, manager: Manager, settle: Settle
 ) -> None:
     """Health is this controller's observation: Nodes whose heartbeats are old when it starts (a restart of
     ``gangplane up``) get a grace period from then, time for their agents to come back."""
@@ -331,37 +293,37 @@ def test_a_restarted_controller_gives_every_node_a_full_grace_period(
     clock.advance(600)  # the control plane was down for ten minutes
     controller = build_node_lifecycle(manager, grace=GRACE, startup_grace=STARTUP)
     manager.start_informers()
-    settle(store, manager, controller)
+    settle(controller)
     assert statuses(store.get(NODES, "", "n1"))["Ready"] == ("True", "")
     assert controller.queue.next_due() == T0 + 600 + GRACE
 
 
 def test_a_node_with_neither_status_nor_lease_is_marked_after_the_startup_grace(
-    store: MemoryStore, clock: ManualClock, manager: Manager, lifecycle: Controller
+    store: MemoryStore, clock: ManualClock, manager: Manager, lifecycle: Controller, settle: Settle
 ) -> None:
     """TestMonitorNodeHealthUpdateStatus "Node created recently, with no status": left alone until
     ``nodeStartupGracePeriod`` after its creation, then NodeStatusNeverUpdated."""
     store.create(NODES, {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"}})
-    settle(store, manager, lifecycle)
+    settle(lifecycle)
     clock.advance(STARTUP - 1)
-    settle(store, manager, lifecycle)
+    settle(lifecycle)
     assert not store.get(NODES, "", "n1").get("status", {}).get("conditions")
     clock.advance(1)
-    settle(store, manager, lifecycle)
+    settle(lifecycle)
     node = store.get(NODES, "", "n1")
     assert statuses(node)["Ready"] == ("Unknown", "NodeStatusNeverUpdated")
     assert keys(node["spec"]["taints"]) == {(UNREACHABLE, "NoSchedule"), (UNREACHABLE, "NoExecute")}
 
 
 def test_a_deleted_node_is_forgotten(
-    store: MemoryStore, clock: ManualClock, manager: Manager, lifecycle: Controller
+    store: MemoryStore, clock: ManualClock, manager: Manager, lifecycle: Controller, settle: Settle
 ) -> None:
     agent_node(store, clock)
-    settle(store, manager, lifecycle)
+    settle(lifecycle)
     reconciler = lifecycle.reconciler
     assert isinstance(reconciler, NodeLifecycle) and reconciler.health("n1") is not None
     store.delete(NODES, "", "n1")
-    settle(store, manager, lifecycle)
+    settle(lifecycle)
     assert reconciler.health("n1") is None
 
 
@@ -380,11 +342,10 @@ def test_pod_not_ready_sets_only_a_true_ready_condition_false() -> None:
 
 
 def test_the_pods_of_an_unknown_node_are_marked_not_ready_with_events(
-    store: MemoryStore, clock: ManualClock, manager: Manager, lifecycle: Controller
+    store: MemoryStore, clock: ManualClock, manager: Manager, lifecycle: Controller, settle: Settle
 ) -> None:
     """TestMonitorNodeHealthMarkPodsNotReady: when the node goes Unknown its pods' Ready turns False, with a
     NodeNotReady Event on the node and on each pod; pods of other nodes are left alone."""
-    store.create(NAMESPACES, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "default"}})
     agent_node(store, clock)
     ready = {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}
     for name, node in (("here", "n1"), ("there", "n2")):
@@ -399,9 +360,9 @@ def test_the_pods_of_an_unknown_node_are_marked_not_ready_with_events(
             },
         )
         store.update_status(PODS, {**created, "status": ready})
-    settle(store, manager, lifecycle)
+    settle(lifecycle)
     clock.advance(GRACE)
-    settle(store, manager, lifecycle)
+    settle(lifecycle)
     pod_ready = {
         n: store.get(PODS, "default", n)["status"]["conditions"][0]["status"] for n in ("here", "there")
     }

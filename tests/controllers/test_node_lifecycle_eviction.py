@@ -4,8 +4,7 @@ upstream test and case): pods on a node with NoExecute taints they do not tolera
 
 from __future__ import annotations
 
-import time
-from collections.abc import Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -14,10 +13,11 @@ from gangplane.client.controller import Controller, Manager
 from gangplane.clock import ManualClock, rfc3339
 from gangplane.controllers.taint_eviction import build_taint_eviction, eviction_time, no_execute_taints
 from gangplane.errors import NotFound
-from gangplane.store.catalog import EVENTS, LEASES, NAMESPACES, NODES, PODS
+from gangplane.store.catalog import EVENTS, LEASES, NODES, PODS
 from gangplane.store.memory import MemoryStore
 
-T0 = 1_767_225_600.0
+T0 = 1_767_225_600.0  # as the fixtures' clock starts (conftest.py)
+Settle = Callable[[Controller], None]
 NOW = T0 + 10
 
 
@@ -120,27 +120,6 @@ def test_the_eviction_time_table(
 
 
 @pytest.fixture
-def clock() -> ManualClock:
-    return ManualClock(T0)
-
-
-@pytest.fixture
-def store(clock: ManualClock) -> Iterator[MemoryStore]:
-    s = MemoryStore(clock=clock)
-    for name in ("default", "kube-node-lease"):
-        s.create(NAMESPACES, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
-    yield s
-    s.close()
-
-
-@pytest.fixture
-def manager(store: MemoryStore, clock: ManualClock) -> Iterator[Manager]:
-    made = Manager(store, clock)
-    yield made
-    made.stop()
-
-
-@pytest.fixture
 def eviction(store: MemoryStore, clock: ManualClock, manager: Manager) -> Controller:
     controller = build_taint_eviction(manager)
     store.create(NODES, {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "node1"}})
@@ -149,21 +128,6 @@ def eviction(store: MemoryStore, clock: ManualClock, manager: Manager) -> Contro
     store.create(LEASES, {"metadata": {"name": "node1", "namespace": "kube-node-lease"}, "spec": spec})
     manager.start_informers()
     return controller
-
-
-def settle(store: MemoryStore, manager: Manager, controller: Controller) -> None:
-    """Wait until the pod and Node informers hold what the store holds, then run every ready key."""
-
-    def versions(items: list[dict[str, Any]]) -> set[tuple[str, str]]:
-        return {(o["metadata"]["name"], o["metadata"]["resourceVersion"]) for o in items}
-
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline and not all(
-        versions(manager.informer(rt).list()) == versions(store.list(rt).items) for rt in (PODS, NODES)
-    ):
-        time.sleep(0.01)
-    while controller.process_one(timeout=0.2):
-        pass
 
 
 def set_taints(store: MemoryStore, *taints: dict[str, Any]) -> None:
@@ -180,16 +144,16 @@ def evicted(store: MemoryStore, name: str = "pod1") -> bool:
 
 
 def test_a_pod_that_does_not_tolerate_a_new_taint_is_marked_and_deleted_gracefully(
-    store: MemoryStore, manager: Manager, eviction: Controller
+    store: MemoryStore, manager: Manager, eviction: Controller, settle: Settle
 ) -> None:
     """TestUpdateNode "Added taint, expect node patched and deleted": the DisruptionTarget condition, an
     Event, then a graceful delete (the agent stops the pod; the pod stays until then)."""
     store.create(PODS, pod())
     store.create(PODS, pod(name="elsewhere", node="node2"))
-    settle(store, manager, eviction)
+    settle(eviction)
     assert not evicted(store)
     set_taints(store, taint(1))
-    settle(store, manager, eviction)
+    settle(eviction)
     gone = store.get(PODS, "default", "pod1")
     assert gone["metadata"]["deletionTimestamp"] and gone["metadata"]["deletionGracePeriodSeconds"] == 30
     (condition,) = gone["status"]["conditions"]
@@ -208,49 +172,49 @@ def test_a_pod_that_does_not_tolerate_a_new_taint_is_marked_and_deleted_graceful
 
 
 def test_a_tolerating_pod_goes_when_its_toleration_runs_out_from_time_added(
-    store: MemoryStore, clock: ManualClock, manager: Manager, eviction: Controller
+    store: MemoryStore, clock: ManualClock, manager: Manager, eviction: Controller, settle: Settle
 ) -> None:
     """TestUpdateNode "Added tolerated taint": kept while tolerated, deleted when tolerationSeconds (counted
     from the taint's timeAdded) have passed; a pod tolerating forever is never deleted."""
     store.create(PODS, pod(toleration(1, 100)))
     store.create(PODS, pod(toleration(1), name="forever"))
     set_taints(store, taint(1, added=T0 - 40))  # added before this controller looked
-    settle(store, manager, eviction)
+    settle(eviction)
     assert not evicted(store) and eviction.queue.next_due() == T0 + 60
     clock.advance(59)
-    settle(store, manager, eviction)
+    settle(eviction)
     assert not evicted(store)
     clock.advance(1)
-    settle(store, manager, eviction)
+    settle(eviction)
     assert evicted(store) and not evicted(store, "forever")
     assert eviction.queue.next_due() is None
 
 
 def test_a_removed_taint_cancels_the_eviction(
-    store: MemoryStore, clock: ManualClock, manager: Manager, eviction: Controller
+    store: MemoryStore, clock: ManualClock, manager: Manager, eviction: Controller, settle: Settle
 ) -> None:
     """TestUpdateNode "Taint removed": the timer still fires, finds nothing to do."""
     store.create(PODS, pod(toleration(1, 1)))
     set_taints(store, taint(1))
-    settle(store, manager, eviction)
+    settle(eviction)
     set_taints(store)
-    settle(store, manager, eviction)
+    settle(eviction)
     clock.advance(5)
-    settle(store, manager, eviction)
+    settle(eviction)
     assert not evicted(store)
 
 
 def test_a_pod_bound_to_a_tainted_node_is_deleted(
-    store: MemoryStore, manager: Manager, eviction: Controller
+    store: MemoryStore, manager: Manager, eviction: Controller, settle: Settle
 ) -> None:
     """TestUpdatePod "scheduling onto tainted Node" and "scheduling onto tainted Node with toleration"."""
     set_taints(store, taint(1))
-    settle(store, manager, eviction)
+    settle(eviction)
     store.create(PODS, pod(node=""))
     store.create(PODS, pod(toleration(1), node="", name="tolerating"))
-    settle(store, manager, eviction)
+    settle(eviction)
     for name in ("pod1", "tolerating"):
         current = store.get(PODS, "default", name)
         store.update(PODS, {**current, "spec": {**current["spec"], "nodeName": "node1"}})
-    settle(store, manager, eviction)
+    settle(eviction)
     assert evicted(store) and not evicted(store, "tolerating")

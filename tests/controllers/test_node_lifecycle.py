@@ -50,9 +50,9 @@ def node_dict(
     return {"apiVersion": "v1", "kind": "Node", "metadata": meta, "spec": spec, "status": status}
 
 
-def lease(renewed: float) -> dict[str, Any]:
-    spec = {"holderIdentity": "n1", "leaseDurationSeconds": 40, "renewTime": rfc3339(renewed)}
-    return {"metadata": {"name": "n1", "namespace": "kube-node-lease"}, "spec": spec}
+def lease(renewed: float, node: str = "n1") -> dict[str, Any]:
+    spec = {"holderIdentity": node, "leaseDurationSeconds": 40, "renewTime": rfc3339(renewed)}
+    return {"metadata": {"name": node, "namespace": "kube-node-lease"}, "spec": spec}
 
 
 def statuses(node: dict[str, Any]) -> dict[str, tuple[str, str]]:
@@ -215,22 +215,29 @@ def lifecycle(manager: Manager) -> Controller:
     return controller
 
 
-def agent_node(store: MemoryStore, clock: ManualClock) -> dict[str, Any]:
-    """Register n1 as an agent does: the Node, its status with fresh heartbeats, and its Lease."""
-    created = store.create(NODES, {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"}})
+def agent_node(store: MemoryStore, clock: ManualClock, name: str = "n1") -> dict[str, Any]:
+    """Register a node as an agent does: the Node, its status with fresh heartbeats, and its Lease."""
+    created = store.create(NODES, {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name}})
     status = {
         "conditions": [
             *(cond(t, "False", clock.now()) for t in TYPES[:3]),
             cond("Ready", "True", clock.now()),
         ]
     }
-    store.create(LEASES, lease(clock.now()))
+    store.create(LEASES, lease(clock.now(), name))
     return store.update_status(NODES, {**created, "status": status})
 
 
-def renew(store: MemoryStore, clock: ManualClock) -> None:
-    current = store.get(LEASES, "kube-node-lease", "n1")
+def renew(store: MemoryStore, clock: ManualClock, name: str = "n1") -> None:
+    current = store.get(LEASES, "kube-node-lease", name)
     store.update(LEASES, {**current, "spec": {**current["spec"], "renewTime": rfc3339(clock.now())}})
+
+
+def advance(store: MemoryStore, clock: ManualClock, seconds: float) -> None:
+    """Time passes; n2, the live neighbour, renews its Lease meanwhile (a zone whose every node is down
+    gets no NoExecute taint: node_zones.py)."""
+    clock.advance(seconds)
+    renew(store, clock, "n2")
 
 
 def test_an_agent_that_stops_renewing_is_marked_unknown_and_tainted_after_the_grace_period(
@@ -239,24 +246,25 @@ def test_an_agent_that_stops_renewing_is_marked_unknown_and_tainted_after_the_gr
     """TestMonitorNodeHealthUpdateNodeAndPodStatusWithLease: a renewed Lease keeps the node healthy although
     its status is old; once renewals stop, the grace period (from the last one seen) marks it Unknown."""
     agent_node(store, clock)
+    agent_node(store, clock, "n2")
     settle(lifecycle)
     for _ in range(3):  # 120 s of renewals: the status is never rewritten, the Lease vouches for it
-        clock.advance(40)
+        advance(store, clock, 40)
         renew(store, clock)
         settle(lifecycle)
     assert statuses(store.get(NODES, "", "n1"))["Ready"] == ("True", "")
     # one timer per node, not one per renewal: the one armed at T0+80 fires at T0+130 and re-arms then
     assert lifecycle.queue.next_due() == T0 + 80 + GRACE
     written = store.get(NODES, "", "n1")["metadata"]["resourceVersion"]
-    clock.advance(GRACE - 1)
+    advance(store, clock, GRACE - 1)
     settle(lifecycle)
     assert store.get(NODES, "", "n1")["metadata"]["resourceVersion"] == written  # nothing written early
-    clock.advance(1)
+    advance(store, clock, 1)
     settle(lifecycle)
     node = store.get(NODES, "", "n1")
     assert statuses(node)["Ready"] == ("Unknown", "NodeStatusUnknown")
     assert keys(node["spec"]["taints"]) == {(UNREACHABLE, "NoSchedule"), (UNREACHABLE, "NoExecute")}
-    assert lifecycle.queue.next_due() is None  # an unknown node waits for a change, no timer
+    assert ("", "n1") not in lifecycle.queue._due  # an unknown node waits for a change, no timer
 
 
 def test_a_returning_agent_is_untainted_once_it_posts_ready(
@@ -264,8 +272,9 @@ def test_a_returning_agent_is_untainted_once_it_posts_ready(
 ) -> None:
     """The agent comes back (a fresh Lease, Ready True in its re-registration): the taints go."""
     agent_node(store, clock)
+    agent_node(store, clock, "n2")
     settle(lifecycle)
-    clock.advance(GRACE + 1)
+    advance(store, clock, GRACE + 1)
     settle(lifecycle)
     assert keys(store.get(NODES, "", "n1")["spec"].get("taints"))
     renew(store, clock)
@@ -304,11 +313,12 @@ def test_a_node_with_neither_status_nor_lease_is_marked_after_the_startup_grace(
     """TestMonitorNodeHealthUpdateStatus "Node created recently, with no status": left alone until
     ``nodeStartupGracePeriod`` after its creation, then NodeStatusNeverUpdated."""
     store.create(NODES, {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"}})
+    agent_node(store, clock, "n2")
     settle(lifecycle)
-    clock.advance(STARTUP - 1)
+    advance(store, clock, STARTUP - 1)
     settle(lifecycle)
     assert not store.get(NODES, "", "n1").get("status", {}).get("conditions")
-    clock.advance(1)
+    advance(store, clock, 1)
     settle(lifecycle)
     node = store.get(NODES, "", "n1")
     assert statuses(node)["Ready"] == ("Unknown", "NodeStatusNeverUpdated")

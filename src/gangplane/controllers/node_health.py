@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gangplane.clock import parse_rfc3339, rfc3339
+from gangplane.controllers.node_zones import NoExecute
 from gangplane.schedulers.core.objects import (
     NO_EXECUTE,
     NO_SCHEDULE,
@@ -150,7 +151,7 @@ def pod_not_ready(pod: Object, now: float) -> Object | None:
     return {**pod, "status": {**(pod.get("status") or {}), "conditions": changed}}
 
 
-def _wanted_taints(node: Object) -> tuple[set[tuple[str, str]], set[tuple[str, str]]]:
+def _wanted_taints(node: Object, mode: NoExecute) -> tuple[set[tuple[str, str]], set[tuple[str, str]]]:
     """The (key, effect) pairs the controller manages on ``node`` and those of them it wants there."""
     conditions = (node.get("status") or {}).get("conditions") or ()
     wanted = {(CONDITION_TAINTS[k], NO_SCHEDULE) for c in conditions
@@ -162,16 +163,21 @@ def _wanted_taints(node: Object) -> tuple[set[tuple[str, str]], set[tuple[str, s
     if ready is not None:
         managed |= _MANAGED_NO_EXECUTE
         key = READY_NO_EXECUTE.get(str(ready.get("status")))
-        if key is not None:
+        taints = (node.get("spec") or {}).get("taints") or ()
+        tainted = any((t.get("key"), t.get("effect")) in _MANAGED_NO_EXECUTE for t in taints)
+        if key is not None and (mode is NoExecute.FOLLOW or (mode is NoExecute.HOLD and tainted)):
             wanted.add((key, NO_EXECUTE))
     return managed, wanted
 
 
-def desired_taints(node: Object, now: float) -> list[dict[str, Any]] | None:
+def desired_taints(
+    node: Object, now: float, mode: NoExecute = NoExecute.FOLLOW
+) -> list[dict[str, Any]] | None:
     """``spec.taints`` as the node's conditions want them (others' taints kept, in order; a taint already
-    there keeps its ``timeAdded``), or None when they already are."""
+    there keeps its ``timeAdded``), or None when they already are. ``mode``: the zone's disruption
+    (``node_zones.py``) may hold back or remove the NoExecute taints."""
     taints: list[dict[str, Any]] = list((node.get("spec") or {}).get("taints") or ())
-    managed, wanted = _wanted_taints(node)
+    managed, wanted = _wanted_taints(node, mode)
     kept = [t for t in taints if (pair := (t.get("key"), t.get("effect"))) not in managed or pair in wanted]
     present = {(t.get("key"), t.get("effect")) for t in kept}
     added = [{"key": key, "effect": effect, "timeAdded": rfc3339(now)}

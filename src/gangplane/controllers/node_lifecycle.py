@@ -5,9 +5,10 @@ only when something changes.
 
 Upstream runs ``monitorNodeHealth`` over every node every 5 s (``--node-monitor-period``). Here a node is
 reconciled when it or its Lease changes, and once more when its grace period would run out (the work
-queue's timer), so a cluster of healthy nodes costs one timer per node and no periodic pass. The NoExecute
-taint is added at once: upstream's per-zone eviction rate limits and disruption modes
-(``--node-eviction-rate``, ``--unhealthy-zone-threshold``) are not modelled (docs/nodes.md).
+queue's timer), so a cluster of healthy nodes costs one timer per node and no periodic pass. Zone
+disruption is counted as nodes change (``node_zones.py``); a change of a zone's mode looks at every node
+again. The NoExecute taint is added at once: upstream's eviction rate limits (``--node-eviction-rate``) are
+not modelled (docs/nodes.md).
 """
 
 from __future__ import annotations
@@ -34,10 +35,11 @@ from gangplane.controllers.node_health import (
     observe,
     pod_not_ready,
 )
+from gangplane.controllers.node_zones import NoExecute, no_execute_mode, zone_of
 from gangplane.controllers.podgc import NODE_INDEX, bound_node
 from gangplane.errors import NotFound
 from gangplane.store import catalog
-from gangplane.store.base import ListOptions, Object, Store
+from gangplane.store.base import EventType, ListOptions, Object, Store
 from gangplane.store.graceful import NODE_LEASE_NAMESPACE
 
 _log = logging.getLogger(__name__)
@@ -64,6 +66,8 @@ class NodeLifecycle:
         self.store, self.clock, self._nodes, self._leases = store, clock, nodes, leases
         self.grace, self.startup_grace = grace, startup_grace
         self._pods, self._events = pods, events
+        self._counted: dict[str, tuple[str, bool]] = {}  # node -> (zone, Ready is True) as counted
+        self._zones: dict[str, tuple[int, int]] = {}  # zone -> (ready nodes, others)
         self._health: dict[str, Health] = {}  # node name -> what was last seen (upstream's nodeHealthMap)
         self._lock = threading.Lock()
 
@@ -83,7 +87,7 @@ class NodeLifecycle:
             node = self._mark_unknown(node, now)
         if not_ready(node):
             self._mark_pods_not_ready(name, now)
-        taints = desired_taints(node, now)
+        taints = desired_taints(node, now, self.mode(zone_of(node)))
         if taints is not None:
             self.store.update(catalog.NODES, {**node, "spec": {**(node.get("spec") or {}), "taints": taints}})
         return Result(requeue_after=left if left > 0 else None)
@@ -112,6 +116,36 @@ class NodeLifecycle:
                 written = self.store.update_status(catalog.PODS, updated)
                 if self._events is not None:
                     self._events.event(written, "Warning", "NodeNotReady", "Node is not ready")
+
+    def mode(self, zone: str) -> NoExecute:
+        with self._lock:
+            return no_execute_mode(zone, self._zones)
+
+    def count(self, kind: EventType, node: Object) -> bool:
+        """Keep the zones' counts of ready nodes (``handleDisruption``); True when that changed how some zone
+        handles NoExecute taints, so every node must be looked at again."""
+        name = str((node.get("metadata") or {}).get("name") or "")
+        with self._lock:
+            before = {zone: no_execute_mode(zone, self._zones) for zone in self._zones}
+            self._uncount(name)
+            if kind is not EventType.DELETED:
+                ready = (condition(node, READY) or {}).get("status") == "True"
+                zone = zone_of(node)
+                self._counted[name] = (zone, ready)
+                pair = self._zones.get(zone, (0, 0))
+                self._zones[zone] = (pair[0] + 1, pair[1]) if ready else (pair[0], pair[1] + 1)
+            return before != {zone: no_execute_mode(zone, self._zones) for zone in self._zones}
+
+    def _uncount(self, name: str) -> None:
+        zone, ready = self._counted.pop(name, ("", None))
+        if ready is None:
+            return
+        pair = self._zones[zone]
+        pair = (pair[0] - 1, pair[1]) if ready else (pair[0], pair[1] - 1)
+        if pair == (0, 0):
+            del self._zones[zone]
+        else:
+            self._zones[zone] = pair
 
     def health(self, name: str) -> Health | None:
         with self._lock:
@@ -145,6 +179,13 @@ def build_node_lifecycle(
         events=events,
     )
     controller = manager.add(Controller(lifecycle, manager.clock))
+
+    def count(kind: EventType, node: Object, _: Object | None) -> None:
+        if lifecycle.count(kind, node):
+            for each in nodes.list():
+                controller.enqueue(("", str(each["metadata"]["name"])))
+
+    nodes.add_handler(count)  # before the watch: a node's reconcile sees its zone counted
     controller.watch(nodes, _node_key)
     controller.watch(leases, _node_key)
     return controller

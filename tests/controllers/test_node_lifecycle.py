@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from gangplane.agent import heartbeat
 from gangplane.client.controller import Controller, Manager
 from gangplane.clock import ManualClock, rfc3339
 from gangplane.controllers.node_health import (
@@ -382,3 +383,24 @@ def test_the_pods_of_an_unknown_node_are_marked_not_ready_with_events(
         ("Node", "NodeNotReady", "Node n1 status is now: NodeNotReady"),
         ("Pod", "NodeNotReady", "Node is not ready"),
     }
+
+
+def test_an_agent_cut_off_and_back_reposts_ready_and_its_node_is_untainted(
+    store: MemoryStore, clock: ManualClock, manager: Manager, lifecycle: Controller, settle: Settle
+) -> None:
+    """An agent whose heartbeats stopped arriving for a while (a suspended machine) finds its Node marked
+    Unknown at its next heartbeat and posts Ready again, as the kubelet does; the taints then go."""
+    agent_node(store, clock)
+    agent_node(store, clock, "n2")
+    settle(lifecycle)
+    advance(store, clock, GRACE + 1)
+    settle(lifecycle)
+    assert statuses(store.get(NODES, "", "n1"))["Ready"] == ("Unknown", "NodeStatusUnknown")
+    heartbeat.renew(store, clock, "n1")
+    heartbeat.repost_unless_ready(store, clock, "n1")
+    settle(lifecycle)
+    node = store.get(NODES, "", "n1")
+    assert statuses(node)["Ready"] == ("True", "KubeletReady") and node["spec"]["taints"] == []
+    written = node["metadata"]["resourceVersion"]
+    heartbeat.repost_unless_ready(store, clock, "n1")  # Ready already: nothing to write
+    assert store.get(NODES, "", "n1")["metadata"]["resourceVersion"] == written

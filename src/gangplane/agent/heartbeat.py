@@ -14,6 +14,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from gangplane.agent.node_status import conditions
 from gangplane.agent.nodes import NodeSpec, node_object
 from gangplane.clock import Clock, rfc3339
 from gangplane.errors import AlreadyExists, NotFound
@@ -79,6 +80,21 @@ def renew(store: Store, clock: Clock, name: str) -> None:
     store.update(LEASES, {**lease, "spec": {**lease.get("spec", {}), **spec}})
 
 
+def repost_unless_ready(store: Store, clock: Clock, name: str) -> None:
+    """Post the node's conditions again when its ``Ready`` is not ``True``: the node lifecycle controller
+    marked it ``Unknown`` while the heartbeats did not arrive (a suspended machine, a stalled process). The
+    kubelet does the same: it posts its status whenever the Node differs from what it would post."""
+    try:
+        node = store.get(NODES, "", name)
+    except NotFound:  # deleted under a running agent: nothing to post to
+        return
+    posted = (node.get("status") or {}).get("conditions") or []
+    if any(c.get("type") == "Ready" and c.get("status") == "True" for c in posted):
+        return
+    status = {**node.get("status", {}), "conditions": conditions(rfc3339(clock.now()))}
+    store.update_status(NODES, {**node, "status": status})
+
+
 def _ensure_namespace(store: Store) -> None:
     namespace = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": LEASE_NAMESPACE}}
     with contextlib.suppress(AlreadyExists):
@@ -109,6 +125,7 @@ class Heartbeat:
 
     def _beat(self) -> None:
         self._guarded(renew)
+        self._guarded(repost_unless_ready)
 
     def _guarded(self, step: Callable[[Store, Clock, str], None]) -> None:
         try:

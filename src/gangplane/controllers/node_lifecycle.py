@@ -1,7 +1,7 @@
 """The node lifecycle controller: a Node whose agent stopped heartbeating goes ``Unknown`` and is tainted
 ``node.kubernetes.io/unreachable`` (NoSchedule, NoExecute); a recovered one is untainted. The rules are
-``node_health.py``; this is the shell: informer caches in, one status write and one taint write out, each
-only when something changes.
+``node_health.py``; this is the shell: informer caches in; out, each only when something changes, one
+status write, one taint write and, for a node not ready, a status write per pod still marked ready.
 
 Upstream runs ``monitorNodeHealth`` over every node every 5 s (``--node-monitor-period``). Here a node is
 reconciled when it or its Lease changes, and once more when its grace period would run out (the work

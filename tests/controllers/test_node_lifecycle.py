@@ -404,3 +404,16 @@ def test_an_agent_cut_off_and_back_reposts_ready_and_its_node_is_untainted(
     written = node["metadata"]["resourceVersion"]
     heartbeat.repost_unless_ready(store, clock, "n1")  # Ready already: nothing to write
     assert store.get(NODES, "", "n1")["metadata"]["resourceVersion"] == written
+
+
+def test_registration_status_write_survives_a_taint_written_meanwhile(
+    store: MemoryStore, clock: ManualClock
+) -> None:
+    """An agent re-registering a node the controller marked refreshes the spec (dropping the taints), then
+    writes the status; the controller may re-taint in between. The status write has no resourceVersion
+    precondition (the kubelet PATCHes its status), so the registration does not fail with a Conflict."""
+    stale = agent_node(store, clock)
+    current = store.get(NODES, "", "n1")
+    store.update(NODES, {**current, "spec": {"taints": [{"key": UNREACHABLE, "effect": "NoSchedule"}]}})
+    written = heartbeat._post_status(store, stale, {"conditions": [cond("Ready", "True", clock.now())]})
+    assert written["spec"]["taints"] and statuses(written)["Ready"] == ("True", "")

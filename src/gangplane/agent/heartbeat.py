@@ -2,8 +2,9 @@
 
 ``register`` creates the Node, or brings an existing one (from a durable store) back to this config's labels,
 taints and capacity with a fresh ``Ready`` condition. ``renew`` updates the Lease in ``kube-node-lease``
-(every ``LEASE_SECONDS / 4``, as the kubelet does); the Node status itself is rewritten only at registration
-and every ``STATUS_SECONDS``, so schedulers watching nodes are not woken by heartbeats.
+(every ``LEASE_SECONDS / 4``, as the kubelet does); the Node status itself is rewritten only at registration,
+every ``STATUS_SECONDS``, and at a heartbeat that finds it not ``Ready`` (``repost_unless_ready``), so
+schedulers watching nodes are not woken by heartbeats.
 """
 
 from __future__ import annotations
@@ -41,7 +42,14 @@ def register(store: Store, clock: Clock, spec: NodeSpec) -> Object:
         current = store.create(NODES, wanted)
     except AlreadyExists:
         current = _refresh_spec(store, wanted)
-    return store.update_status(NODES, {**current, "status": wanted["status"]})
+    return _post_status(store, current, wanted["status"])
+
+
+def _post_status(store: Store, node: Object, status: Object) -> Object:
+    """Write the node's status unconditionally (no resourceVersion), as the kubelet's status PATCH does: the
+    node lifecycle controller may taint the Node between the spec and the status write of a registration."""
+    meta = {k: v for k, v in node["metadata"].items() if k != "resourceVersion"}
+    return store.update_status(NODES, {**node, "metadata": meta, "status": status})
 
 
 def _refresh_spec(store: Store, wanted: Object) -> Object:
@@ -91,8 +99,7 @@ def repost_unless_ready(store: Store, clock: Clock, name: str) -> None:
     posted = (node.get("status") or {}).get("conditions") or []
     if any(c.get("type") == "Ready" and c.get("status") == "True" for c in posted):
         return
-    status = {**node.get("status", {}), "conditions": conditions(rfc3339(clock.now()))}
-    store.update_status(NODES, {**node, "status": status})
+    _post_status(store, node, {**node.get("status", {}), "conditions": conditions(rfc3339(clock.now()))})
 
 
 def _ensure_namespace(store: Store) -> None:

@@ -1,6 +1,7 @@
-"""Zone disruption (``node_lifecycle_controller_test.go`` TestMonitorNodeHealthEvictPodsWithDisruption,
-TestComputeZoneState): the node lifecycle controller adds no NoExecute taint where every zone has lost every
-node (its own trouble, e.g. a suspended machine), nor in a small zone that lost most of its nodes."""
+"""Zone disruption (``node_lifecycle_controller_test.go`` TestMonitorNodeHealthEvictPodsWithDisruption; the
+states as ``ComputeZoneState`` computes them): the node lifecycle controller adds no NoExecute taint where
+every zone has lost every node (its own trouble, e.g. a suspended machine), nor in a small zone that lost most
+of its nodes."""
 
 from __future__ import annotations
 

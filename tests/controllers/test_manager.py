@@ -19,7 +19,14 @@ def test_manager_runs_trainjob_to_pods_and_completion() -> None:
     store = MemoryStore(clock=WallClock(), rng=random.Random(1))
     manager = Manager(store, WallClock())
     controllers = build_controllers(manager)
-    assert [c.name for c in controllers] == ["trainjob", "jobset", "job", "pod-garbage-collector"]
+    assert [c.name for c in controllers] == [
+        "trainjob",
+        "jobset",
+        "job",
+        "pod-garbage-collector",
+        "node-lifecycle",
+        "taint-eviction-controller",
+    ]
     manager.start()
     try:
         store.create(catalog.CLUSTER_TRAINING_RUNTIMES, torch_runtime())

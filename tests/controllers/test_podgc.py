@@ -4,7 +4,7 @@ gone, are failed and force-deleted (``pkg/controller/podgc/gc_controller.go``); 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -15,24 +15,10 @@ from gangplane.controllers import job_policy
 from gangplane.controllers.podgc import ORPHANED_CONDITION, agent_gone_in, build_pod_gc, failed_status
 from gangplane.errors import NotFound
 from gangplane.store.base import ListOptions
-from gangplane.store.catalog import LEASES, NAMESPACES, NODES, PODS
+from gangplane.store.catalog import LEASES, NODES, PODS
 from gangplane.store.memory import MemoryStore
 
-T0 = 1_767_225_600.0
-
-
-@pytest.fixture
-def clock() -> ManualClock:
-    return ManualClock(T0)
-
-
-@pytest.fixture
-def store(clock: ManualClock) -> Iterator[MemoryStore]:
-    s = MemoryStore(clock=clock)
-    for name in ("default", "kube-node-lease"):
-        s.create(NAMESPACES, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
-    yield s
-    s.close()
+T0 = 1_767_225_600.0  # as the fixtures' clock starts (conftest.py)
 
 
 def lease(node: str, renewed: float) -> dict[str, Any]:
@@ -65,13 +51,6 @@ def exists(store: MemoryStore, name: str) -> bool:
     except NotFound:
         return False
     return True
-
-
-@pytest.fixture
-def manager(store: MemoryStore, clock: ManualClock) -> Iterator[Manager]:
-    made = Manager(store, clock)
-    yield made
-    made.stop()
 
 
 @pytest.fixture

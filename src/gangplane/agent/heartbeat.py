@@ -2,8 +2,9 @@
 
 ``register`` creates the Node, or brings an existing one (from a durable store) back to this config's labels,
 taints and capacity with a fresh ``Ready`` condition. ``renew`` updates the Lease in ``kube-node-lease``
-(every ``LEASE_SECONDS / 4``, as the kubelet does); the Node status itself is rewritten only at registration
-and every ``STATUS_SECONDS``, so schedulers watching nodes are not woken by heartbeats.
+(every ``LEASE_SECONDS / 4``, as the kubelet does); the Node status itself is rewritten only at registration,
+every ``STATUS_SECONDS``, and at a heartbeat that finds it not ``Ready`` (``repost_unless_ready``), so
+schedulers watching nodes are not woken by heartbeats.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from gangplane.agent.node_status import conditions
 from gangplane.agent.nodes import NodeSpec, node_object
 from gangplane.clock import Clock, rfc3339
 from gangplane.errors import AlreadyExists, NotFound
@@ -40,7 +42,14 @@ def register(store: Store, clock: Clock, spec: NodeSpec) -> Object:
         current = store.create(NODES, wanted)
     except AlreadyExists:
         current = _refresh_spec(store, wanted)
-    return store.update_status(NODES, {**current, "status": wanted["status"]})
+    return _post_status(store, current, wanted["status"])
+
+
+def _post_status(store: Store, node: Object, status: Object) -> Object:
+    """Write the node's status unconditionally (no resourceVersion), as the kubelet's status PATCH does: the
+    node lifecycle controller may taint the Node between the spec and the status write of a registration."""
+    meta = {k: v for k, v in node["metadata"].items() if k != "resourceVersion"}
+    return store.update_status(NODES, {**node, "metadata": meta, "status": status})
 
 
 def _refresh_spec(store: Store, wanted: Object) -> Object:
@@ -79,6 +88,20 @@ def renew(store: Store, clock: Clock, name: str) -> None:
     store.update(LEASES, {**lease, "spec": {**lease.get("spec", {}), **spec}})
 
 
+def repost_unless_ready(store: Store, clock: Clock, name: str) -> None:
+    """Post the node's conditions again when its ``Ready`` is not ``True``: the node lifecycle controller
+    marked it ``Unknown`` while the heartbeats did not arrive (a suspended machine, a stalled process). The
+    kubelet does the same: it posts its status whenever the Node differs from what it would post."""
+    try:
+        node = store.get(NODES, "", name)
+    except NotFound:  # deleted under a running agent: nothing to post to
+        return
+    posted = (node.get("status") or {}).get("conditions") or []
+    if any(c.get("type") == "Ready" and c.get("status") == "True" for c in posted):
+        return
+    _post_status(store, node, {**node.get("status", {}), "conditions": conditions(rfc3339(clock.now()))})
+
+
 def _ensure_namespace(store: Store) -> None:
     namespace = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": LEASE_NAMESPACE}}
     with contextlib.suppress(AlreadyExists):
@@ -109,6 +132,7 @@ class Heartbeat:
 
     def _beat(self) -> None:
         self._guarded(renew)
+        self._guarded(repost_unless_ready)
 
     def _guarded(self, step: Callable[[Store, Clock, str], None]) -> None:
         try:

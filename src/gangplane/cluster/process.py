@@ -35,6 +35,7 @@ from gangplane.cluster.local import LocalCluster
 from gangplane.cluster.slurm import SlurmNodeNameError, slurm_cluster_config
 from gangplane.cluster.visibility import visibility_routes
 from gangplane.controllers.event_ttl import DEFAULT_TTL, parse_duration
+from gangplane.controllers.node_health import NODE_MONITOR_GRACE_SECONDS
 from gangplane.schedulers.slurm import SlurmCli, SlurmError, SubprocessRunner
 from gangplane.server.lifecycle import (
     DEFAULT_HOST,
@@ -78,6 +79,7 @@ def run(
     slurm: SlurmCli | None = None,
     event_ttl: float = DEFAULT_TTL,
     agents: str = DEFAULT_AGENTS,
+    node_monitor_grace: float = NODE_MONITOR_GRACE_SECONDS,
 ) -> None:
     paths = prepare(state_dir)
     held = lock(paths)  # before the store opens: one server per state directory
@@ -87,7 +89,14 @@ def run(
     store = open_store(paths)
     apart = agents == AGENTS_PROCESS
     cluster = LocalCluster(
-        store, WallClock(), config, paths.logs, slurm=slurm, event_ttl=event_ttl, run_agents=not apart
+        store,
+        WallClock(),
+        config,
+        paths.logs,
+        slurm=slurm,
+        event_ttl=event_ttl,
+        run_agents=not apart,
+        node_monitor_grace=node_monitor_grace,
     )
     token = secrets.token_urlsafe(32)  # the node agents' credential, valid while this server runs
     agent_process = AgentProcess(Handoff(server_url(host, port), paths.cert, token, paths.root, config))
@@ -199,6 +208,13 @@ def main(argv: list[str] | None = None) -> None:
         help="run the node agents inside this process (the default), or in a process of their own talking to "
         "the API over HTTPS (docs/architecture.md, 'Processes and threads')",
     )
+    parser.add_argument(
+        "--node-monitor-grace-period",
+        type=_duration,
+        default=NODE_MONITOR_GRACE_SECONDS,
+        help="mark a node Unknown and taint it when its agent has not renewed its Lease for this long "
+        "(kube-controller-manager's flag; docs/nodes.md)",
+    )
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     _log.setLevel(logging.INFO)  # what start-up and shut-down did goes to the server log
@@ -210,4 +226,13 @@ def main(argv: list[str] | None = None) -> None:
     except (SlurmError, SlurmNodeNameError) as err:
         parser.exit(2, f"error: cannot take the nodes from Slurm ({args.slurm_conf}): {err}\n")
     state = args.state_dir or default_state_dir()
-    run(state, args.host, args.port, config, slurm, args.event_ttl, args.agents)
+    run(
+        state,
+        args.host,
+        args.port,
+        config,
+        slurm,
+        args.event_ttl,
+        args.agents,
+        args.node_monitor_grace_period,
+    )

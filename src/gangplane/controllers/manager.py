@@ -1,7 +1,8 @@
 """Wiring: the reconcilers as ``Controller``s on a ``Manager``'s shared informers, with their watches.
 
-``build_controllers`` registers every reconciler the embedded cluster runs (TrainJob, JobSet, Job, and the
-pod garbage collector for terminating pods whose node agent is gone);
+``build_controllers`` registers every reconciler the embedded cluster runs (TrainJob, JobSet, Job, the
+pod garbage collector for terminating pods whose node agent is gone, the node lifecycle and taint eviction
+controllers);
 ``build_trainjob_controller`` only the TrainJob controller, which is all ``gangplane controller --kubeconfig``
 runs against a real API server (JobSet and Job controllers exist there already). Coscheduling PodGroup status
 is written by the embedded scheduler (``schedulers/coscheduling.py`` ``pod_group_status``), not here.
@@ -23,8 +24,11 @@ from gangplane.client.controller import Controller, Manager, controller_owner, o
 from gangplane.client.informer import Informer, Key
 from gangplane.controllers.job import JobReconciler
 from gangplane.controllers.jobset import JobSetReconciler
+from gangplane.controllers.node_health import NODE_MONITOR_GRACE_SECONDS
+from gangplane.controllers.node_lifecycle import build_node_lifecycle
 from gangplane.controllers.pending import QueuePositions
 from gangplane.controllers.podgc import build_pod_gc
+from gangplane.controllers.taint_eviction import build_taint_eviction
 from gangplane.controllers.trainjob import TrainJobReconciler
 from gangplane.runtime.framework import Framework
 from gangplane.runtime.plugins import default_registry
@@ -139,8 +143,10 @@ def build_controllers(
     registry: Registry | None = None,
     workers: int = 1,
     positions: QueuePositions | None = None,
+    node_monitor_grace: float = NODE_MONITOR_GRACE_SECONDS,
 ) -> list[Controller]:
-    """Every controller of the embedded cluster, added to ``manager`` (start it to run them)."""
+    """Every controller of the embedded cluster, added to ``manager`` (start it to run them);
+    ``node_monitor_grace`` is kube-controller-manager's ``--node-monitor-grace-period``."""
     trainjob = build_trainjob_controller(
         manager, registry=registry, workers=workers, pod_selector="", positions=positions
     )
@@ -153,4 +159,5 @@ def build_controllers(
     job = manager.add(Controller(JobReconciler(manager.store, manager.clock), manager.clock, workers=workers))
     job.watch(manager.informer(catalog.JOBS), own_key)
     job.watch(manager.informer(catalog.PODS), controller_owner("Job"))
-    return [trainjob, jobset, job, build_pod_gc(manager)]
+    nodes = [build_node_lifecycle(manager, grace=node_monitor_grace), build_taint_eviction(manager)]
+    return [trainjob, jobset, job, build_pod_gc(manager), *nodes]

@@ -178,7 +178,12 @@ class PodGarbageCollector:
             )
 
 
-_NODE_INDEX = "pod-garbage-collector/node"
+NODE_INDEX = "pod-garbage-collector/node"  # pods by spec.nodeName; the taint eviction controller shares it
+
+
+def bound_node(pod: Object) -> tuple[str, ...]:
+    """``NODE_INDEX``'s value of ``pod``: its node, if bound."""
+    return (node_of(pod),) if node_of(pod) else ()
 
 
 def build_pod_gc(manager: Manager) -> Controller:
@@ -188,7 +193,7 @@ def build_pod_gc(manager: Manager) -> Controller:
     pods = manager.informer(catalog.PODS)
     leases = manager.informer(catalog.LEASES, ListOptions(namespace=NODE_LEASE_NAMESPACE))
     nodes = manager.informer(catalog.NODES)
-    pods.add_index(_NODE_INDEX, lambda pod: (node_of(pod),) if node_of(pod) else ())
+    pods.add_index(NODE_INDEX, bound_node)
     collector = PodGarbageCollector(manager.store, manager.clock, pods, leases, nodes)
     controller = manager.add(Controller(collector, manager.clock))
     nodes.add_handler(collector.node_event)
@@ -202,7 +207,7 @@ def build_pod_gc(manager: Manager) -> Controller:
         name = str((node.get("metadata") or {}).get("name") or "")
         if nodes.get("", name) is not None:
             return ()
-        return [object_key(pod) for pod in pods.by_index(_NODE_INDEX, name)]
+        return [object_key(pod) for pod in pods.by_index(NODE_INDEX, name)]
 
     controller.watch(pods, candidate)
     controller.watch(nodes, pods_of_deleted)
@@ -210,10 +215,12 @@ def build_pod_gc(manager: Manager) -> Controller:
 
 
 __all__ = [
+    "NODE_INDEX",
     "ORPHANED_CONDITION",
     "PodGarbageCollector",
     "Verdict",
     "agent_gone_in",
+    "bound_node",
     "build_pod_gc",
     "failed_status",
     "lease_expiry",

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import threading
+import time
 
 from gangplane.client.workqueue import WorkQueue
-from gangplane.clock import ManualClock
+from gangplane.clock import ManualClock, WallClock
 
 
 def test_a_key_added_twice_is_processed_once() -> None:
@@ -66,3 +67,37 @@ def test_shutdown_wakes_blocked_getters() -> None:
     q.shutdown()
     worker.join(timeout=2)
     assert got == [None]
+
+
+class _CountingCondition(threading.Condition):
+    """A condition that counts how often its waiters woke."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.wakeups = 0
+
+    def wait(self, timeout: float | None = None) -> bool:
+        self.wakeups += 1
+        return super().wait(timeout)
+
+
+def test_an_idle_wall_clock_queue_sleeps_instead_of_polling() -> None:
+    """An idle cluster uses no CPU: a worker blocked on an empty queue is not woken every 50 ms."""
+    queue: WorkQueue[str] = WorkQueue(WallClock())
+    queue._cond = counting = _CountingCondition()  # the wake-ups are what is measured
+    assert queue.get(timeout=0.5) is None
+    assert counting.wakeups <= 2
+
+
+def test_a_wall_clock_delayed_key_comes_when_due_and_an_earlier_one_wakes_the_waiter() -> None:
+    queue: WorkQueue[str] = WorkQueue(WallClock())
+    queue.add_after("late", 30.0)
+    got: list[tuple[str | None, float]] = []
+    started = time.monotonic()
+    waiter = threading.Thread(target=lambda: got.append((queue.get(timeout=10), time.monotonic() - started)))
+    waiter.start()
+    time.sleep(0.05)
+    queue.add_after("soon", 0.2)  # earlier than the key the waiter sleeps towards
+    waiter.join(timeout=10)
+    ((key, waited),) = got
+    assert key == "soon" and 0.15 <= waited < 5.0

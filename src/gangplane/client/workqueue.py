@@ -17,16 +17,20 @@ from __future__ import annotations
 import heapq
 import itertools
 import threading
+import time
 from collections import deque
 from collections.abc import Hashable
 from typing import Generic, TypeVar
 
-from gangplane.clock import Clock
+from gangplane.clock import Clock, WallClock
 
 K = TypeVar("K", bound=Hashable)
 
-# With a wall clock, re-check delayed keys at least this often (seconds of real time) while blocked.
+# Another clock moves without telling the queue (a test advances it): re-check delayed keys this often (seconds
+# of real time) while blocked. A wall clock's waiter sleeps until the earliest key is due (an earlier one
+# notifies it), waking at least every _WALL_RECHECK in case the wall clock was set forward.
 _POLL = 0.05
+_WALL_RECHECK = 5.0
 
 
 class WorkQueue(Generic[K]):
@@ -83,7 +87,7 @@ class WorkQueue(Generic[K]):
     def get(self, timeout: float | None = None) -> K | None:
         """The next ready key (now marked processing; call ``done``), or None on timeout or shutdown."""
         with self._cond:
-            waited = 0.0
+            deadline = None if timeout is None else time.monotonic() + timeout
             while True:
                 self._promote_due()
                 if self._queue:
@@ -91,11 +95,18 @@ class WorkQueue(Generic[K]):
                     self._dirty.discard(key)
                     self._processing.add(key)
                     return key
-                if self._shutdown or (timeout is not None and waited >= timeout):
+                left = None if deadline is None else deadline - time.monotonic()
+                if self._shutdown or (left is not None and left <= 0):
                     return None
-                step = _POLL if timeout is None else min(_POLL, timeout - waited)
-                self._cond.wait(step)
-                waited += step
+                self._cond.wait(self._wait_step() if left is None else min(self._wait_step(), left))
+
+    def _wait_step(self) -> float:
+        """How long a blocked ``get`` may sleep before the earliest delayed key could be due."""
+        if not isinstance(self._clock, WallClock):
+            return _POLL
+        if not self._delayed:
+            return _WALL_RECHECK
+        return min(max(self._delayed[0][0] - self._clock.now(), 0.001), _WALL_RECHECK)
 
     def _promote_due(self) -> None:
         now = self._clock.now()

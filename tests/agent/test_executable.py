@@ -106,3 +106,17 @@ def test_a_working_directory_is_named_as_the_container_sees_it(tree: Path) -> No
         StartError, match=r'chdir to cwd \("/mnt/data/sub"\) failed: no such file or directory'
     ):
         build_launch(POD, container, _context(tree, sandbox.PATH_MAPPING), lambda port: port, place=place)
+
+
+def test_a_name_found_before_is_looked_at_there_first_and_still_checked(tree: Path) -> None:
+    (tree / "later").mkdir()
+    (tree / "later" / "tool").write_text("#!/bin/sh\n")
+    (tree / "later" / "tool").chmod(0o755)
+    path = os.pathsep.join([str(tree / "bin"), str(tree / "later")])
+    assert executable.missing_program("tool", tree, path) is None
+    (tree / "bin" / "tool").unlink()  # the remembered entry lost it: found in the next one
+    assert executable.missing_program("tool", tree, path) is None
+    (tree / "later" / "tool").chmod(0o644)
+    assert (
+        executable.missing_program("tool", tree, path) == 'exec: "tool": executable file not found in $PATH'
+    )

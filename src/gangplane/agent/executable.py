@@ -25,18 +25,28 @@ import stat
 from pathlib import Path
 
 PREFIX = "unable to start container process: "  # runc's, before the reason
+_FOUND_LIMIT = 256
+# (PATH, name) -> the PATH entry it was found in last; looked at first, still checked (a start is not
+# refused on its word, and one found in another entry is as startable). Plain dict operations: thread-safe.
+_found: dict[tuple[str, str], str] = {}
 
 
 def missing_program(word: str, cwd: Path, path: str, host: str | None = None) -> str | None:
     """Why ``word`` (the container's argv[0]) cannot be executed from ``cwd`` with ``PATH`` ``path``
     (runc's wording, without ``PREFIX``), or None when it can. Paths given with a ``/`` are taken from
     ``cwd`` as they are, at ``host`` where a volume maps them; bare names are searched on ``PATH`` only
-    (Go's ``LookPath``)."""
+    (Go's ``LookPath``), starting where the name was found last (one ``stat`` for the usual ``sh``)."""
     if "/" in word:
-        reason = _not_executable(cwd / (host or word), word)
+        reason = _not_executable(os.path.join(cwd, host or word), word)
         return None if reason is None else f"exec: {_quoted(word)}: {reason}"
+    known = _found.get((path, word))
+    if known is not None and _not_executable(os.path.join(cwd, known, word), word) is None:
+        return None
     for folder in path.split(os.pathsep):
-        if _not_executable(cwd / (folder or ".") / word, word) is None:
+        if _not_executable(os.path.join(cwd, folder or ".", word), word) is None:
+            if len(_found) >= _FOUND_LIMIT:
+                _found.clear()
+            _found[(path, word)] = folder or "."
             return None
     return f"exec: {_quoted(word)}: executable file not found in $PATH"
 
@@ -55,10 +65,10 @@ def spawn_failure(word: str, err: OSError) -> str:
     return f"exec: {_quoted(word)}: {(err.strerror or str(err)).lower()}"
 
 
-def _not_executable(target: Path, word: str) -> str | None:
+def _not_executable(target: str, word: str) -> str | None:
     """Go's ``findExecutable``: a stat error, a directory, or no execute permission (None: executable)."""
     try:
-        mode = target.stat().st_mode
+        mode = os.stat(target).st_mode
     except OSError as err:
         return f"stat {word}: {(err.strerror or 'error').lower()}"
     if stat.S_ISDIR(mode):

@@ -122,6 +122,27 @@ def test_what_cannot_start_is_a_start_error_through_the_wrappers(
     )
 
 
+def test_the_agents_own_status_writes_bring_no_reconcile(
+    store: MemoryStore, make_pool: PoolFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A pod that runs and ends is reconciled twice: when it comes and when its container exits. The echo
+    of each status write is the pod as written (the in-process store tells the informer before the write
+    returns, so it often comes first) and brings no pass of its own."""
+    passes: list[tuple[str, str]] = []
+    reconcile = agent_module.NodeAgent.reconcile
+    monkeypatch.setattr(
+        agent_module.NodeAgent, "reconcile", lambda self, key: passes.append(key) or reconcile(self, key)
+    )
+    make_pool()
+    names = [f"quick-{i}" for i in range(8)]
+    for name in names:
+        store.create(PODS, pod(name, {"name": "main", "command": ["true"]}, restartPolicy="Never"))
+    for name in names:
+        wait_phase(store, name, "Succeeded")
+    time.sleep(0.3)  # an echo would be reconciled by now
+    assert sorted(passes) == sorted([("default", n) for n in names] * 2)
+
+
 def test_on_failure_restarts_the_container(
     store: MemoryStore, make_pool: PoolFactory, tmp_path: Path
 ) -> None:

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from agent.conftest import wait_for
-from gangplane.agent import process, proctable
+from gangplane.agent import proctable
 from gangplane.agent.leftovers import CLUSTER_ENV, cluster_id, reap
 from gangplane.agent.process import ContainerProcess, Launch, group_members, start
 from gangplane.agent.sandbox import MARKER_ENV
@@ -123,36 +123,3 @@ def test_group_exists_while_a_process_of_it_is_left(tmp_path: Path) -> None:
     alone.kill()
     alone.wait()  # reaped: nothing of the group is left, not even a zombie
     assert not proctable.group_exists(alone.pid)
-
-
-@pytest.mark.parametrize("wrapped", [False, True], ids=["popen", "posix-spawn-behind-the-cgroup-shell"])
-def test_both_spawns_start_the_container_alike(tmp_path: Path, wrapped: bool) -> None:
-    """Behind a cgroup's shell the container is spawned with ``posix_spawn`` (the shell changes directory):
-    it leads its own session in its working directory, with SIGPIPE not ignored (Python ignores it, and an
-    ignored signal survives exec), no descriptor of the agent's but 0-2 (the agent's inherited ones are made
-    close-on-exec), and its exit code or -signal as ``Popen`` reports them."""
-    group, work = tmp_path / "cgroup", tmp_path / "work dir"
-    group.mkdir()
-    work.mkdir()
-    leaked = os.open(os.devnull, os.O_RDONLY)
-    os.set_inheritable(leaked, True)  # as a descriptor the agent's own parent left it
-    process._disinherit_inherited.cache_clear()  # swept once per process: as if this one just started
-    code = "import os; print(os.getsid(0) == os.getpid(), os.getcwd(), sorted(os.listdir('/proc/self/fd')))"
-    script = f'grep ^SigIgn /proc/$$/status; exec "{sys.executable}" -c "{code}"'
-    launch = Launch(
-        ["sh", "-c", script], dict(os.environ), work, tmp_path / "c.log", cgroup=group if wrapped else None
-    )
-    try:
-        proc = start(launch, WallClock())
-        assert proc.popen.wait() == 0
-    finally:
-        os.close(leaked)
-    ignored, started = (tmp_path / "c.log").read_text().splitlines()
-    assert int(ignored.split()[1], 16) & (1 << (13 - 1)) == 0  # SIGPIPE is 13
-    assert started == f"True {work} ['0', '1', '2', '3']"  # 3: the listing's own
-    assert (group / "cgroup.procs").exists() == wrapped
-    killed = start(
-        Launch(["sleep", "30"], dict(os.environ), work, tmp_path / "k.log", cgroup=group), WallClock()
-    )
-    os.kill(killed.pid, 9)
-    assert killed.popen.wait() == -9 and killed.popen.returncode == -9

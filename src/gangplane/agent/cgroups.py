@@ -69,14 +69,11 @@ def remove(path: Path) -> None:
         path.rmdir()
 
 
-def enter_argv(path: Path, argv: list[str], cwd: Path | None = None) -> list[str]:
-    """``argv`` started inside the cgroup: the shell moves itself in, changes to ``cwd`` when given (so
-    the agent can spawn it without a ``chdir`` of its own), then execs in place (same pid). A refused move
-    (no delegation) leaves the limit unenforced rather than failing the container."""
-    script = f'echo $$ 2>/dev/null > "{path / "cgroup.procs"}"; '
-    if cwd is None:
-        return ["/bin/sh", "-c", script + 'exec "$@"', "gangplane-cgroup", *argv]
-    return ["/bin/sh", "-c", script + 'cd "$1" && shift && exec "$@"', "gangplane-cgroup", str(cwd), *argv]
+def enter_argv(path: Path, argv: list[str]) -> list[str]:
+    """``argv`` started inside the cgroup: the shell moves itself in, then execs in place (same pid). A
+    refused move (no delegation) leaves the limit unenforced rather than failing the container."""
+    script = f'echo $$ 2>/dev/null > "{path / "cgroup.procs"}"; exec "$@"'
+    return ["/bin/sh", "-c", script, "gangplane-cgroup", *argv]
 
 
 def _try_v2(root: Path) -> MemoryCgroups | None:

@@ -13,17 +13,13 @@ init exits. Stopping sends SIGTERM to the whole group, waits out the grace perio
 
 from __future__ import annotations
 
-import contextlib
-import functools
 import os
-import signal
 import subprocess
 import sys
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
 
 from gangplane.agent import cgroups, proctable
 from gangplane.agent.executable import PREFIX, missing_directory, spawn_failure
@@ -84,7 +80,7 @@ class StartError(Exception):
 class ContainerProcess:
     """A running (or ended) container instance; ``ended`` is set once, by its supervisor (``supervisor.py``)."""
 
-    popen: Child
+    popen: subprocess.Popen[bytes]
     started_at: float
     marker: str = ""
     cgroup: Path | None = None
@@ -114,84 +110,24 @@ def start(launch: Launch, clock: Clock) -> ContainerProcess:
     if (reason := missing_directory(launch.cwd)) is not None:
         raise StartError(PREFIX + reason)
     launch.log_path.parent.mkdir(parents=True, exist_ok=True)
+    argv = cgroups.enter_argv(launch.cgroup, list(launch.argv)) if launch.cgroup else list(launch.argv)
     with launch.log_path.open("ab") as log:
         try:
-            child = _spawn(launch, log.fileno())
+            popen = subprocess.Popen(
+                argv,
+                env=dict(launch.env),
+                cwd=launch.cwd,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
         except OSError as err:
             if launch.cgroup:
                 cgroups.remove(launch.cgroup)
             raise StartError(PREFIX + spawn_failure(launch.argv[0], err)) from err
     on_error = launch.log_path if launch.fallback_to_logs else None
-    return ContainerProcess(child, clock.now(), launch.marker, launch.cgroup, on_error)
-
-
-def _spawn(launch: Launch, log: int) -> Child:
-    """A container behind its cgroup's shell is spawned with ``posix_spawn`` (the shell changes to its
-    working directory), a third of ``subprocess``'s CPU in the agent; one without a wrapper needs the
-    ``chdir`` that Python 3.11's ``posix_spawn`` lacks, so ``Popen``. The program was looked up before
-    (``executable.py``), so what fails inside the shell is a rare race, not the usual error."""
-    if launch.cgroup is None:
-        return subprocess.Popen(
-            list(launch.argv),
-            env=dict(launch.env),
-            cwd=launch.cwd,
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-    _disinherit_inherited()
-    argv = cgroups.enter_argv(launch.cgroup, list(launch.argv), launch.cwd)
-    actions: list[tuple[int, ...] | tuple[int, int, str, int, int]] = [
-        (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
-        (os.POSIX_SPAWN_DUP2, log, 1),
-        (os.POSIX_SPAWN_DUP2, log, 2),
-    ]
-    # as Popen's restore_signals: Python ignores SIGPIPE and SIGXFSZ, and an ignored signal survives exec
-    defaults = (signal.SIGPIPE, signal.SIGXFSZ)
-    pid = os.posix_spawn(
-        argv[0], argv, dict(launch.env), file_actions=actions, setsid=True, setsigdef=defaults
-    )
-    return Spawned(pid)
-
-
-@functools.cache
-def _disinherit_inherited() -> None:
-    """``posix_spawn`` does not close descriptors as ``Popen(close_fds=True)`` does: those this process
-    inherited open without close-on-exec (a pipe of the shell that started ``gangplane up`` that a pod
-    would then hold open) become close-on-exec, once. Python opens its own with it (PEP 446)."""
-    with contextlib.suppress(OSError):
-        for name in os.listdir("/proc/self/fd"):
-            with contextlib.suppress(OSError):
-                if int(name) > 2 and os.get_inheritable(int(name)):
-                    os.set_inheritable(int(name), False)
-
-
-class Child(Protocol):
-    """A started process as the supervisor waits for it: ``subprocess.Popen`` or ``Spawned``."""
-
-    pid: int
-    returncode: int | None
-
-    def wait(self) -> int: ...
-
-
-class Spawned:
-    """A process from ``os.posix_spawn``, reaped as ``Popen.wait`` does it (-N: killed by signal N). Waited
-    for by one thread, the supervisor's."""
-
-    def __init__(self, pid: int) -> None:
-        self.pid = pid
-        self.returncode: int | None = None
-
-    def wait(self) -> int:
-        if self.returncode is None:
-            try:
-                _, status = os.waitpid(self.pid, 0)
-                self.returncode = os.waitstatus_to_exitcode(status)
-            except ChildProcessError:  # reaped elsewhere: its status is lost, as Popen reports it
-                self.returncode = 0
-        return self.returncode
+    return ContainerProcess(popen, clock.now(), launch.marker, launch.cgroup, on_error)
 
 
 # kubelet's ``MaxContainerTerminationMessageLogLines`` / ``MaxContainerTerminationMessageLogLength``

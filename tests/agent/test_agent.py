@@ -13,7 +13,7 @@ import psutil
 import pytest
 
 from agent.conftest import phase_of, pod, python, wait_for, wait_phase
-from gangplane.agent import LEGACY_FINALIZER, AgentPool, ClusterConfig, NodeGroup
+from gangplane.agent import LEGACY_FINALIZER, AgentPool, ClusterConfig, NodeGroup, sandbox
 from gangplane.agent import agent as agent_module
 from gangplane.agent.process import group_members
 from gangplane.api.jobset import JOBSET_NAME_LABEL
@@ -24,6 +24,7 @@ from gangplane.store.catalog import CONFIGMAPS, EVENTS, LEASES, NODES, PODS
 from gangplane.store.memory import MemoryStore
 
 PoolFactory = Callable[..., AgentPool]
+MODES = [sandbox.PATH_MAPPING] + ([sandbox.NAMESPACE] if sandbox.mode() == sandbox.NAMESPACE else [])
 
 
 def log(tmp_path: Path, pod_name: str, container: str) -> str:
@@ -90,6 +91,56 @@ def test_missing_executable_is_a_start_error(store: MemoryStore, make_pool: Pool
     done = wait_phase(store, "noexec", "Failed")
     terminated = done["status"]["containerStatuses"][0]["state"]["terminated"]
     assert (terminated["exitCode"], terminated["reason"]) == (128, "StartError")
+    assert terminated["message"] == (
+        'unable to start container process: exec: "no-such-binary-xyz": executable file not found in $PATH'
+    )
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("isolation", MODES)
+def test_what_cannot_start_is_a_start_error_through_the_wrappers(
+    store: MemoryStore, make_pool: PoolFactory, tmp_path: Path, isolation: str
+) -> None:
+    """Behind the memory cgroup's and the namespace's shells, where an exec failure was the shell's 127."""
+    make_pool(isolation=isolation)
+    (tmp_path / "plain.sh").write_text("echo never\n")
+    containers = [
+        {"name": "missing", "command": ["nosuch"]},
+        {"name": "plain", "command": [str(tmp_path / "plain.sh")]},
+        {"name": "nodir", "command": ["true"], "workingDir": str(tmp_path / "gone")},
+        {"name": "fine", "command": ["sh", "-c", "exit 127"]},  # the program's own 127 stays an Error
+    ]
+    store.create(PODS, pod("cannot", *containers, restartPolicy="Never"))
+    done = wait_phase(store, "cannot", "Failed", timeout=20)
+    states = {s["name"]: s["state"]["terminated"] for s in done["status"]["containerStatuses"]}
+    assert {n: (t["exitCode"], t["reason"]) for n, t in states.items()} == {
+        "missing": (128, "StartError"), "plain": (128, "StartError"), "nodir": (128, "StartError"),
+        "fine": (127, "Error")}  # fmt: skip
+    assert states["plain"]["message"].endswith(f'exec: "{tmp_path / "plain.sh"}": permission denied')
+    assert states["nodir"]["message"].endswith(
+        f'chdir to cwd ("{tmp_path / "gone"}") failed: no such file or directory'
+    )
+
+
+def test_the_agents_own_status_writes_bring_no_reconcile(
+    store: MemoryStore, make_pool: PoolFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A pod that runs and ends is reconciled twice: when it comes and when its container exits. The echo
+    of each status write is the pod as written (the in-process store tells the informer before the write
+    returns, so it often comes first) and brings no pass of its own."""
+    passes: list[tuple[str, str]] = []
+    reconcile = agent_module.NodeAgent.reconcile
+    monkeypatch.setattr(
+        agent_module.NodeAgent, "reconcile", lambda self, key: passes.append(key) or reconcile(self, key)
+    )
+    make_pool()
+    names = [f"quick-{i}" for i in range(8)]
+    for name in names:
+        store.create(PODS, pod(name, {"name": "main", "command": ["true"]}, restartPolicy="Never"))
+    for name in names:
+        wait_phase(store, name, "Succeeded")
+    time.sleep(0.3)  # an echo would be reconciled by now
+    assert sorted(passes) == sorted([("default", n) for n in names] * 2)
 
 
 def test_on_failure_restarts_the_container(

@@ -57,8 +57,10 @@ from gangplane.agent.pod_access import (
     newer,
     remembered,
     result_after,
+    same_but_version,
     store_reader,
     uid_of,
+    version_of,
     with_memory_cgroup,
 )
 from gangplane.agent.pod_deletion import LEGACY_FINALIZER, confirm_deleted, without_legacy_finalizer
@@ -108,6 +110,7 @@ class _Pod:
     released: bool = False
     backoff_reported: dict[str, int] = field(default_factory=dict)  # container -> restart count reported
     deletion_grace: float | None = None  # the grace its containers are being stopped with, once deleted
+    writing: Object | None = None  # the pod as the status write in flight will be echoed (version aside)
 
 
 class NodeAgent:
@@ -206,9 +209,9 @@ class NodeAgent:
 
     # -- reconcile ------------------------------------------------------------------------------------------
     def _on_pod_event(self, kind: EventType, pod: Object, old: Object | None) -> None:
-        """Queue the pod, except for the echo of this agent's own last write to it: the reconcile that made
-        the write already acted on that version. (The kubelet's pod config goes further and ignores every
-        status-only change, ``checkAndUpdatePod``.)"""
+        """Queue the pod, except for the echo of this agent's own writes to it: the reconcile that made a
+        write already acted on that version (a status write is conditional on the version it read). (The
+        kubelet's pod config goes further and ignores every status-only change, ``checkAndUpdatePod``.)"""
         key = object_key(pod)
         if kind is EventType.MODIFIED and self._own_echo(key, pod):
             return
@@ -218,10 +221,14 @@ class NodeAgent:
         state = self._pods.get(key)  # no lock: one dict read, and a stale answer only costs a reconcile
         if state is None or state.latest is None:
             return False
-        if state.latest["metadata"].get("resourceVersion") != pod["metadata"].get("resourceVersion"):
-            return False
-        state.latest = pod  # the informer's (shared) dict, equal to our write's private copy, which is freed
-        return True
+        seen, ours = (int(o["metadata"].get("resourceVersion") or 0) for o in (pod, state.latest))
+        if seen == ours:
+            state.latest = pod  # the informer's (shared) dict, equal to our write's private copy, now freed
+        if seen <= ours:  # or older: the watch is behind our writes, each made on the version it read
+            return True
+        # an in-process store tells its watchers before the write returns: the echo can come first
+        writing = state.writing
+        return writing is not None and same_but_version(pod, writing)
 
     def reconcile(self, key: Key) -> Result:
         pod = self.informer.get(*key)
@@ -498,8 +505,16 @@ class NodeAgent:
 
     def _write_status(self, pod: Object, state: _Pod) -> None:
         status = pod_status(pod, state.spec, state.run, self.clock.now())
-        if status != pod.get("status"):
-            state.latest = self.store.update_status(PODS, {**pod, "status": status})
+        if status == pod.get("status"):
+            return
+        state.writing = {**pod, "status": status}
+        try:
+            written = self.store.update_status(PODS, state.writing)
+            cached = self.informer.get(*object_key(pod))  # its echo already seen: keep the shared dict
+            same = cached is not None and version_of(cached) == version_of(written)
+            state.latest = cached if same else written
+        finally:
+            state.writing = None
 
 
 __all__ = ["LEGACY_FINALIZER", "NodeAgent"]

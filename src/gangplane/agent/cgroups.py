@@ -28,12 +28,14 @@ class MemoryCgroups:
     version: int
 
     def create(self, name: str, limit_bytes: int | None) -> Path:
-        """The container's cgroup, limited to ``limit_bytes`` (None: unlimited, for tracking only)."""
+        """The container's cgroup (a new one: ``name`` is unique), limited to ``limit_bytes`` (None:
+        unlimited, for tracking only: the kernel starts a new memory cgroup unlimited, so nothing is
+        written, one file write less at each container start)."""
         path = self.parent / name
         path.mkdir(exist_ok=True)
-        limit_file = "memory.max" if self.version == 2 else "memory.limit_in_bytes"
-        unlimited = "max" if self.version == 2 else "-1"
-        (path / limit_file).write_text(unlimited if limit_bytes is None else str(limit_bytes))
+        if limit_bytes is not None:
+            limit_file = "memory.max" if self.version == 2 else "memory.limit_in_bytes"
+            (path / limit_file).write_text(str(limit_bytes))
         if self.version == 2:
             with contextlib.suppress(OSError):
                 (path / "memory.swap.max").write_text("0")  # as the kubelet's default: no swap

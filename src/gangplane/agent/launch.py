@@ -11,9 +11,7 @@ pod's sandbox is the default working directory and its volumes appear at their `
 from __future__ import annotations
 
 import dataclasses
-import os
 import re
-import shutil
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -22,6 +20,7 @@ from typing import Any
 
 from gangplane.agent import sandbox
 from gangplane.agent.env import ObjectReader, argv, container_env
+from gangplane.agent.executable import PREFIX, missing_directory, missing_program
 from gangplane.agent.leftovers import CLUSTER_ENV, cluster_id
 from gangplane.agent.names import PortMap, job_identity, rewrite_args, rewrite_env
 from gangplane.agent.nodes import GPU_RESOURCE
@@ -97,8 +96,8 @@ def _placed(
     """The launch with its volumes: bind-mounted in a mount namespace, or with mountPaths mapped."""
     mounts = container_mounts(container, place.volumes)
     working = str(container.get("workingDir") or "")
+    _check_startable(launch, mounts, working, made=ctx.isolation == sandbox.NAMESPACE)
     if ctx.isolation == sandbox.NAMESPACE:
-        _check_executable(launch, mounts, working)
         inner = ["sh", "-c", 'cd "$1" && shift && exec "$@"', "cd", working, *launch.argv] if working else []
         hidden = sandbox.hidden_files(ctx.state_root) if ctx.state_root else []
         words = sandbox.namespaced(inner or launch.argv, mounts, hidden)
@@ -109,19 +108,20 @@ def _placed(
     return dataclasses.replace(launch, argv=words, env=env, cwd=cwd)
 
 
-def _check_executable(launch: Launch, mounts: Sequence[sandbox.Mount], working: str) -> None:
-    """Inside the namespace wrapper a missing program would be the shell's exit 127; find it first so it
-    stays a ``StartError`` as a runtime reports it (mounted paths are looked up at their host side)."""
-    if not launch.argv:
+def _check_startable(launch: Launch, mounts: Sequence[sandbox.Mount], working: str, *, made: bool) -> None:
+    """Inside the wrappers a missing program or working directory would be the shell's exit 127 (or 2);
+    find it first so it is a ``StartError`` as runc reports it (``executable.py``). Mounted paths are
+    looked up at their host side; a working directory that mount points create (``made``: the namespace's
+    mount script makes them) is let be, as what it holds is not there yet."""
+    if made and working and any(m.target.startswith(working.rstrip("/") + "/") for m in mounts):
         return
-    word = sandbox.map_paths(launch.argv[0], mounts)
-    if "/" in word:
-        base = Path(sandbox.map_paths(working, mounts)) if working else launch.cwd
-        found = os.access(base / word, os.X_OK) and (base / word).is_file()
-    else:
-        found = shutil.which(word, path=launch.env.get("PATH", "")) is not None
-    if not found:
-        raise StartError(f"failed to start {launch.argv[0]!r}: No such file or directory")
+    cwd = Path(sandbox.map_paths(working, mounts)) if working else launch.cwd
+    reason = missing_directory(cwd, working)
+    if reason is None and launch.argv:
+        word = launch.argv[0]
+        reason = missing_program(word, cwd, launch.env.get("PATH", ""), sandbox.map_paths(word, mounts))
+    if reason is not None:
+        raise StartError(PREFIX + reason)
 
 
 def log_path(logs_dir: Path, pod: Mapping[str, Any], container: str) -> Path:

@@ -16,6 +16,7 @@ its agents start, ``down`` after the server has exited.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import os
 import signal
@@ -65,6 +66,7 @@ def kill_groups(groups: Iterable[int]) -> None:
             os.killpg(group, signal.SIGKILL)
 
 
+@functools.lru_cache(maxsize=16)  # asked at every container start; resolving the path costs a few syscalls
 def cluster_id(state_root: Path) -> str:
     """The value of ``CLUSTER_ENV`` for the containers of the control plane over ``state_root``."""
     return hashlib.sha256(str(Path(state_root).resolve()).encode()).hexdigest()[:16]

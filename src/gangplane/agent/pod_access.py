@@ -60,6 +60,22 @@ def uid_of(pod: Object) -> str:
     return str(pod["metadata"].get("uid") or "")
 
 
+def version_of(obj: Object) -> str:
+    return str(obj["metadata"].get("resourceVersion") or "")
+
+
+def same_but_version(seen: Object, written: Object) -> bool:
+    """``seen`` (from a watch) is ``written`` as stored: equal but for the version the store gave it."""
+    if seen.get("status") != written.get("status") or seen.get("spec") != written.get("spec"):
+        return False
+    return _unversioned(seen) == _unversioned(written)
+
+
+def _unversioned(obj: Object) -> dict[str, Any]:
+    meta = {k: v for k, v in (obj.get("metadata") or {}).items() if k != "resourceVersion"}
+    return {**obj, "metadata": meta}
+
+
 def newer(cached: Object, written: Object | None) -> Object:
     """The informer's copy, unless our own last write is more recent than what it has seen."""
     if written is None or uid_of(written) != uid_of(cached):

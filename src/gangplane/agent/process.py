@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gangplane.agent import cgroups, proctable
+from gangplane.agent.executable import PREFIX, missing_directory, spawn_failure
 from gangplane.agent.pod_state import Termination
 from gangplane.clock import Clock
 
@@ -106,8 +107,8 @@ def start(launch: Launch, clock: Clock) -> ContainerProcess:
     """Start the container as the leader of a new session; a ``Supervisor`` watches it from then on."""
     if not launch.argv:
         raise StartError("no command specified: images are not run, so a container needs command or args")
-    if not launch.cwd.is_dir():
-        raise StartError(f"working directory {str(launch.cwd)!r} does not exist")
+    if (reason := missing_directory(launch.cwd)) is not None:
+        raise StartError(PREFIX + reason)
     launch.log_path.parent.mkdir(parents=True, exist_ok=True)
     argv = cgroups.enter_argv(launch.cgroup, list(launch.argv)) if launch.cgroup else list(launch.argv)
     with launch.log_path.open("ab") as log:
@@ -124,7 +125,7 @@ def start(launch: Launch, clock: Clock) -> ContainerProcess:
         except OSError as err:
             if launch.cgroup:
                 cgroups.remove(launch.cgroup)
-            raise StartError(f"failed to start {launch.argv[0]!r}: {err.strerror or err}") from err
+            raise StartError(PREFIX + spawn_failure(launch.argv[0], err)) from err
     on_error = launch.log_path if launch.fallback_to_logs else None
     return ContainerProcess(popen, clock.now(), launch.marker, launch.cgroup, on_error)
 

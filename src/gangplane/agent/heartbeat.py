@@ -10,6 +10,7 @@ schedulers watching nodes are not woken by heartbeats.
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import threading
 from collections.abc import Callable
@@ -35,9 +36,15 @@ def _micro_time(clock: Clock) -> str:
     return rfc3339(clock.now()).replace("Z", ".000000Z")
 
 
+CONFIG_TAINTS_ANNOTATION = "gangplane.dev/config-taints"
+"""The taints (``key:effect``) the cluster config gave the Node at its last registration, as a JSON list."""
+
+
 def register(store: Store, clock: Clock, spec: NodeSpec) -> Object:
     """Create or refresh the Node for ``spec`` (create ignores ``status``: it is written separately)."""
     wanted = node_object(spec, rfc3339(clock.now()))
+    declared = json.dumps(sorted(_taint_ids(spec.taints)))
+    wanted["metadata"]["annotations"] = {CONFIG_TAINTS_ANNOTATION: declared}
     try:
         current = store.create(NODES, wanted)
     except AlreadyExists:
@@ -53,12 +60,38 @@ def _post_status(store: Store, node: Object, status: Object) -> Object:
 
 
 def _refresh_spec(store: Store, wanted: Object) -> Object:
-    """An existing Node (a durable store) takes this config's labels and taints; other labels stay."""
+    """An existing Node (a durable store) takes this config's labels and taints. Other labels stay, and so
+    do taints the config never declared (``kubectl taint``, the node lifecycle controller's): the kubelet
+    leaves an existing Node's taints alone. A taint an earlier config declared and this one drops goes."""
     current = store.get(NODES, "", wanted["metadata"]["name"])
-    labels = {**(current["metadata"].get("labels") or {}), **wanted["metadata"]["labels"]}
-    node_spec = {k: v for k, v in (current.get("spec") or {}).items() if k != "taints"} | wanted["spec"]
-    meta = {**current["metadata"], "labels": labels}
+    meta = current["metadata"]
+    labels = {**(meta.get("labels") or {}), **wanted["metadata"]["labels"]}
+    annotations = {**(meta.get("annotations") or {}), **wanted["metadata"]["annotations"]}
+    declared = wanted["spec"].get("taints") or []
+    owned = _taint_ids(declared) | _declared_before(meta)
+    others = [t for t in (current.get("spec") or {}).get("taints") or [] if _taint_id(t) not in owned]
+    node_spec = {k: v for k, v in (current.get("spec") or {}).items() if k != "taints"}
+    if others or declared:
+        node_spec["taints"] = [*others, *declared]
+    meta = {**meta, "labels": labels, "annotations": annotations}
     return store.update(NODES, {**current, "metadata": meta, "spec": node_spec})
+
+
+def _declared_before(meta: Object) -> set[str]:
+    """The taints the last registration's config declared (none if the annotation is absent or garbled)."""
+    try:
+        found = json.loads((meta.get("annotations") or {}).get(CONFIG_TAINTS_ANNOTATION) or "[]")
+    except ValueError:
+        return set()
+    return {str(t) for t in found} if isinstance(found, list) else set()
+
+
+def _taint_id(taint: Object) -> str:
+    return f"{taint.get('key')}:{taint.get('effect')}"
+
+
+def _taint_ids(taints: list[Object]) -> set[str]:
+    return {_taint_id(t) for t in taints}
 
 
 def refresh_status(store: Store, clock: Clock, name: str) -> None:

@@ -24,7 +24,7 @@ import numpy as np
 
 from gangplane.schedulers.kai import placement
 from gangplane.schedulers.kai.book import OrderKey
-from gangplane.schedulers.kai.kept import Line, Order, job_order
+from gangplane.schedulers.kai.kept import Line, Order, job_order, line_shape
 from gangplane.schedulers.kai.model import KaiJob, Res
 from gangplane.schedulers.kai.session import KaiSession
 
@@ -35,6 +35,7 @@ class _Cursor:
 
     jobs: Line
     request: Res
+    shape: object | None = None  # the gang shape its jobs share (``kept.line_shape``)
     at: int = 0
     failed: bool = False
 
@@ -137,6 +138,9 @@ def _try(
 ) -> int:
     """Try ``job``; how many live lines this adds back (its own line, or the job's new line after a
     placement that leaves it pods to grow by)."""
+    if cursor.shape is not None and cursor.shape in failed:  # as ``place`` would answer, without the sums
+        cursor.failed = True
+        return 0
     attempt = placement.place(session, job, failed=failed)
     if not attempt.ok:
         cursor.failed = True  # every later job of the line would fail as well
@@ -163,7 +167,7 @@ def _heads(session: KaiSession) -> tuple[dict[str, Heads], int]:
     lines: list[tuple[Hashable, Line]] = sorted(kept.lines.items(), key=lambda item: item[1][0])
     for name, jobs in lines:
         queue = kept.jobs[jobs[0][1]].queue
-        _push(per_queue.setdefault(queue, []), _Cursor(jobs, kept.line_units[name]))
+        _push(per_queue.setdefault(queue, []), _Cursor(jobs, kept.line_units[name], line_shape(name)))
     return per_queue, len(lines)
 
 

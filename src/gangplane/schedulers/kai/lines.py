@@ -55,8 +55,12 @@ def usable(session: KaiSession) -> bool:
 
 
 def allocate(session: KaiSession) -> None:
-    queues, live = _heads(session)
     failed = _still_failing(session)
+    if failed and all(line_shape(name) in failed for name in session.kept.lines):
+        # every waiting job shares a line whose shape found no room: each try would fail and change nothing
+        session.kept.failed = (session.snapshot.nodes, session.snapshot.free(), failed)
+        return
+    queues, live = _heads(session)
     keys = {q: _key(session, queues, q) for q in queues}
     while queues and live:
         queue = min(queues, key=keys.__getitem__)  # ties to the queue listed first

@@ -357,8 +357,10 @@ class KaiBook:
     def within_quota(self, name: str) -> bool:
         """Allocated within deserved everywhere: such a queue is never a reclaim victim. Releasing only
         lowers ``allocated``, so a queue within quota stays so while victims are being removed."""
-        state = self.states[name]
-        return bool(np.all(state.allocated <= state.deserved + _EPS))
+        state = self.states[name]  # Python floats: the same comparisons without numpy's cost on 3-vectors
+        return all(
+            a <= d + _EPS for a, d in zip(state.allocated.tolist(), state.deserved.tolist(), strict=True)
+        )
 
     # ------------------------------------------------------------ events
 

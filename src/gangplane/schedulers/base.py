@@ -122,11 +122,14 @@ class Changes:
     changed since its last cycle in a way its statuses read (a member added or gone, its phase, deletion or
     owners; the group object added, deleted or its spec changed; a status write of it that lost a race);
     ``members``, the pod dicts of every scheduler whose ``group_of`` names a group, in key order; ``get``, one
-    watched object by type and key, or ``None``."""
+    watched object by type and key, or ``None``; ``pending``, where the loop can say it, the ``PodInfo`` that
+    ``ClusterView.pending`` holds for one pod key, or ``None`` when that pod is not pending (without it a
+    scheduler looks pods up in the whole tuple)."""
 
     groups: frozenset[str]
     members: Callable[[str], Sequence[Mapping[str, Any]]]
     get: Callable[[ResourceType, str], Mapping[str, Any] | None]
+    pending: Callable[[str], PodInfo | None] | None = None
 
 
 @dataclass(frozen=True, slots=True)

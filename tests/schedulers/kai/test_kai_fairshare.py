@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from gangplane.schedulers.kai.book import KaiBook
 from gangplane.schedulers.kai.fairshare import ShareInput, TreeQueue, divide, divide_tree
+from gangplane.schedulers.kai.model import KaiQueue
 
 
 def q(name: str, *, quota: float = 0, limit: float = -1, weight: float = 1, prio: int = 100, req: float = 0):
@@ -88,3 +91,42 @@ def test_division_respects_requests_limits_and_the_total(
             if s.weight > 0:
                 want = min(s.request, 1e9 if s.limit == -1 else s.limit)
                 assert got[s.name] == pytest.approx(want)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    total=st.integers(0, 64),
+    kids=st.lists(
+        st.tuples(st.integers(0, 2), st.sampled_from((-1, 0, 3, 20)), st.integers(0, 40), st.integers(0, 3)),
+        min_size=1,
+        max_size=7,
+    ),
+)
+def test_a_book_without_quotas_divides_as_the_tree_division(
+    total: int, kids: list[tuple[int, int, int, int]]
+) -> None:
+    """Where no queue sets a quota the book takes each queue's requestable amount capped by its level's
+    amount instead of running ``divide_tree``: the same shares, for flat queues and departments."""
+
+    def vec(x: float) -> np.ndarray:
+        return np.array([x, -1.0, -1.0])
+
+    parents = [KaiQueue(f"d{i}", None, 100, vec(-1), vec(-1), vec(1), ("", f"d{i}")) for i in range(3)]
+    leaves = [
+        KaiQueue(f"q{i}", f"d{p}" if p else None, 100 + prio, vec(-1), vec(limit), vec(1), ("", f"q{i}"))
+        for i, (p, limit, _, prio) in enumerate(kids)
+    ]
+    usage = {
+        f"q{i}": (np.zeros(3), np.zeros(3), np.array([float(req), 0, 0]))
+        for i, (_, _, req, _) in enumerate(kids)
+    }
+    book = KaiBook(np.array([float(total), 1e6, 1e6]), parents + leaves, usage)
+    requested = {name: float(state.requested[0]) for name, state in book.states.items()}
+    tree = [
+        TreeQueue(
+            ShareInput(k.name, -1.0, float(k.limit[0]), 1.0, k.priority, requested[k.name], k.order), k.parent
+        )
+        for k in parents + leaves
+    ]
+    expected = divide_tree(float(total), tree)
+    assert {name: float(state.fair[0]) for name, state in book.states.items()} == expected

@@ -36,6 +36,7 @@ class _Checked(KaiScheduler):
 
     def cycle(self, view: ClusterView) -> CycleResult:
         assert view.changes is not None  # the shell says what changed: the kept path can run
+        _check_pending_lookup(view)
         token = view.snapshot.checkpoint()
         fresh = KaiScheduler(KaiConfig(explain=True)).cycle(dataclasses.replace(view, changes=None))
         view.snapshot.rollback(token)
@@ -45,6 +46,17 @@ class _Checked(KaiScheduler):
         self.kept_cycles += kept is not None and self.memo.kept is kept
         assert (result.bindings, result.evictions) == (fresh.bindings, fresh.evictions)
         return result
+
+
+def _check_pending_lookup(view: ClusterView) -> None:
+    """The shell's ``Changes.pending`` answers, for every pod of a changed group, the very ``PodInfo`` the
+    view's pending tuple holds for it, or ``None`` when the tuple has none."""
+    assert view.changes is not None and view.changes.pending is not None
+    pending = {p.key: p for p in view.pending}
+    for group in view.changes.groups:
+        for pod in view.changes.members(group):
+            key = f"{pod['metadata']['namespace']}/{pod['metadata']['name']}"
+            assert view.changes.pending(key) is pending.get(key)
 
 
 jobs_strategy = st.lists(

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from gangplane.api.scheduling import kai
 from gangplane.schedulers.kai.fairshare import ShareInput, TreeQueue, divide_tree
 from gangplane.schedulers.kai.memo import KaiMemo
 from gangplane.schedulers.kai.model import RESOURCES, KaiQueue, Res
@@ -109,6 +110,9 @@ class KaiBook:
         for r in range(len(RESOURCES)):
             if not any(state.requested[r] > 0 for state in self.states.values()):
                 continue  # nobody asks for it: every level's division gives each queue nothing
+            if all(q.quota[r] == kai.UNLIMITED for q in self.queues.values()):
+                self._without_quotas(r, fair)
+                continue
             tree = [
                 TreeQueue(
                     ShareInput(
@@ -127,6 +131,19 @@ class KaiBook:
             for name, value in divide_tree(float(self.total[r]), tree, k_value).items():
                 fair[name][r] = value
         return fair
+
+    def _without_quotas(self, r: int, fair: dict[str, Res]) -> None:
+        """Resource ``r`` where no queue sets a quota: ``divide``'s in-quota pass gives each queue what it may
+        request (``min(request, limit)``) capped by the amount its level divides (the quota being the whole
+        amount), after which nothing is left or nobody wants more, so that is each queue's fair share."""
+        levels: list[tuple[str | None, float]] = [(None, float(self.total[r]))]
+        while levels:
+            parent, amount = levels.pop()
+            for name in self.children.get(parent, []):
+                asked = float(self.states[name].requested[r])
+                value = min(amount, min(asked, float(self.queues[name].max_allowed()[r])))
+                fair[name][r] = value
+                levels.append((name, value))
 
     # ------------------------------------------------------------ lookups
 
@@ -340,8 +357,10 @@ class KaiBook:
     def within_quota(self, name: str) -> bool:
         """Allocated within deserved everywhere: such a queue is never a reclaim victim. Releasing only
         lowers ``allocated``, so a queue within quota stays so while victims are being removed."""
-        state = self.states[name]
-        return bool(np.all(state.allocated <= state.deserved + _EPS))
+        state = self.states[name]  # Python floats: the same comparisons without numpy's cost on 3-vectors
+        return all(
+            a <= d + _EPS for a, d in zip(state.allocated.tolist(), state.deserved.tolist(), strict=True)
+        )
 
     # ------------------------------------------------------------ events
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 from bisect import bisect_left, insort
 from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -58,6 +58,15 @@ def _rows(members: Iterable[Member], width: int) -> npt.NDArray[np.int64]:
     return total
 
 
+class SharedLine(NamedTuple):
+    """The key of a line jobs share: what makes them fail or fit alike."""
+
+    queue: str
+    preemptible: bool
+    shape: object  # ``shape_of`` the pods each job needs: a try ``placement.place`` keeps as failed
+    units: bytes
+
+
 def line_of(job: KaiJob, units: Res) -> Hashable:
     """The line a waiting job joins: jobs of one line fail or fit alike in one allocate, and offer their
     queue the same request (``units``, its pending pods in KAI units)."""
@@ -65,7 +74,12 @@ def line_of(job: KaiJob, units: Res) -> Hashable:
     if members is None or not members or job.topology:
         return ("own", job.key)
     minimum = needed_members_count(job, members)
-    return (job.queue, job.preemptible, shape_of(members, minimum), units.tobytes())
+    return SharedLine(job.queue, job.preemptible, shape_of(members, minimum), units.tobytes())
+
+
+def line_shape(line: Hashable) -> object | None:
+    """The gang shape of every job of a shared line; ``None`` for a line of its own."""
+    return line.shape if isinstance(line, SharedLine) else None
 
 
 def _units(index: ResourceIndex, row: npt.NDArray[np.int64]) -> Res:
@@ -168,4 +182,4 @@ class KeptJobs:
         return top
 
 
-__all__ = ["KeptJobs", "Line", "Order", "job_order", "line_of"]
+__all__ = ["KeptJobs", "Line", "Order", "SharedLine", "job_order", "line_of", "line_shape"]

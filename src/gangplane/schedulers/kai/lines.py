@@ -23,7 +23,8 @@ from heapq import heappop, heappush
 import numpy as np
 
 from gangplane.schedulers.kai import placement
-from gangplane.schedulers.kai.kept import Line, Order, job_order
+from gangplane.schedulers.kai.book import OrderKey
+from gangplane.schedulers.kai.kept import Line, Order, job_order, line_shape
 from gangplane.schedulers.kai.model import KaiJob, Res
 from gangplane.schedulers.kai.session import KaiSession
 
@@ -34,6 +35,7 @@ class _Cursor:
 
     jobs: Line
     request: Res
+    shape: object | None = None  # the gang shape its jobs share (``kept.line_shape``)
     at: int = 0
     failed: bool = False
 
@@ -53,23 +55,36 @@ def usable(session: KaiSession) -> bool:
 
 
 def allocate(session: KaiSession) -> None:
-    queues, live = _heads(session)
     failed = _still_failing(session)
+    if failed and all(line_shape(name) in failed for name in session.kept.lines):
+        # every waiting job shares a line whose shape found no room: each try would fail and change nothing
+        session.kept.failed = (session.snapshot.nodes, session.snapshot.free(), failed)
+        return
+    queues, live = _heads(session)
+    keys = {q: _key(session, queues, q) for q in queues}
     while queues and live:
-        queue = _next_queue(session, queues)
+        queue = min(queues, key=keys.__getitem__)  # ties to the queue listed first
         heads = queues[queue]
         cursor = heads[0][2]
         if cursor.failed:
-            _pass_failed(session, queues, queue)
-            continue
-        heappop(heads)
-        job = session.kept.jobs[cursor.jobs[cursor.at][1]]
-        cursor.at += 1
-        _push(heads, cursor)
-        if not heads:
-            del queues[queue]
-        live += _try(session, job, cursor, failed, queues) - 1  # this line was live; what is now
+            _pass_failed(session, queues, queue, keys)
+        else:
+            heappop(heads)
+            job = session.kept.jobs[cursor.jobs[cursor.at][1]]
+            cursor.at += 1
+            _push(heads, cursor)
+            if not heads:
+                del queues[queue]
+            live += _try(session, job, cursor, failed, queues) - 1  # this line was live; what is now
+        # a turn moves only its own queue: its next job, and its allocation after a placement
+        if queue in queues:
+            keys[queue] = _key(session, queues, queue)
     session.kept.failed = (session.snapshot.nodes, session.snapshot.free(), failed)
+
+
+def _key(session: KaiSession, queues: dict[str, Heads], queue: str) -> OrderKey:
+    """The comparator's key of ``queue`` for its next job."""
+    return session.book.order_key(queue, queues[queue][0][2].request)
 
 
 def _still_failing(session: KaiSession) -> placement.Failed:
@@ -86,7 +101,9 @@ def _still_failing(session: KaiSession) -> placement.Failed:
     return failed
 
 
-def _pass_failed(session: KaiSession, queues: dict[str, Heads], queue: str) -> None:
+def _pass_failed(
+    session: KaiSession, queues: dict[str, Heads], queue: str, keys: dict[str, OrderKey]
+) -> None:
     """``queue`` won with a job of a failed line: it keeps winning, and failing, for each next job of a
     failed line whose request still wins the comparison against the other queues (which do not change
     meanwhile), so those jobs go at once, up to the first job of a line that may fit or of a failed line
@@ -99,10 +116,10 @@ def _pass_failed(session: KaiSession, queues: dict[str, Heads], queue: str) -> N
     head = heads[0][2]
     head.at += 1  # its turn: that job fails
     book = session.book
-    keys = [(q, book.order_key(q, queues[q][0][2].request)) for q in queues]
-    mine = next(i for i, (q, _) in enumerate(keys) if q == queue)
-    before = min((k for _, k in keys[:mine]), default=None)
-    after = min((k for _, k in keys[mine + 1 :]), default=None)
+    listed = list(queues)  # the others' keys, split at this queue: ties go to the queue listed first
+    mine = listed.index(queue)
+    before = min((keys[q] for q in listed[:mine]), default=None)
+    after = min((keys[q] for q in listed[mine + 1 :]), default=None)
 
     def wins(cursor: _Cursor) -> bool:
         key = book.order_key(queue, cursor.request)
@@ -125,6 +142,9 @@ def _try(
 ) -> int:
     """Try ``job``; how many live lines this adds back (its own line, or the job's new line after a
     placement that leaves it pods to grow by)."""
+    if cursor.shape is not None and cursor.shape in failed:  # as ``place`` would answer, without the sums
+        cursor.failed = True
+        return 0
     attempt = placement.place(session, job, failed=failed)
     if not attempt.ok:
         cursor.failed = True  # every later job of the line would fail as well
@@ -151,14 +171,8 @@ def _heads(session: KaiSession) -> tuple[dict[str, Heads], int]:
     lines: list[tuple[Hashable, Line]] = sorted(kept.lines.items(), key=lambda item: item[1][0])
     for name, jobs in lines:
         queue = kept.jobs[jobs[0][1]].queue
-        _push(per_queue.setdefault(queue, []), _Cursor(jobs, kept.line_units[name]))
+        _push(per_queue.setdefault(queue, []), _Cursor(jobs, kept.line_units[name], line_shape(name)))
     return per_queue, len(lines)
-
-
-def _next_queue(session: KaiSession, queues: dict[str, Heads]) -> str:
-    """The queue the comparator prefers for its next job; ties to the queue listed first."""
-    book = session.book
-    return min(queues, key=lambda q: book.order_key(q, queues[q][0][2].request))
 
 
 __all__ = ["allocate", "usable"]

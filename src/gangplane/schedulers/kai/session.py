@@ -3,7 +3,7 @@ for pods without one), the queue book and the snapshot the actions change (kai.m
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from gangplane.api.scheduling import kai
-from gangplane.schedulers.base import ClusterView, Eviction
+from gangplane.schedulers.base import Changes, ClusterView, Eviction
 from gangplane.schedulers.core.classes import INVALID_PRIORITY_CLASS, PriorityClasses
 from gangplane.schedulers.core.gang import Binding
 from gangplane.schedulers.core.objects import (
@@ -129,9 +129,9 @@ def _derived_key(
 
 
 def _pod(
-    view: ClusterView, obj: Mapping[str, Any], facts: _PodFacts, pending: Mapping[str, PodInfo]
+    view: ClusterView, obj: Mapping[str, Any], facts: _PodFacts, pending: Callable[[str], PodInfo | None]
 ) -> PodInfo | None:
-    found = pending.get(facts.key) or view.snapshot.pod(facts.key)
+    found = pending(facts.key) or view.snapshot.pod(facts.key)
     if found is not None or facts.finished:
         return found
     try:
@@ -205,7 +205,7 @@ def _jobs(view: ClusterView, config: KaiConfig, memo: KaiMemo) -> tuple[dict[str
         facts = memo.pods.get(id(obj), obj, partial(_facts, obj, config))
         if not facts.mine:
             continue
-        info = _pod(view, obj, facts, pending)
+        info = _pod(view, obj, facts, pending.get)
         if info is None:
             continue
         key = facts.group
@@ -354,7 +354,7 @@ def kept_update(
     ``False`` (``kept`` then unusable) where one is not a named PodGroup's (the pod-grouper's derived
     groups are built from the whole lists)."""
     assert view.changes is not None
-    pending: dict[str, PodInfo] | None = None
+    pending = _pending_lookup(view, view.changes)
     for key in sorted(groups):
         kept.remove(key)
         mine = [(obj, f) for obj in view.changes.members(key) if (f := _facts(obj, config)).mine]
@@ -364,13 +364,27 @@ def kept_update(
         job = None if pg is None else _job(pg, classes)
         if not isinstance(job, KaiJob) or job.queue not in kept.usage:
             continue
-        if pending is None and mine:
-            pending = {p.key: p for p in view.pending}
         for obj, f in mine:
-            if (info := _pod(view, obj, f, pending or {})) is not None:
-                counted = info.key not in (pending or {}) and view.snapshot.pod(info.key) is not None
+            if (info := _pod(view, obj, f, pending)) is not None:
+                counted = pending(info.key) is None and view.snapshot.pod(info.key) is not None
                 _add_member(job, f, info, counted, evicting)
         if len(job.members) > 1:
             job.members.sort(key=_task_order)
         kept.add(job)
     return True
+
+
+def _pending_lookup(view: ClusterView, changes: Changes) -> Callable[[str], PodInfo | None]:
+    """The view's pending pod of a key: asked of the loop where it can answer, else indexed from the whole
+    tuple, once and only when first asked."""
+    if changes.pending is not None:
+        return changes.pending
+    index: dict[str, PodInfo] | None = None
+
+    def find(key: str) -> PodInfo | None:
+        nonlocal index
+        if index is None:
+            index = {p.key: p for p in view.pending}
+        return index.get(key)
+
+    return find

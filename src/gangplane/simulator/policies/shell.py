@@ -132,7 +132,12 @@ class GroupShell:
         return self.integration.static_objects().get(rt, [])
 
     def _changes(self, changed: set[int]) -> Changes:
-        return Changes(frozenset(f"{NAMESPACE}/j{i}" for i in changed), self._members, self._get)
+        groups = frozenset(f"{NAMESPACE}/j{i}" for i in changed)
+        return Changes(groups, self._members, self._get, self._pending_pod)
+
+    def _pending_pod(self, pod_key: str) -> PodInfo | None:
+        """The waiting pod of that key as the pass's pending tuple holds it (``_view``), else ``None``."""
+        return next((p for p in self._pending.get(job_of(pod_key), ()) if p.key == pod_key), None)
 
     def _members(self, group: str) -> Sequence[Mapping[str, Any]]:
         namespace, _, name = group.partition("/")

@@ -129,6 +129,8 @@ def error_response(err: ApiError) -> JSONResponse:
 
 
 def _params(request: Request) -> dict[str, str]:
+    if not request.scope.get("query_string"):  # most writes: no parameters to parse
+        return {}
     return dict(request.query_params)
 
 

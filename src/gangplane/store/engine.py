@@ -146,13 +146,18 @@ class Engine:
     def deferred(self, *, borrow: bool = False) -> Iterator[None]:
         """Writes in this block return before they are durable; the caller must ``sync`` before it
         acknowledges them. With ``borrow`` they return the stored object itself, not a copy: the caller
-        only reads it (the API server renders it)."""
+        only reads it (the API server renders it); and a create takes the object it is given as its own
+        (admission may edit it), instead of copying it first: the caller gives it up."""
         token, borrowed = _DEFERRED.set(True), _BORROWED.set(borrow)
         try:
             yield
         finally:
             _DEFERRED.reset(token)
             _BORROWED.reset(borrowed)
+
+    def _given(self) -> bool:
+        """Whether this call's input objects are its own to keep (``deferred(borrow=True)``)."""
+        return _BORROWED.get()
 
     def _result(self, stored: Object) -> Object:
         """What a write returns: a copy, unless the caller borrows (``deferred``)."""

@@ -119,7 +119,7 @@ class SubtreeTable:
             self._young[digest] = found
             if len(self._young) >= self._capacity:
                 self._old, self._young = self._young, {}
-        if id(found) in used or not _same(found, built):  # already part of this object, or a collision
+        if id(found) in used or (found is not built and not _same(found, built)):  # used, or a collision
             return built
         used.add(id(found))
         return found
@@ -128,7 +128,7 @@ class SubtreeTable:
 def _same(found: Any, built: Any) -> bool:
     """Whether the table's ``found`` can stand for ``built``: equal, in the same key order. Equal hashes
     of their keys make this all but certain; it is checked so a hash collision can never change an object."""
-    return found is built or (found == built and (type(built) is list or list(found) == list(built)))
+    return found == built and (type(built) is list or list(found) == list(built))
 
 
 _ABSENT = object()

@@ -36,7 +36,6 @@ from gangplane.cluster.slurm import SlurmNodeNameError, slurm_cluster_config
 from gangplane.cluster.visibility import visibility_routes
 from gangplane.controllers.event_ttl import DEFAULT_TTL, parse_duration
 from gangplane.schedulers.slurm import SlurmCli, SlurmError, SubprocessRunner
-from gangplane.server.heap import start_heap_trimmer
 from gangplane.server.lifecycle import (
     DEFAULT_HOST,
     DEFAULT_PORT,
@@ -111,7 +110,6 @@ def run(
         if apart:
             agent_process.start()
         freeze_startup_heap()
-        start_heap_trimmer()  # hands freed heap pages back after bursts (server/heap.py)
         server.run()
     finally:
         stop()

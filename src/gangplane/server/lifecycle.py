@@ -30,7 +30,6 @@ from gangplane.errors import AlreadyExists, NotFound
 from gangplane.server import statedir
 from gangplane.server.admission import TrainerAdmission
 from gangplane.server.app import create_app
-from gangplane.server.heap import start_heap_trimmer
 from gangplane.server.resources import default_registry
 from gangplane.server.statedir import (
     Paths,
@@ -147,7 +146,6 @@ def serve(state_dir: Path, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT) -
     try:
         server = make_server(paths.root, store, host, port)
         freeze_startup_heap()
-        start_heap_trimmer()
         server.run()
     finally:
         store.close()

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from gangplane.client.events import (
     COMBINED_PREFIX,
+    MAX_CACHED,
     MAX_SIMILAR,
     SPAM_BURST,
     EventCorrelator,
@@ -93,3 +94,16 @@ def test_a_filtered_event_still_counts() -> None:
     assert [d.skip for d in seen] == [False] * SPAM_BURST + [True]
     after = correlator.correlate(key, "Back-off", "e", now + 300, spam_key=spam)
     assert not after.skip and not after.create and after.count == SPAM_BURST + 2
+
+
+def test_the_correlator_forgets_the_least_recently_used_key_past_its_bound() -> None:
+    """client-go's caches are LRUs of ``maxLruCacheEntries``: a key counted again is recent, so the key left
+    alone longest is the one forgotten (its next event creates a new Event)."""
+    correlator = EventCorrelator()
+    first = correlator.correlate(("k", "0"), "m", "e0", 0.0)
+    for i in range(1, MAX_CACHED):
+        correlator.correlate(("k", str(i)), "m", f"e{i}", 0.0)
+    assert not correlator.correlate(("k", "0"), "m", "again", 1.0).create  # counted, now the most recent
+    correlator.correlate(("k", "new"), "m", "e-new", 2.0)  # one past the bound: ("k", "1") is forgotten
+    assert correlator.correlate(("k", "0"), "m", "again", 3.0).name == first.name
+    assert correlator.correlate(("k", "1"), "m", "e1-again", 3.0).create

@@ -163,3 +163,17 @@ def test_sigkill_during_a_cascade_leaves_no_orphans_after_restart(tmp_path: Path
         assert store.list(POD).items == [] and store.list(JOB).items == []
     finally:
         store.close()
+
+
+def test_an_owner_keeps_its_dependents_as_they_come_and_go(store: ObjectStore) -> None:
+    """The owner index holds one dependent alone and a set past one: either way a dependent deleted leaves
+    the others to the cascade, and the last one leaves nothing behind."""
+    owner = owner_with_pods(store, 3)
+    uid = owner["metadata"]["uid"]
+    store.delete(POD, "d", "p1")
+    assert sorted(o["metadata"]["name"] for _, o in store._dependents_of(uid)) == ["p0", "p2"]
+    store.delete(POD, "d", "p0")
+    assert [o["metadata"]["name"] for _, o in store._dependents_of(uid)] == ["p2"]
+    store.create(POD, pod("p3", "d", owners=[owner_ref(owner)]))
+    store.delete(JOB, "d", "owner")
+    assert store.list(POD).items == [] and uid not in store._dependents

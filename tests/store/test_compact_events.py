@@ -7,7 +7,8 @@ from itertools import islice
 from pathlib import Path
 from typing import Any
 
-from gangplane.store import EventType, ListOptions, SqliteStore
+from gangplane.api import limits
+from gangplane.store import EventType, ListOptions, SqliteStore, compact
 from gangplane.store.catalog import EVENTS
 from gangplane.store.compact import EncodedBucket, new_bucket
 from gangplane.store.core import ObjectStore
@@ -126,3 +127,19 @@ def test_paging_events_answers_as_paging_pods(store: ObjectStore) -> None:
     ):
         for limit in (1, 2, 3, 7, 8):
             assert _pages(store, EVENTS, limit, **selectors) == _pages(store, POD, limit, **selectors)
+
+
+def test_an_event_is_encoded_once_for_journal_bucket_and_history(store: ObjectStore) -> None:
+    """The bucket holds the journal's JSON deflated, and the watch history the bucket's own bytes: an Event
+    create encodes it once (it was encoded three times)."""
+    created = store.create(EVENTS, event("e1"))
+    bucket = store._objects[type_key(EVENTS)]
+    assert isinstance(bucket, EncodedBucket)
+    (row,) = bucket._rows.values()
+    assert row == compact.deflated(limits.dumps(created)) == compact.encode(created)
+    (kept,) = store._history._logs[type_key(EVENTS)].changes
+    assert kept.object is row
+    watch = store.watch(EVENTS, resource_version=str(int(created["metadata"]["resourceVersion"]) - 1))
+    (resumed,) = islice(watch, 1)
+    watch.close()
+    assert resumed.object == created

@@ -144,3 +144,24 @@ def test_a_write_carried_by_another_s_failed_transaction_is_never_acknowledged()
         check_epoch(store, epoch)
     assert store.list(POD).items == []
     store.close()
+
+
+def _label_in_place(rt: Any, op: Any, new: dict[str, Any], old: Any) -> dict[str, Any]:
+    new["metadata"].setdefault("labels", {})["admitted"] = "yes"
+    new["spec"]["containers"][0]["image"] = "defaulted"
+    return new
+
+
+def test_a_borrowing_create_takes_its_input_and_any_other_create_copies_it() -> None:
+    """The API server gives up the body it decoded (``deferred(borrow=True)``): admission edits it without a
+    copy first. Every other caller's object is left as it was."""
+    store = MemoryStore(admission=_label_in_place)
+    mine = pod("a")
+    created = store.create(POD, mine)
+    assert created["spec"]["containers"][0]["image"] == "defaulted"
+    assert mine == pod("a")  # untouched
+    given = pod("b")
+    with store.deferred(borrow=True):
+        stored = store.create(POD, given)
+    assert given["spec"]["containers"][0]["image"] == "defaulted"  # edited in place, not copied
+    assert stored["metadata"]["labels"] == {"admitted": "yes"} and stored == store.get(POD, "default", "b")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -126,3 +127,17 @@ def test_a_version_built_from_the_previous_one_is_equal_and_holds_no_instance_tw
     assert shared == new and _typed(shared) == _typed(new)
     parts = _containers(shared)
     assert len({id(p) for p in parts}) == len(parts)
+
+
+def test_a_hash_collision_never_shares_unequal_parts(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The table keeps only the hash of a part's key; a collision (forced here) leaves each part its own."""
+    monkeypatch.setattr("gangplane.store.sharing.hash", lambda key: 0, raising=False)
+    table = SubtreeTable()
+    first = table.share({"a": {"x": "1"}, "b": [1]})
+    second = table.share({"a": {"x": "2"}, "b": [True], "c": {"y": "1"}})
+    assert second == {"a": {"x": "2"}, "b": [True], "c": {"y": "1"}}
+    assert type(second["b"][0]) is bool and second["a"] is not first["a"]
+    assert list(table.share({"k": 1, "j": 2})) == ["k", "j"] and list(table.share({"j": 2, "k": 1})) == [
+        "j",
+        "k",
+    ]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from gangplane.errors import Invalid
-from gangplane.store import ListOptions
+from gangplane.store import ListOptions, MemoryStore
 from gangplane.store.core import ObjectStore
 
 from .conftest import POD, pod
@@ -89,3 +89,17 @@ def test_pagination_skips_objects_deleted_between_pages(store: ObjectStore) -> N
     store.delete(POD, "default", "c")
     rest = store.list(POD, ListOptions(limit=2, continue_token=first.continue_token))
     assert [o["metadata"]["name"] for o in rest.items] == ["d"] and not rest.continue_token
+
+
+def test_a_borrowed_list_pages_the_stored_objects_themselves() -> None:
+    """What the API server renders a list from: the same pages as ``list``, without a copy of each object
+    (the engine's own; a store over HTTP has no stored objects to lend)."""
+    store = MemoryStore()
+    for i in range(5):
+        store.create(POD, pod(f"p{i}"))
+    stored = {o["metadata"]["name"]: o for o in store.list_shared(POD).items}
+    first = store.list_borrowed(POD, ListOptions(limit=3))
+    rest = store.list_borrowed(POD, ListOptions(limit=3, continue_token=first.continue_token))
+    assert first.remaining == 2 and not rest.continue_token
+    assert all(o is stored[o["metadata"]["name"]] for o in [*first.items, *rest.items])
+    assert first.items + rest.items == store.list(POD).items

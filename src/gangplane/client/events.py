@@ -20,7 +20,6 @@ from __future__ import annotations
 import dataclasses
 import logging
 import threading
-from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
@@ -83,11 +82,13 @@ class _Similar:
     messages: tuple[str, ...] = ()
 
 
-def _bounded_put(cache: OrderedDict[Any, Any], key: Any, value: Any) -> None:
+def _bounded_put(cache: dict[Any, Any], key: Any, value: Any) -> None:
+    """Put ``key`` last (the most recently used) and drop the least recently used past ``MAX_CACHED``: a plain
+    dict keeps insertion order, so it is the LRU at half an ``OrderedDict``'s memory per entry."""
+    cache.pop(key, None)
     cache[key] = value
-    cache.move_to_end(key)
     while len(cache) > MAX_CACHED:
-        cache.popitem(last=False)
+        del cache[next(iter(cache))]
 
 
 class EventCorrelator:
@@ -95,9 +96,9 @@ class EventCorrelator:
 
     def __init__(self) -> None:
         # keyed (similar key, message): the similar key's tuple is the one _similar holds, not a longer copy
-        self._seen: OrderedDict[tuple[tuple[str, ...], str], _Seen] = OrderedDict()
-        self._similar: OrderedDict[tuple[str, ...], _Similar] = OrderedDict()
-        self._buckets: OrderedDict[tuple[str, ...], _Bucket] = OrderedDict()
+        self._seen: dict[tuple[tuple[str, ...], str], _Seen] = {}
+        self._similar: dict[tuple[str, ...], _Similar] = {}
+        self._buckets: dict[tuple[str, ...], _Bucket] = {}
         self._lock = threading.Lock()
 
     def correlate(
@@ -114,7 +115,7 @@ class EventCorrelator:
                 decision = Decision(name, message, 1, now, create=True)
             else:
                 seen.count += 1
-                self._seen.move_to_end(key)
+                _bounded_put(self._seen, key, seen)
                 decision = Decision(seen.name, message, seen.count, seen.first, create=False)
             if spam_key is not None and not self._accept(spam_key, now):
                 return dataclasses.replace(decision, skip=True)

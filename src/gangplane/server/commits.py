@@ -31,7 +31,7 @@ class GroupCommit:
         """Call the store write ``fn`` without waiting for its transaction (await ``durable`` after it)."""
         if self._store is None:
             return fn(*args, **kwargs)
-        with self._store.deferred(borrow=True):  # the handler only renders what the write returns
+        with self._store.deferred(borrow=True):  # the handler gives up its input and only renders the result
             return fn(*args, **kwargs)
 
     def encoded(self, obj: object) -> str | None:

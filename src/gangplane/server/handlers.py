@@ -129,6 +129,8 @@ def error_response(err: ApiError) -> JSONResponse:
 
 
 def _params(request: Request) -> dict[str, str]:
+    if not request.scope.get("query_string"):  # most writes: no parameters to parse
+        return {}
     return dict(request.query_params)
 
 
@@ -222,7 +224,7 @@ async def list_or_watch(ctx: Context, target: Target, request: Request) -> Respo
     view = View.of(request)
     if query.flag(params, "watch"):
         return await watch(ctx, target, request, options, view)
-    result = await call(ctx.store.list, target.served.storage, options)
+    result = await call(_list, ctx.store, target.served.storage, options)
     body = list_body(target.served, result)
     body["items"] = [o for o in body["items"] if view.selects(o)]
     if not view.table:
@@ -248,6 +250,12 @@ def _event(ctx: Context, served: Served, view: View, event: WatchEvent) -> dict[
         if view.table:
             obj = render_table(served.rt, [obj], _now(ctx), include=view.include)
     return {"type": event.type.value, "object": obj}
+
+
+def _list(store: Store, rt: ResourceType, options: ListOptions) -> ObjectList:
+    """The store's list; the stored objects themselves where the store lends them (the list is only
+    rendered), not a copy of each."""
+    return store.list_borrowed(rt, options) if isinstance(store, Engine) else store.list(rt, options)
 
 
 def _require_namespace(ctx: Context, target: Target) -> None:

@@ -41,8 +41,14 @@ _WBITS, _LEVEL, _MEM_LEVEL = -10, 6, 3  # raw deflate, 1 KiB window: small state
 
 
 def encode(obj: Object) -> bytes:
+    return deflated(json.dumps(obj, separators=(",", ":")))
+
+
+def deflated(text: str) -> bytes:
+    """``encode`` of the object whose compact JSON is ``text`` (the journal's: the engine encodes an Event
+    once, for the journal, the bucket and the watch history alike)."""
     deflate = zlib.compressobj(_LEVEL, zlib.DEFLATED, _WBITS, _MEM_LEVEL, zlib.Z_DEFAULT_STRATEGY, _PRESET)
-    return deflate.compress(json.dumps(obj, separators=(",", ":")).encode()) + deflate.flush()
+    return deflate.compress(text.encode()) + deflate.flush()
 
 
 def decode(data: bytes) -> Object:
@@ -67,6 +73,10 @@ class EncodedBucket(MutableMapping[Key, Object]):
 
     def __delitem__(self, key: Key) -> None:
         del self._rows[key]
+
+    def put_encoded(self, key: Key, data: bytes) -> None:
+        """Hold ``data``, an object already encoded (``deflated``)."""
+        self._rows[key] = data
 
     def __iter__(self) -> Iterator[Key]:
         return iter(self._rows)
@@ -116,4 +126,13 @@ def _as_decoded(objs: list[Object]) -> list[Object]:
     return objs
 
 
-__all__ = ["COMPACT_TYPES", "EncodedBucket", "copies_for", "decode", "encode", "new_bucket", "select_page"]
+__all__ = [
+    "COMPACT_TYPES",
+    "EncodedBucket",
+    "copies_for",
+    "decode",
+    "deflated",
+    "encode",
+    "new_bucket",
+    "select_page",
+]

@@ -67,20 +67,20 @@ class ObjectStore(Collector):
 
     def create(self, rt: ResourceType, obj: Object, *, dry_run: bool = False) -> Object:
         with self._writing(dry_run):
-            stored = self._create(rt, obj)
+            stored = self._create(rt, obj, given=self._given())
         return self._result(stored)
 
-    def _create(self, rt: ResourceType, obj: Object) -> Object:
+    def _create(self, rt: ResourceType, obj: Object, *, given: bool = False) -> Object:
+        """``given``: ``obj`` is this call's own (``deferred(borrow=True)``), so it is not copied first."""
         validation.check_types(rt, obj)
         m = meta(obj)
         namespace = str(m.get("namespace") or "")
         check_scope(rt, namespace, str(m.get("name", "")))
         name = str(m.get("name") or self._generate_name(rt, namespace, str(m.get("generateName") or "")))
         check_name(rt, name)
-        new = prepare_create(
-            rt, {**obj, "metadata": {**m, "name": name}}, uid=self._new_uid(), now=self._now()
-        )
-        new = self._admit(rt, Operation.CREATE, new, None, owned=True)  # prepare_create copied the input
+        named = {**obj, "metadata": {**m, "name": name}}
+        new = prepare_create(rt, named, uid=self._new_uid(), now=self._now(), copy=not given)
+        new = self._admit(rt, Operation.CREATE, new, None, owned=True)  # a copy, or given to this call
         if self._find(rt, *key_of(new)) is not None:
             raise AlreadyExists(f'{group_resource(rt)} "{name}" already exists', kind=rt.kind, name=name)
         stored = self._commit(rt, EventType.ADDED, new, None)

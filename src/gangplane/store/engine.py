@@ -23,7 +23,7 @@ import contextlib
 import math
 import random
 import threading
-from collections.abc import Iterable, Iterator, MutableMapping
+from collections.abc import Callable, Iterable, Iterator, MutableMapping
 from contextvars import ContextVar
 
 from gangplane.clock import Clock, WallClock, rfc3339
@@ -41,7 +41,14 @@ from gangplane.store.base import (
     Watch,
     WatchEvent,
 )
-from gangplane.store.compact import EncodedBucket, copies_for, new_bucket, select_page
+from gangplane.store.compact import (
+    COMPACT_TYPES,
+    EncodedBucket,
+    copies_for,
+    deflated,
+    new_bucket,
+    select_page,
+)
 from gangplane.store.gc import owner_uids
 from gangplane.store.history import DEFAULT_HISTORY_BYTES, Change, History
 from gangplane.store.journal import Journal
@@ -63,10 +70,15 @@ from gangplane.store.sharing import SubtreeTable
 from gangplane.store.watchers import Watcher, bookmark
 
 Ref = tuple[TypeKey, Key]
+Copies = Callable[[list[Object]], list[Object]]  # how a list hands out the objects it found
 EVERYTHING = ListOptions()
 MAX_BATCH = 128  # changes one call may buffer before it commits them itself (a cascade of thousands)
 _DEFERRED: ContextVar[bool] = ContextVar("gangplane_store_deferred", default=False)
 _BORROWED: ContextVar[bool] = ContextVar("gangplane_store_borrowed", default=False)
+
+
+def _as_they_are(objs: list[Object]) -> list[Object]:
+    return objs
 
 
 def check_epoch(engine: Engine, epoch: int) -> None:
@@ -100,7 +112,9 @@ class Engine:
         self._types: dict[TypeKey, ResourceType] = {}
         self._objects: dict[TypeKey, MutableMapping[Key, Object]] = {}  # Events encoded (compact.py)
         self._uids: dict[str, Ref] = {}
-        self._dependents: dict[str, set[Ref]] = {}
+        # owner uid -> its dependents: one Ref alone (most owners have one), a set once there are more
+        self._dependents: dict[str, Ref | set[Ref]] = {}
+        self._type_keys: dict[TypeKey, TypeKey] = {}  # one tuple per type for every index entry and change
         self._watchers: dict[TypeKey, list[Watcher]] = {}
         self._history_limits = (history_size, history_bytes)
         self._subtrees = SubtreeTable()  # equal parts of stored objects held once (sharing.py)
@@ -119,8 +133,9 @@ class Engine:
         self._uids.clear()
         self._dependents.clear()
         for rt, obj in stored:
-            self._types.setdefault(type_key(rt), rt)
-            self._index(type_key(rt), self._subtrees.stored(type_key(rt), obj))
+            tk = self._type_key(rt)
+            self._types.setdefault(tk, rt)
+            self._index(tk, self._subtrees.stored(tk, obj))
         self._durable_rv = self._rv
         self._unpublished = []
         size, max_bytes = self._history_limits
@@ -131,13 +146,18 @@ class Engine:
     def deferred(self, *, borrow: bool = False) -> Iterator[None]:
         """Writes in this block return before they are durable; the caller must ``sync`` before it
         acknowledges them. With ``borrow`` they return the stored object itself, not a copy: the caller
-        only reads it (the API server renders it)."""
+        only reads it (the API server renders it); and a create takes the object it is given as its own
+        (admission may edit it), instead of copying it first: the caller gives it up."""
         token, borrowed = _DEFERRED.set(True), _BORROWED.set(borrow)
         try:
             yield
         finally:
             _DEFERRED.reset(token)
             _BORROWED.reset(borrowed)
+
+    def _given(self) -> bool:
+        """Whether this call's input objects are its own to keep (``deferred(borrow=True)``)."""
+        return _BORROWED.get()
 
     def _result(self, stored: Object) -> Object:
         """What a write returns: a copy, unless the caller borrows (``deferred``)."""
@@ -225,26 +245,42 @@ class Engine:
     def _new_uid(self) -> str:
         return uuid4_text(self._rng.getrandbits(128))
 
-    def _index(self, tk: TypeKey, obj: Object) -> None:
+    def _type_key(self, rt: ResourceType) -> TypeKey:
+        """``type_key(rt)``, the same tuple every time: the indexes and the history hold one per entry."""
+        tk = type_key(rt)
+        return self._type_keys.setdefault(tk, tk)
+
+    def _index(self, tk: TypeKey, obj: Object, packed: bytes | None = None) -> None:
+        """Hold ``obj`` (``packed``: already encoded, for a bucket of encoded objects) and index it."""
         key = key_of(obj)
         bucket = self._objects.get(tk)
         if bucket is None:
             bucket = self._objects[tk] = new_bucket(tk)
-        bucket[key] = obj
-        self._uids[meta(obj)["uid"]] = (tk, key)
+        if packed is not None and isinstance(bucket, EncodedBucket):
+            bucket.put_encoded(key, packed)
+        else:
+            bucket[key] = obj
+        ref = self._uids[meta(obj)["uid"]] = (tk, key)
         for owner in owner_uids(obj):
-            self._dependents.setdefault(owner, set()).add((tk, key))
+            refs = self._dependents.setdefault(owner, ref)
+            if type(refs) is set:
+                refs.add(ref)
+            elif refs != ref:
+                self._dependents[owner] = {refs, ref}  # type: ignore[arg-type]
 
     def _unindex(self, tk: TypeKey, obj: Object) -> None:
         key = key_of(obj)
         self._objects.get(tk, {}).pop(key, None)
         self._uids.pop(meta(obj)["uid"], None)
+        ref = (tk, key)
         for owner in owner_uids(obj):
             refs = self._dependents.get(owner)
-            if refs is not None:
-                refs.discard((tk, key))
-                if not refs:
-                    del self._dependents[owner]
+            if type(refs) is set:
+                refs.discard(ref)
+                if len(refs) == 1:
+                    self._dependents[owner] = next(iter(refs))
+            elif refs == ref:
+                del self._dependents[owner]
 
     def _commit(self, rt: ResourceType, kind: EventType, new: Object, old: Object | None) -> Object:
         """Validate, then make one change durable, then visible. Returns the stored object (not a copy). In a
@@ -263,23 +299,25 @@ class Engine:
                 **obj,
                 "metadata": {**meta(obj), "resourceVersion": meta(old or {}).get("resourceVersion", "")},
             }
+        tk = self._type_key(rt)
+        packed = None
         if kind is EventType.DELETED:
             self._journal.remove(rt, key_of(obj), rv)
         else:
-            obj = self._subtrees.stored(type_key(rt), obj, old)
+            obj = self._subtrees.stored(tk, obj, old)
+            packed = deflated(body) if tk in COMPACT_TYPES else None  # the journal's JSON, not a 2nd encode
             self._journal.put(rt, obj, rv, body)
             self._local.committed = (obj, body)
         self._rv = rv
-        tk = type_key(rt)
         self._types.setdefault(tk, rt)
         self._writes[tk] = self._writes.get(tk, 0) + 1
         if old is not None:
             self._unindex(tk, old)
         if kind is not EventType.DELETED:
-            self._index(tk, obj)
+            self._index(tk, obj, packed)
         # a MODIFIED or DELETED change also keeps the previous version alive: count it as the same size
         size = len(body) if body else validation.size_of(obj)
-        self._unpublished.append(Change(rv, tk, kind, obj, old, size * (1 if old is None else 2)))
+        self._unpublished.append(Change(rv, tk, kind, obj, old, size * (1 if old is None else 2), packed))
         if len(self._unpublished) >= MAX_BATCH and self._flush_lock.acquire(blocking=False):
             try:  # a long cascade: commit and publish as it goes, not all at its end
                 self._flush(contextlib.nullcontext())
@@ -316,7 +354,8 @@ class Engine:
         return obj
 
     def _dependents_of(self, owner_uid: str) -> list[tuple[ResourceType, Object]]:
-        refs = sorted(self._dependents.get(owner_uid, ()))
+        found = self._dependents.get(owner_uid)
+        refs: list[Ref] = sorted(found) if isinstance(found, set) else [] if found is None else [found]
         return [(self._types[tk], self._objects[tk][key]) for tk, key in refs]
 
     def _lookup_uid(self, uid: str) -> tuple[ResourceType, Object] | None:
@@ -338,6 +377,14 @@ class Engine:
         return copy_object(obj)
 
     def list(self, rt: ResourceType, options: ListOptions = EVERYTHING) -> ObjectList:
+        return self._list(rt, options, copies_for(type_key(rt)))
+
+    def list_borrowed(self, rt: ResourceType, options: ListOptions = EVERYTHING) -> ObjectList:
+        """``list`` (paging included) of the committed dicts themselves: for a caller that only reads them
+        and lets go (the API server renders a list), so a list of thousands copies none of them."""
+        return self._list(rt, options, _as_they_are)
+
+    def _list(self, rt: ResourceType, options: ListOptions, copies: Copies) -> ObjectList:
         selection = build_filter(options.namespace, options.label_selector, options.field_selector)
         start = decode_continue(options.continue_token)
         if options.limit < 0:
@@ -345,7 +392,6 @@ class Engine:
         with self._lock:
             rv = self._rv
         page, remaining = self._page(rt, selection, start, options.limit)
-        copies = copies_for(type_key(rt))
         if remaining:
             token = encode_continue(rv, page[-1][0])
             return ObjectList(copies([o for _, o in page]), str(rv), token, remaining)

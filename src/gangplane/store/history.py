@@ -46,6 +46,7 @@ class Change:
     object: Object
     old: Object | None
     size: int = 0  # bytes this change keeps alive (its JSON, twice when it also holds the old version)
+    packed: bytes | None = None  # ``object`` encoded, for a type the store holds encoded (compact.py)
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,7 +63,8 @@ class _Packed:
     @staticmethod
     def of(change: Change) -> _Packed:
         old = None if change.old is None else encode(change.old)
-        return _Packed(change.rv, change.type_key, change.type, encode(change.object), old, change.size)
+        packed = encode(change.object) if change.packed is None else change.packed  # the store's own bytes
+        return _Packed(change.rv, change.type_key, change.type, packed, old, change.size)
 
     def unpacked(self) -> Change:
         old = None if self.old is None else decode(self.old)

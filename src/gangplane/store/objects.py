@@ -112,10 +112,11 @@ def name_suffix(choice: Any) -> str:
     return "".join(choice(_SUFFIX_ALPHABET) for _ in range(5))
 
 
-def prepare_create(rt: ResourceType, obj: Object, *, uid: str, now: str) -> Object:
+def prepare_create(rt: ResourceType, obj: Object, *, uid: str, now: str, copy: bool = True) -> Object:
     """The object as first stored: identity set, server-owned metadata reset, status dropped for kinds with
-    a status subresource (status is written only through ``update_status``)."""
-    out = copy_object(obj)
+    a status subresource (status is written only through ``update_status``). Without ``copy`` it edits
+    ``obj`` and its metadata dict in place, for a caller whose object it is to give."""
+    out = copy_object(obj) if copy else obj
     out.setdefault("apiVersion", rt.api_version)
     out.setdefault("kind", rt.kind)
     m = out.setdefault("metadata", {})

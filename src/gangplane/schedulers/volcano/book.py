@@ -237,14 +237,13 @@ class LastFilling:
         self._policies: tuple[QueuePolicy, ...] = ()
         self._queue_specs: tuple[object, ...] = ()
         self._guarantees: dict[str, list[float]] = {}
-        self._caps_of: tuple[bytes, tuple[QueuePolicy, ...]] | None = None
+        self._caps_of: tuple[bytes, tuple[object, ...]] | None = None
         self._caps: dict[str, Vec] = {}
 
     def capabilities(self, total: Vec, policies: Sequence[QueuePolicy]) -> dict[str, Vec]:
-        """``proportion.real_capabilities``, computed again only when the total or a policy changed."""
-        self._specs(policies)
-        key = (total.tobytes(), self._policies)
-        if self._caps_of is None or key[0] != self._caps_of[0] or key[1] is not self._caps_of[1]:
+        """``proportion.real_capabilities``, computed again only when the total or a queue's spec changed."""
+        key = (total.tobytes(), self._specs(policies))
+        if key != self._caps_of:
             self._caps = prop.real_capabilities(total, policies)
             self._caps_of = key
         return self._caps

@@ -21,9 +21,12 @@ from vcworld import World, node
 from gangplane.schedulers.base import CycleResult
 from gangplane.schedulers.cache import SchedulerCache
 from gangplane.schedulers.core.objects import PodInfo
+from gangplane.schedulers.core.resources import ResourceIndex
 from gangplane.schedulers.core.snapshot import Snapshot
 from gangplane.schedulers.passes import group_key, run_pass
 from gangplane.schedulers.volcano import VolcanoConfig, VolcanoScheduler
+from gangplane.schedulers.volcano.memo import Memo
+from gangplane.schedulers.volcano.queues import policy_of
 from gangplane.store.catalog import PODS
 
 Obj = dict[str, Any]
@@ -137,3 +140,15 @@ def test_a_scheduler_keeping_its_parses_decides_as_a_fresh_one(
         driver.cycle()
         w.resubmit_evicted()
         _finish(w, ages, life)
+
+
+def test_a_built_in_queue_without_resource_version_is_parsed_again_only_when_it_changes() -> None:
+    """The in-memory root queue has no resourceVersion; its policy is kept while what it reads recurs
+    (a new object every pass defeated the kept water-filling's capability cache)."""
+    memo, index = Memo(), ResourceIndex()
+    root = {"metadata": {"name": "root"}, "spec": {"weight": 1, "reclaimable": False}}
+    first = memo.policy(root, index, partial(policy_of, root, index))
+    assert memo.policy(copy.deepcopy(root), index, partial(policy_of, root, index)) is first
+    heavier = {**root, "spec": {"weight": 3, "reclaimable": False}}
+    changed = memo.policy(heavier, index, partial(policy_of, heavier, index))
+    assert changed is not first and changed.weight == 3

@@ -236,17 +236,31 @@ class LastFilling:
         self._value: dict[str, Vec] = {}
         self._policies: tuple[QueuePolicy, ...] = ()
         self._queue_specs: tuple[object, ...] = ()
+        self._guarantees: dict[str, list[float]] = {}
+        self._caps_of: tuple[bytes, tuple[object, ...]] | None = None
+        self._caps: dict[str, Vec] = {}
+
+    def capabilities(self, total: Vec, policies: Sequence[QueuePolicy]) -> dict[str, Vec]:
+        """``proportion.real_capabilities``, computed again only when the total or a queue's spec changed."""
+        key = (total.tobytes(), self._specs(policies))
+        if key != self._caps_of:
+            self._caps = prop.real_capabilities(total, policies)
+            self._caps_of = key
+        return self._caps
 
     def deserved(
         self, total: Vec, policies: Sequence[QueuePolicy], requests: Mapping[str, Vec]
     ) -> dict[str, Vec]:
         zero = [0.0] * len(total)
         asked = {p.name: requests[p.name].tolist() if p.name in requests else zero for p in policies}
-        on = prop.active(prop.used_vectors(policies, requests))
-        spec = (total.tobytes(), on, self._specs(policies))
+        queue_specs = self._specs(policies)
+        on = prop.active([*asked.values(), *self._guarantees.values()], len(total))
+        spec = (total.tobytes(), on, queue_specs)
         if spec != self._spec or not self._same(asked, on):
             self._rounds = {}
-            self._value = prop.proportion_deserved(total, policies, requests, self._rounds)
+            lists = (asked, self._guarantees, on)
+            caps = self.capabilities(total, policies)
+            self._value = prop.fill_deserved(total, policies, lists, caps, self._rounds)
             self._spec = spec
         self._asked = asked
         return self._value
@@ -261,6 +275,7 @@ class LastFilling:
             self._queue_specs = tuple(
                 (p.name, p.weight, p.capability.tobytes(), p.guarantee.tobytes()) for p in policies
             )
+            self._guarantees = {p.name: p.guarantee.tolist() for p in policies}
         return self._queue_specs
 
     def _same(self, asked: Mapping[str, list[float]], on: list[int]) -> bool:
@@ -300,8 +315,11 @@ def _build_attrs(
 ) -> dict[str, QueueAttr]:
     dims = len(total)
     empty = QueueDemand(vec.zeros(dims), vec.zeros(dims), vec.zeros(dims), vec.zeros(dims))
-    capabilities = prop.hierarchical_capabilities if hierarchical else prop.real_capabilities
-    caps = capabilities(total, policies)
+    caps = (
+        prop.hierarchical_capabilities(total, policies)
+        if hierarchical
+        else kept.capabilities(total, policies)
+    )
     if policy == SharePolicy.PROPORTION:
         requests = {name: d.request for name, d in demands.items()}
         deserved = kept.deserved(total, policies, requests)

@@ -103,18 +103,20 @@ class Memo:
     def policy(
         self, obj: Mapping[str, Any], index: ResourceIndex, parse: Callable[[], QueuePolicy]
     ) -> QueuePolicy:
-        """Queue ``obj``'s policy, parsed once per resourceVersion and resource index (``parse`` may raise)."""
+        """Queue ``obj``'s policy, parsed once per resourceVersion and resource index, or while what it reads
+        recurs (``parse`` may raise)."""
         meta = obj.get("metadata") or {}
         name, rv = str(meta.get("name")), revision(obj)
         kept = self._policies.get(name)
         if rv and kept is not None and kept[0] == (rv, index):
             return kept[1]
-        if rv and kept is not None and kept[0][1] == index and kept[2] == _read_by_policy(obj):
-            policy = kept[1]  # a status write (counts, allocation) changed nothing the policy reads
-        else:
-            policy = parse()
-        if rv:
-            self._policies[name] = ((rv, index), policy, deepcopy(_read_by_policy(obj)))  # not a view
+        if kept is not None and kept[0][1] == index and kept[2] == _read_by_policy(obj):
+            # a status write (counts, allocation) changed nothing the policy reads, or a built-in queue
+            # (root, default: no resourceVersion) is the same as last pass
+            self._policies[name] = ((rv, index), kept[1], kept[2])
+            return kept[1]
+        policy = parse()
+        self._policies[name] = ((rv, index), policy, deepcopy(_read_by_policy(obj)))  # not a view
         return policy
 
     def demand(self, job: Job, compute: Callable[[Job], QueueDemand]) -> QueueDemand:

@@ -9,6 +9,7 @@ deserved loop) and ``pkg/scheduler/plugins/capacity/capacity.go`` (``buildQueueA
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -78,11 +79,25 @@ def proportion_deserved(
     stays 0 in every round and never stops the loop, so only the others are filled (``active``).
     ``rounds``, if given, receives per queue what each round computed on those dimensions before its
     request capped it and after (``same_rounds`` reads it)."""
-    dims = len(total)
+    zero = [0.0] * len(total)
+    asked = {p.name: requests[p.name].tolist() if p.name in requests else zero for p in policies}
     guarantees = {p.name: p.guarantee.tolist() for p in policies}
-    asked = {p.name: requests[p.name].tolist() if p.name in requests else [0.0] * dims for p in policies}
-    on = active(used_vectors(policies, requests))
-    caps = {name: _pick(cap.tolist(), on) for name, cap in real_capabilities(total, policies).items()}
+    on = active([*asked.values(), *guarantees.values()], len(total))
+    return fill_deserved(total, policies, (asked, guarantees, on), real_capabilities(total, policies), rounds)
+
+
+def fill_deserved(
+    total: Vec,
+    policies: Sequence[QueuePolicy],
+    lists: tuple[Mapping[str, list[float]], Mapping[str, list[float]], list[int]],
+    capabilities: Mapping[str, Vec],
+    rounds: dict[str, Rounds] | None = None,
+) -> dict[str, Vec]:
+    """``proportion_deserved`` from what a kept caller has at hand: the requests and guarantees as lists,
+    the ``active`` dimensions of those lists, and ``real_capabilities``."""
+    asked, guarantees, on = lists
+    dims = len(total)
+    caps = {name: _pick(cap.tolist(), on) for name, cap in capabilities.items()}
     left = total.tolist()
     idle = any(left[d] > _EPS for d in range(dims) if d not in on)  # what the loop never takes from
     filled = _fill(
@@ -101,17 +116,10 @@ def proportion_deserved(
     return out
 
 
-def active(vectors: Sequence[Vec]) -> list[int]:
-    """The dimensions where some vector is not +0.0 (a -0.0 request would cap to -0.0: kept active)."""
-    if not vectors:
-        return []
-    stacked = np.stack(vectors)
-    return [int(d) for d in np.flatnonzero(np.any((stacked != 0.0) | np.signbit(stacked), axis=0))]
-
-
-def used_vectors(policies: Sequence[QueuePolicy], requests: Mapping[str, Vec]) -> list[Vec]:
-    """The vectors ``active`` reads: the queues' requests and guarantees."""
-    return [*(requests[p.name] for p in policies if p.name in requests), *(p.guarantee for p in policies)]
+def active(vectors: Sequence[Sequence[float]], dims: int) -> list[int]:
+    """The dimensions where some vector (the queues' requests and guarantees) is not +0.0 (a -0.0 request
+    would cap to -0.0: kept active). On lists: called every pass, where stacking arrays cost more."""
+    return [d for d in range(dims) if any(v[d] != 0.0 or math.copysign(1.0, v[d]) < 0 for v in vectors)]
 
 
 def _pick(values: list[float], on: list[int]) -> list[float]:

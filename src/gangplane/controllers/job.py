@@ -41,10 +41,10 @@ class JobReconciler:
     def reconcile(self, key: Key) -> Result:
         namespace, name = key
         job = get_or_none(self.store, catalog.JOBS, namespace, name)
+        if job is not None and spec_of(job).get("managedBy", JOB_CONTROLLER) != JOB_CONTROLLER:
+            return Result()  # not even its pods' finalizers (``handleOrphanPod``)
         if job is None or deleting(job):
             self._release_orphans(namespace, name, job)
-            return Result()
-        if spec_of(job).get("managedBy", JOB_CONTROLLER) != JOB_CONTROLLER:
             return Result()
         decided = self._pass(job)
         if decided.remove_finalizers and not decided.delete_job:  # counted: move them into the counts

@@ -78,10 +78,25 @@ def _eligible(session: Session, job: Job, admit_all: bool) -> bool:
     return job.has_work()
 
 
-def allocate(session: Session) -> None:
+def _lines(session: Session) -> tuple[dict[str, list[Job]], set[str]]:
+    """The candidates per queue, and the queues whose line is already in job order. When no two of these
+    queues tie on their static order, which queue comes first never depends on the order the queues were
+    met in, so each line is sorted only at its queue's first turn (an Overused queue's never): no job of
+    it has moved before then, so its order is the one a sort of all candidates at the start gives."""
+    chosen = candidates(session)
     per_queue: dict[str, list[Job]] = {}
-    for job in sorted(candidates(session), key=session.job_order):
+    for job in chosen:
         per_queue.setdefault(job.queue, []).append(job)
+    if len({session.book.attrs[q].policy.order for q in per_queue}) == len(per_queue):
+        return per_queue, set()
+    per_queue = {}  # tied queues take turns in the order a sorted walk meets them: sort all now
+    for job in sorted(chosen, key=session.job_order):
+        per_queue.setdefault(job.queue, []).append(job)
+    return per_queue, set(per_queue)
+
+
+def allocate(session: Session) -> None:
+    per_queue, in_order = _lines(session)
     hopeless: dict[tuple[object, ...], str] = {}  # capacity only shrinks during allocate
     queue: str | None = None  # whose turn it is: the queue order and Overused move only with a placement
     while per_queue:
@@ -96,6 +111,9 @@ def allocate(session: Session) -> None:
             del per_queue[queue]
             queue = None
             continue
+        if queue not in in_order:
+            jobs.sort(key=session.job_order)
+            in_order.add(queue)
         job = jobs.pop(0)
         if (known := hopeless.get(job.shape())) is not None:
             session.messages[job.key] = known

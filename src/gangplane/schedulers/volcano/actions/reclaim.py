@@ -106,24 +106,27 @@ def _holder_queues(session: Session) -> set[str]:
     return {j.queue for j in victims.holders(session, "evictable") if j.count(EVICTABLE)}
 
 
-def _may_find_victims(session: Session, jobs: Iterable[Job]) -> bool:
-    """Could any of ``jobs`` have a victim? Only in another queue that may give and holds an evictable
-    task (upstream ``reclaim.go`` takes reclaimees only from jobs of other, ``Reclaimable`` queues). Until
-    a search evicts, no queue's share moves, so if no job has such a queue none ever does: per queue, not
-    per job (one queue that gives is everyone's source but its own)."""
-    givers = [q for q in _holder_queues(session) if session.book.may_give(q)]
+def _givers(session: Session) -> list[str]:
+    """The queues a victim may come from now: holding an evictable task and able to give (upstream
+    ``reclaim.go`` takes reclaimees only from jobs of other queues that are ``Reclaimable``)."""
+    return [q for q in sorted(_holder_queues(session)) if session.book.may_give(q)]
+
+
+def _reaches(givers: list[str], jobs: Iterable[Job]) -> bool:
+    """Could any of ``jobs`` have a victim: is a giver's queue not its own? Until a search evicts, no
+    queue's share moves, so if no job has such a queue none ever does: decided per queue, not per job
+    (one queue that gives is everyone's source but its own)."""
     if len(givers) != 1:
         return bool(givers)
     return any(j.queue != givers[0] for j in jobs)
 
 
 def reclaim(session: Session) -> None:
-    if quiet_candidates(session) and not _may_find_victims(session, reachable(session)):
+    givers = _givers(session)
+    if quiet_candidates(session) and not _reaches(givers, reachable(session)):
         return  # no candidate has a victim and nobody reads the messages: nothing would change
     chosen = candidates(session)
-    if not _may_find_victims(session, chosen) and (
-        not session.config.explain or victims.quiet(session, chosen)
-    ):
+    if not _reaches(givers, chosen) and (not session.config.explain or victims.quiet(session, chosen)):
         return  # no queue can give to any candidate: no victim now or later in this action
     may: dict[tuple[object, ...], bool] = {}  # by shape: the book does not move until a search evicts
 

@@ -44,7 +44,7 @@ def full_walks() -> Iterator[None]:
         for module in (preempt, reclaim):
             patch.setattr(module, "quiet_candidates", lambda session: False)
         patch.setattr(preempt, "_may_find_victims", lambda session, candidates: True)
-        patch.setattr(reclaim, "_reaches", lambda givers, candidates: True)
+        patch.setattr(reclaim, "_reaches", lambda session, givers, candidates: True)
         patch.setattr(Job, "tally", lambda job: jobs._count(job.tasks))
         yield
 

@@ -19,7 +19,7 @@ from gangplane.schedulers.volcano import placement
 from gangplane.schedulers.volcano.actions import victims
 from gangplane.schedulers.volcano.actions.allocate import candidates, quiet_candidates, reachable
 from gangplane.schedulers.volcano.jobs import Job
-from gangplane.schedulers.volcano.kept import EVICTABLE, lowest_holders
+from gangplane.schedulers.volcano.kept import EVICTABLE
 from gangplane.schedulers.volcano.session import Session
 from gangplane.schedulers.volcano.vec import Vec
 
@@ -102,7 +102,7 @@ def _holder_queues(session: Session) -> set[str]:
     """The queues that may hold an evictable task: as parsed in a kept session (a session only moves tasks
     away from Bound and Running), else walked."""
     if session.kept is not None:
-        return set(lowest_holders(session.kept.index))
+        return {queue for queue, priorities in session.kept.index.lowest.items() if priorities}
     return {j.queue for j in victims.holders(session, "evictable") if j.count(EVICTABLE)}
 
 
@@ -112,21 +112,25 @@ def _givers(session: Session) -> list[str]:
     return [q for q in sorted(_holder_queues(session)) if session.book.may_give(q)]
 
 
-def _reaches(givers: list[str], jobs: Iterable[Job]) -> bool:
-    """Could any of ``jobs`` have a victim: is a giver's queue not its own? Until a search evicts, no
-    queue's share moves, so if no job has such a queue none ever does: decided per queue, not per job
-    (one queue that gives is everyone's source but its own)."""
-    if len(givers) != 1:
-        return bool(givers)
-    return any(j.queue != givers[0] for j in jobs)
+def _reaches(session: Session, givers: list[str], jobs: Iterable[Job]) -> bool:
+    """Could any of ``jobs`` have a victim? Only a starving, unpipelined job of a queue that is not
+    Overused is listed (``_may_reclaim``, before the first search), and it needs a giver other than its own
+    queue. Until a search evicts no queue's share moves, so if no listed job has such a giver none ever
+    does: decided per queue, not per job (one queue that gives is everyone's source but its own)."""
+    if not givers:
+        return False
+    queues = {j.queue for j in jobs if j.starving() and j.key not in session.pipelined}
+    return any(q != g for q in queues if not session.book.overused(q) for g in givers)
 
 
 def reclaim(session: Session) -> None:
     givers = _givers(session)
-    if quiet_candidates(session) and not _reaches(givers, reachable(session)):
+    if quiet_candidates(session) and not _reaches(session, givers, reachable(session)):
         return  # no candidate has a victim and nobody reads the messages: nothing would change
     chosen = candidates(session)
-    if not _reaches(givers, chosen) and (not session.config.explain or victims.quiet(session, chosen)):
+    if not _reaches(session, givers, chosen) and (
+        not session.config.explain or victims.quiet(session, chosen)
+    ):
         return  # no queue can give to any candidate: no victim now or later in this action
     may: dict[tuple[object, ...], bool] = {}  # by shape: the book does not move until a search evicts
 

@@ -13,8 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gangplane.api.scheduling import kai
-from gangplane.schedulers.kai.fairshare import ShareInput, TreeQueue, divide_tree
+from gangplane.schedulers.kai.fairshare import queue_fair_shares
 from gangplane.schedulers.kai.memo import KaiMemo
 from gangplane.schedulers.kai.model import RESOURCES, KaiQueue, Res
 
@@ -117,7 +116,8 @@ class KaiBook:
             ):
                 self._set_fair(fair)
                 return
-        fair = self._fair_shares(k_value)
+        requested = {name: state.requested for name, state in self.states.items()}
+        fair = queue_fair_shares(self.total, self.queues, self.children, requested, k_value)
         if memo is not None:
             memo.shares = (key, queues, fair)
         self._set_fair(fair)
@@ -144,46 +144,6 @@ class KaiBook:
                     state.deserved = deserved
                     state.deserved.flags.writeable = False
                     self._keys.pop(name, None)
-
-    def _fair_shares(self, k_value: float) -> dict[str, Res]:
-        fair = {name: np.zeros(len(RESOURCES)) for name in self.queues}
-        for r in range(len(RESOURCES)):
-            if not any(state.requested[r] > 0 for state in self.states.values()):
-                continue  # nobody asks for it: every level's division gives each queue nothing
-            if all(q.quota[r] == kai.UNLIMITED for q in self.queues.values()):
-                self._without_quotas(r, fair)
-                continue
-            tree = [
-                TreeQueue(
-                    ShareInput(
-                        q.name,
-                        float(q.quota[r]),
-                        float(q.limit[r]),
-                        float(q.weight[r]),
-                        q.priority,
-                        float(self.states[q.name].requested[r]),
-                        q.order,
-                    ),
-                    q.parent if q.parent in self.queues else None,
-                )
-                for q in self.queues.values()
-            ]
-            for name, value in divide_tree(float(self.total[r]), tree, k_value).items():
-                fair[name][r] = value
-        return fair
-
-    def _without_quotas(self, r: int, fair: dict[str, Res]) -> None:
-        """Resource ``r`` where no queue sets a quota: ``divide``'s in-quota pass gives each queue what it may
-        request (``min(request, limit)``) capped by the amount its level divides (the quota being the whole
-        amount), after which nothing is left or nobody wants more, so that is each queue's fair share."""
-        levels: list[tuple[str | None, float]] = [(None, float(self.total[r]))]
-        while levels:
-            parent, amount = levels.pop()
-            for name in self.children.get(parent, []):
-                asked = float(self.states[name].requested[r])
-                value = min(amount, min(asked, float(self.queues[name].max_allowed()[r])))
-                fair[name][r] = value
-                levels.append((name, value))
 
     # ------------------------------------------------------------ lookups
 

@@ -178,7 +178,9 @@ def queue_fair_shares(
         if not any(asked[r] > 0 for asked in requested.values()):
             continue  # nobody asks for it: every level's division gives each queue nothing
         if all(q.quota[r] == UNLIMITED for q in queues.values()):
-            _without_quotas(total, queues, children, requested, r, fair)
+            wanted = {n: min(float(requested[n][r]), float(q.max_allowed()[r])) for n, q in queues.items()}
+            for name, value in _without_quotas(float(total[r]), children, wanted).items():
+                fair[name][r] = value
             continue
         tree = [
             TreeQueue(
@@ -194,21 +196,16 @@ def queue_fair_shares(
 
 
 def _without_quotas(
-    total: Res,
-    queues: Mapping[str, KaiQueue],
-    children: Mapping[str | None, list[str]],
-    requested: Mapping[str, Res],
-    r: int,
-    fair: dict[str, Res],
-) -> None:
-    """Resource ``r`` where no queue sets a quota: ``divide``'s in-quota pass gives each queue what it may
-    request (``min(request, limit)``) capped by the amount its level divides (the quota being the whole
-    amount), after which nothing is left or nobody wants more, so that is each queue's fair share."""
-    levels: list[tuple[str | None, float]] = [(None, float(total[r]))]
+    amount: float, children: Mapping[str | None, list[str]], wanted: Mapping[str, float]
+) -> dict[str, float]:
+    """One resource where no queue sets a quota: ``divide``'s in-quota pass gives each queue what it may
+    request (``wanted``: ``min(request, limit)``) capped by the amount its level divides (the quota being the
+    whole amount), after which nothing is left or nobody wants more, so that is each queue's fair share."""
+    fair: dict[str, float] = {}
+    levels: list[tuple[str | None, float]] = [(None, amount)]
     while levels:
         parent, amount = levels.pop()
         for name in children.get(parent, []):
-            asked = float(requested[name][r])
-            value = min(amount, min(asked, float(queues[name].max_allowed()[r])))
-            fair[name][r] = value
+            fair[name] = value = min(amount, wanted[name])
             levels.append((name, value))
+    return fair

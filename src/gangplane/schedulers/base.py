@@ -124,7 +124,7 @@ class Changes:
     ``members``, the pod dicts of every scheduler whose ``group_of`` names a group, in key order; ``get``, one
     watched object by type and key, or ``None``; ``pending``, where the loop can say it, the ``PodInfo`` that
     ``ClusterView.pending`` holds for one pod key, or ``None`` when that pod is not pending (without it a
-    scheduler looks pods up in the whole tuple)."""
+    scheduler, and the pass checking its bindings, looks pods up in the whole sequence)."""
 
     groups: frozenset[str]
     members: Callable[[str], Sequence[Mapping[str, Any]]]
@@ -138,15 +138,19 @@ class ClusterView:
 
     ``pending`` are this scheduler's unbound, non-terminal, not-deleting pods — all of them, or only the active
     units for a ``Queueing.PER_UNIT`` scheduler — oldest first (creation time, then key), gated pods included
-    (``PodInfo.gated``; a per-unit scheduler gets them only once ungated). ``objects`` holds, per type in the
-    scheduler's ``watches``, every object of that type as a wire dict (read-only by contract), in (namespace,
-    name) order. ``changes`` is given by the loop to a ``PER_UNIT`` scheduler (see ``Changes``); ``None`` (a
-    pure pass, the simulator) means nothing is known to be unchanged: read ``objects`` whole.
+    (``PodInfo.gated``; a per-unit scheduler gets them only once ungated). It is a read-only sequence that
+    may be lazy (the simulator's shell lists its waiting jobs' pods only when read), so a scheduler that
+    keeps its own state reads it only when it must. ``objects`` holds, per type in the scheduler's
+    ``watches``, every object of that type as a wire dict (read-only by contract), in (namespace, name)
+    order. ``changes`` says what changed since the scheduler's last cycle (see ``Changes``): the loop gives
+    it to a ``PER_UNIT`` scheduler, the simulator's shell (``simulator/policies/shell.py``) to the
+    schedulers it runs; ``None`` (``plan_pass``, tests) means nothing is known to be unchanged: read
+    ``objects`` whole.
     """
 
     now: float
     snapshot: Snapshot
-    pending: tuple[PodInfo, ...]
+    pending: Sequence[PodInfo]
     objects: Mapping[ResourceType, Sequence[Mapping[str, Any]]] = field(default_factory=dict)
     changes: Changes | None = None
 

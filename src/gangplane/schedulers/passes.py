@@ -8,7 +8,7 @@ simulator calls ``run_pass`` with the snapshot it keeps; the loop (``loop.py``) 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -141,13 +141,13 @@ def _snapshot_parts(
     return Snapshot(index, node_infos, bound), pending, broken
 
 
-def _apply(snapshot: Snapshot, result: CycleResult, pending: Mapping[str, PodInfo]) -> None:
+def _apply(snapshot: Snapshot, result: CycleResult, pending: Callable[[str], PodInfo | None]) -> None:
     """Count a cycle's bindings and drop its victims, so later schedulers in the pass see them."""
     for eviction in result.evictions:
         if snapshot.location(eviction.pod_key) is not None:
             snapshot.forget(eviction.pod_key)
     for binding in result.bindings:
-        pod = pending.get(binding.pod_key)
+        pod = pending(binding.pod_key)
         if pod is None or snapshot.location(pod.key) is not None:
             raise ValueError(f"binding of {binding.pod_key}: not a pending pod of this scheduler")
         snapshot.assume(pod, snapshot.node_position(binding.node))
@@ -186,15 +186,27 @@ def run_pass(
     bindings are counted and its victims dropped."""
     out = PassResult(snapshot=snapshot)
     for name, scheduler in schedulers.items():
-        mine = tuple(pending.get(name, ()))
+        mine = pending.get(name, ())
         known = (changes or {}).get(name)
         view = ClusterView(now, snapshot, mine, _Watched(objects, scheduler.watches), known)
         token = snapshot.checkpoint()
         result = _guarded_cycle(name, scheduler, view)
         snapshot.rollback(token)
-        _apply(snapshot, result, {p.key: p for p in mine} if result.bindings else {})  # most bind nothing
+        _apply(snapshot, result, _pending_lookup(mine, known) if result.bindings else _nothing_pending)
         out.results.append((name, result))
     return out
+
+
+def _pending_lookup(mine: Sequence[PodInfo], known: Changes | None) -> Callable[[str], PodInfo | None]:
+    """The pending pod of a key: asked of ``changes`` where the caller can answer (the simulator's shell,
+    keyed by job), else indexed from the whole sequence (only for a cycle that bound something)."""
+    if known is not None and known.pending is not None:
+        return known.pending
+    return {p.key: p for p in mine}.get
+
+
+def _nothing_pending(_key: str) -> PodInfo | None:
+    return None
 
 
 def _guarded_cycle(name: str, scheduler: Scheduler, view: ClusterView) -> CycleResult:

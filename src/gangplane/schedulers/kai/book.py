@@ -13,8 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gangplane.api.scheduling import kai
-from gangplane.schedulers.kai.fairshare import ShareInput, TreeQueue, divide_tree
+from gangplane.schedulers.kai.fairshare import queue_fair_shares
 from gangplane.schedulers.kai.memo import KaiMemo
 from gangplane.schedulers.kai.model import RESOURCES, KaiQueue, Res
 
@@ -52,6 +51,7 @@ class KaiBook:
         """``usage[leaf]`` = (allocated, allocated non-preemptible, requested = allocated + pending);
         ``memo`` keeps the last fair shares, reused while total, queues and requests are unchanged."""
         self.total = total
+        self.k_value = k_value
         self.queues = {q.name: q for q in queues}
         self.children: dict[str | None, list[str]] = {}
         for q in queues:
@@ -60,20 +60,47 @@ class KaiBook:
         self.states = {
             q.name: QueueState(q, _zeros(), _zeros(), _zeros(), _zeros(), _zeros()) for q in queues
         }
-        # the comparator's keys per queue, valid until that queue's allocation moves (a key reads only its own
+        # the comparator's keys per queue, valid until that queue's state moves (a key reads only its own
         # queue's state); ``leveled`` pairs (the tree is fixed)
         self._keys: dict[str, dict[bytes, OrderKey]] = {}
         self._levels: dict[tuple[str, str], tuple[str, str]] = {}
         # per queue, the allocatable share as an array and as floats with its sum (the comparator's scalar
         # arithmetic), kept while the queue's fair and deserved arrays are the same (read-only) objects
         self._shares: dict[str, tuple[Res, Res, Res, list[float], float]] = {}
-        for leaf, (alloc, non_preemptible, requested) in usage.items():
-            for name in self.chain(leaf):
-                state = self.states[name]
-                state.allocated = state.allocated + alloc
-                state.allocated_non_preemptible = state.allocated_non_preemptible + non_preemptible
-                state.requested = state.requested + requested
-        self._divide(k_value, memo)
+        # what ``refresh`` compares: the usage last counted, the queues ``allocate`` moved since, each
+        # queue's usage keys (in usage order) and the fair share it last divided by (``_set_fair``)
+        self._usage: Mapping[str, tuple[Res, Res, Res]] = {}
+        self._moved: set[str] = set()
+        self._under: dict[str, list[str]] = {}
+        self._fair: Mapping[str, Res] | None = None
+        self._deserved_of: dict[str, Res] = {}
+        self.refresh(usage, memo)
+
+    def refresh(self, usage: Mapping[str, tuple[Res, Res, Res]], memo: KaiMemo | None = None) -> None:
+        """Bring a book kept from an earlier cycle to what a new one over ``usage`` holds (same total, queues
+        and ``k_value``): only the queues above a usage entry that changed (a new tuple: ``KeptJobs`` keeps
+        each unchanged queue's), or that ``allocate`` moved since, are summed again, in the order a new book
+        sums them, so every value is bit for bit the same; an unchanged value keeps its array and the
+        comparator keys read from it."""
+        if list(usage) != list(self._usage):
+            self._under = {name: [k for k in usage if name in self.chain(k)] for name in self.states}
+            stale = set(self.states)
+        else:
+            stale = {q for k, parts in usage.items() if parts is not self._usage[k] for q in self.chain(k)}
+            stale |= self._moved
+        self._usage, self._moved = usage, set()
+        for name in stale:
+            self._count(name)
+        self._divide(self.k_value, memo)
+
+    def _count(self, name: str) -> None:
+        state, sums = self.states[name], [_ZERO, _ZERO, _ZERO]
+        for key in self._under[name]:
+            sums = [total + part for total, part in zip(sums, self._usage[key], strict=True)]
+        current = (state.allocated, state.allocated_non_preemptible, state.requested)
+        if any(a.tobytes() != b.tobytes() for a, b in zip(sums, current, strict=True)):
+            state.allocated, state.allocated_non_preemptible, state.requested = sums
+            self._keys.pop(name, None)
 
     def _divide(self, k_value: float, memo: KaiMemo | None) -> None:
         """Fair shares per resource; only when queue demand (``requested``), the queues or the total changed
@@ -89,61 +116,34 @@ class KaiBook:
             ):
                 self._set_fair(fair)
                 return
-        fair = self._fair_shares(k_value)
+        requested = {name: state.requested for name, state in self.states.items()}
+        fair = queue_fair_shares(self.total, self.queues, self.children, requested, k_value)
         if memo is not None:
             memo.shares = (key, queues, fair)
         self._set_fair(fair)
 
     def _set_fair(self, fair: Mapping[str, Res]) -> None:
+        """Each queue's fair share and deserved quota; a value equal to the one held keeps its array (and
+        the comparator keys read from it), and deserved is derived again only from a new parent share."""
+        if fair is self._fair:
+            return
+        self._fair = fair
         for name, value in fair.items():
-            self.states[name].fair = fair_share = value.copy()
-            fair_share.flags.writeable = False
-        for state in self.states.values():
-            parent_total = (
-                self.total if state.queue.parent not in self.states else self.states[state.queue.parent].fair
-            )
-            state.deserved = state.queue.deserved(parent_total)
-            state.deserved.flags.writeable = False
-
-    def _fair_shares(self, k_value: float) -> dict[str, Res]:
-        fair = {name: np.zeros(len(RESOURCES)) for name in self.queues}
-        for r in range(len(RESOURCES)):
-            if not any(state.requested[r] > 0 for state in self.states.values()):
-                continue  # nobody asks for it: every level's division gives each queue nothing
-            if all(q.quota[r] == kai.UNLIMITED for q in self.queues.values()):
-                self._without_quotas(r, fair)
-                continue
-            tree = [
-                TreeQueue(
-                    ShareInput(
-                        q.name,
-                        float(q.quota[r]),
-                        float(q.limit[r]),
-                        float(q.weight[r]),
-                        q.priority,
-                        float(self.states[q.name].requested[r]),
-                        q.order,
-                    ),
-                    q.parent if q.parent in self.queues else None,
-                )
-                for q in self.queues.values()
-            ]
-            for name, value in divide_tree(float(self.total[r]), tree, k_value).items():
-                fair[name][r] = value
-        return fair
-
-    def _without_quotas(self, r: int, fair: dict[str, Res]) -> None:
-        """Resource ``r`` where no queue sets a quota: ``divide``'s in-quota pass gives each queue what it may
-        request (``min(request, limit)``) capped by the amount its level divides (the quota being the whole
-        amount), after which nothing is left or nobody wants more, so that is each queue's fair share."""
-        levels: list[tuple[str | None, float]] = [(None, float(self.total[r]))]
-        while levels:
-            parent, amount = levels.pop()
-            for name in self.children.get(parent, []):
-                asked = float(self.states[name].requested[r])
-                value = min(amount, min(asked, float(self.queues[name].max_allowed()[r])))
-                fair[name][r] = value
-                levels.append((name, value))
+            state = self.states[name]
+            if value.tobytes() != state.fair.tobytes():
+                state.fair = fair_share = value.copy()
+                fair_share.flags.writeable = False
+                self._keys.pop(name, None)
+        for name, state in self.states.items():
+            parent = state.queue.parent
+            parent_total = self.total if parent not in self.states else self.states[parent].fair
+            if self._deserved_of.get(name) is not parent_total:
+                self._deserved_of[name] = parent_total
+                deserved = state.queue.deserved(parent_total)
+                if deserved.tobytes() != state.deserved.tobytes():
+                    state.deserved = deserved
+                    state.deserved.flags.writeable = False
+                    self._keys.pop(name, None)
 
     # ------------------------------------------------------------ lookups
 
@@ -367,6 +367,7 @@ class KaiBook:
     def allocate(self, name: str, request: Res, preemptible: bool) -> None:
         for queue in self.chain(name):
             self._keys.pop(queue, None)
+            self._moved.add(queue)
             state = self.states[queue]
             state.allocated = state.allocated + request
             if not preemptible:

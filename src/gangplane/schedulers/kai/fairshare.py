@@ -12,6 +12,10 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
+from gangplane.schedulers.kai.model import RESOURCES, KaiQueue, Res
+
 UNLIMITED = -1.0
 _EPS = 1e-9
 
@@ -157,4 +161,51 @@ def divide_tree(
         for name, value in divide(amount, kids, k_value, usage).items():
             fair[name] = value
             pending.append((name, value))
+    return fair
+
+
+def queue_fair_shares(
+    total: Res,
+    queues: Mapping[str, KaiQueue],
+    children: Mapping[str | None, list[str]],
+    requested: Mapping[str, Res],
+    k_value: float,
+) -> dict[str, Res]:
+    """Every queue's fair share of each resource (``divide_tree`` per resource): ``requested`` is each queue's
+    subtree demand, ``children`` the tree (``None``: the top queues)."""
+    fair = {name: np.zeros(len(RESOURCES)) for name in queues}
+    for r in range(len(RESOURCES)):
+        if not any(asked[r] > 0 for asked in requested.values()):
+            continue  # nobody asks for it: every level's division gives each queue nothing
+        if all(q.quota[r] == UNLIMITED for q in queues.values()):
+            wanted = {n: min(float(requested[n][r]), float(q.max_allowed()[r])) for n, q in queues.items()}
+            for name, value in _without_quotas(float(total[r]), children, wanted).items():
+                fair[name][r] = value
+            continue
+        tree = [
+            TreeQueue(
+                ShareInput(q.name, float(q.quota[r]), float(q.limit[r]), float(q.weight[r]), q.priority,
+                           float(requested[q.name][r]), q.order),
+                q.parent if q.parent in queues else None,
+            )
+            for q in queues.values()
+        ]  # fmt: skip
+        for name, value in divide_tree(float(total[r]), tree, k_value).items():
+            fair[name][r] = value
+    return fair
+
+
+def _without_quotas(
+    amount: float, children: Mapping[str | None, list[str]], wanted: Mapping[str, float]
+) -> dict[str, float]:
+    """One resource where no queue sets a quota: ``divide``'s in-quota pass gives each queue what it may
+    request (``wanted``: ``min(request, limit)``) capped by the amount its level divides (the quota being the
+    whole amount), after which nothing is left or nobody wants more, so that is each queue's fair share."""
+    fair: dict[str, float] = {}
+    levels: list[tuple[str | None, float]] = [(None, amount)]
+    while levels:
+        parent, amount = levels.pop()
+        for name in children.get(parent, []):
+            fair[name] = value = min(amount, wanted[name])
+            levels.append((name, value))
     return fair

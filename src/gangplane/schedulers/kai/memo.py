@@ -57,6 +57,9 @@ class KaiMemo:
         self._total: tuple[object, Any] | None = None
         # the jobs kept across cycles (``kept.KeptJobs``), the inputs they were built against (priority
         # classes, broken queues), and the jobs the last cycle changed in place (rebuilt before reuse)
+        self.book: Any = (
+            None  # the last cycle's ``book.KaiBook``, brought up to date by the next (``kept_book``)
+        )
         self.kept: Any = None
         self.kept_inputs: object = None
         self.dirty: set[str] = set()

@@ -10,12 +10,15 @@ never binds.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from gangplane.schedulers.core.fit import Mask
 from gangplane.schedulers.core.gang import place_gang
+from gangplane.schedulers.core.objects import PodInfo
+from gangplane.schedulers.core.snapshot import Snapshot
 from gangplane.schedulers.kai.model import KaiJob, Member, needed_members, needed_members_count, shape_of
 from gangplane.schedulers.kai.session import KaiSession
 
@@ -102,9 +105,23 @@ def place(session: KaiSession, job: KaiJob, explain: bool = True, failed: Failed
     return attempt
 
 
+def may_fit(snapshot: Snapshot, pods: Sequence[PodInfo], minimum: int) -> bool:
+    """Whether the free room of every node together holds, in each resource, the ``minimum`` smallest
+    requests of ``pods`` (at least one): no placement of the gang can succeed otherwise, whatever the
+    nodes' masks and fragmentation, so a gang failing this is not searched node by node."""
+    requests = np.stack([p.requests for p in pods])
+    smallest = np.sort(requests, axis=0)[: max(minimum, 1)]
+    room = np.maximum(snapshot.free(), 0).sum(axis=0)
+    return bool(np.all(smallest.sum(axis=0) <= room))
+
+
 def _place_in_scopes(
     session: KaiSession, job: KaiJob, members: list[Member], gang_missing: int, explain: bool
 ) -> Attempt:
+    if not (explain and session.config.explain) and not may_fit(
+        session.snapshot, [m.pod for m in members], gang_missing
+    ):
+        return Attempt(False, reason=NOT_ENOUGH_RESOURCES)  # no message is read: none is built
     everything = np.ones(len(session.snapshot), dtype=bool)
     required, preferred = (
         job.topology.get("requiredTopologyLevel"),
@@ -141,6 +158,7 @@ __all__ = [
     "Attempt",
     "Failed",
     "commit",
+    "may_fit",
     "needed_members",
     "needed_members_count",
     "place",

@@ -295,10 +295,32 @@ def open_session(view: ClusterView, config: KaiConfig, memo: KaiMemo | None = No
     classes = memo.classes(view.objects_of(PRIORITY_CLASSES))
     kept, left_out = _kept_jobs(view, config, memo, queues, broken_queues, classes)
     units = memo.units(view.snapshot.index)
-    book = KaiBook(memo.total(view.snapshot, _total), queues, kept.queue_usage(), config.k_value, memo)
+    book = kept_book(memo, memo.total(view.snapshot, _total), queues, kept.queue_usage(), config.k_value)
     session = KaiSession(config, view.snapshot, book, kept, view.now, _units=units)
     session.left_out = left_out
     return session
+
+
+def kept_book(
+    memo: KaiMemo,
+    total: Res,
+    queues: list[model.KaiQueue],
+    usage: Mapping[str, tuple[Res, Res, Res]],
+    k: float,
+) -> KaiBook:
+    """The memo's book brought up to date (``KaiBook.refresh``) while the total, the queue objects and
+    ``k`` are the same, else a new one; either way what a new book over these inputs holds."""
+    book = memo.book
+    same_queues = (
+        book is not None
+        and len(book.queues) == len(queues)
+        and all(a is b for a, b in zip(book.queues.values(), queues, strict=True))
+    )
+    if book is None or not same_queues or book.total is not total or book.k_value != k:
+        memo.book = KaiBook(total, queues, usage, k, memo)
+    else:
+        book.refresh(usage, memo)
+    return memo.book  # type: ignore[no-any-return]
 
 
 def _kept_jobs(

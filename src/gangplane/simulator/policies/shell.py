@@ -21,7 +21,7 @@ from __future__ import annotations
 from bisect import bisect_left, insort
 from collections.abc import Iterator, Mapping, Sequence
 from itertools import chain
-from typing import Any, Protocol
+from typing import Any, Protocol, overload
 
 from gangplane.schedulers.base import Changes, CycleResult, Scheduler
 from gangplane.schedulers.core.objects import PodInfo
@@ -117,9 +117,8 @@ class GroupShell:
     def next_cycle(self, now: float) -> float | None:
         return now + self.period if self._moved and self._waiting else None
 
-    def _view(self) -> tuple[list[PodInfo], Objects]:
-        pending = list(chain.from_iterable(map(self._pending.__getitem__, self._waiting)))
-        return pending, _LazyLists(self)
+    def _view(self) -> tuple[Sequence[PodInfo], Objects]:
+        return _PendingPods(self._pending, self._waiting), _LazyLists(self)
 
     def lists(self, rt: ResourceType) -> Sequence[Mapping[str, Any]]:
         """Every object of one type the scheduler watches, in job id order (built when read)."""
@@ -136,7 +135,7 @@ class GroupShell:
         return Changes(groups, self._members, self._get, self._pending_pod)
 
     def _pending_pod(self, pod_key: str) -> PodInfo | None:
-        """The waiting pod of that key as the pass's pending tuple holds it (``_view``), else ``None``."""
+        """The waiting pod of that key as the pass's pending pods hold it (``_view``), else ``None``."""
         return next((p for p in self._pending.get(job_of(pod_key), ()) if p.key == pod_key), None)
 
     def _members(self, group: str) -> Sequence[Mapping[str, Any]]:
@@ -200,6 +199,36 @@ class GroupShell:
 
     def _updated(self, obj: Obj, status: Mapping[str, Any]) -> Obj:
         return self._stamp({**obj, "status": dict(status)})
+
+
+class _PendingPods(Sequence[PodInfo]):
+    """The waiting jobs' pods in job id order, listed the first time a scheduler reads them in this pass (a
+    scheduler keeping its jobs reads ``Changes.pending`` by key instead). Holds the shell's tables: valid
+    for one pass only, as the view is."""
+
+    def __init__(self, pending: Mapping[int, tuple[PodInfo, ...]], waiting: Sequence[int]) -> None:
+        self._pending, self._waiting = pending, waiting
+        self._listed: list[PodInfo] | None = None
+
+    def _pods(self) -> list[PodInfo]:
+        if self._listed is None:
+            self._listed = list(chain.from_iterable(map(self._pending.__getitem__, self._waiting)))
+        return self._listed
+
+    @overload
+    def __getitem__(self, at: int) -> PodInfo: ...
+
+    @overload
+    def __getitem__(self, at: slice) -> Sequence[PodInfo]: ...
+
+    def __getitem__(self, at: int | slice) -> PodInfo | Sequence[PodInfo]:
+        return self._pods()[at]
+
+    def __iter__(self) -> Iterator[PodInfo]:
+        return iter(self._pods())
+
+    def __len__(self) -> int:
+        return len(self._pods())
 
 
 class _LazyLists(Mapping[ResourceType, Sequence[Mapping[str, Any]]]):

@@ -15,17 +15,23 @@ from __future__ import annotations
 
 from bisect import bisect_left, insort
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
 from gangplane.api.scheduling import volcano as vc
 from gangplane.schedulers.base import StatusWrite
+from gangplane.schedulers.core.classes import PriorityClasses
+from gangplane.schedulers.core.objects import NodeInfo
+from gangplane.schedulers.core.resources import ResourceIndex
 from gangplane.schedulers.volcano import vec
 from gangplane.schedulers.volcano.book import LastFilling, QueueDemand
+from gangplane.schedulers.volcano.hypernodes import HyperNodeTree
 from gangplane.schedulers.volcano.jobs import HOLDING, Job, TaskStatus
 from gangplane.schedulers.volcano.memo import Settled
+from gangplane.schedulers.volcano.proportion import QueuePolicy
 from gangplane.schedulers.volcano.vec import Vec
 
 PENDING_PHASES = frozenset({"", vc.PodGroupPhase.PENDING})
@@ -105,6 +111,22 @@ class Indexes:
                     del self.lines[job.queue][enqueue_shape(job)]
 
 
+@dataclass(frozen=True, slots=True)
+class Inputs:
+    """What a pass read besides the jobs and the nodes' total (``reopen._read``), with what it was read
+    from: the resource index, the nodes, and the HyperNode, Queue and PriorityClass objects."""
+
+    index: ResourceIndex
+    nodes: Sequence[NodeInfo]
+    sources: tuple[tuple[Mapping[str, Any], ...], ...]
+    tree: HyperNodeTree
+    queue_objs: Mapping[str, Mapping[str, Any]]
+    policies: list[QueuePolicy]
+    broken_queues: Mapping[str, str]
+    classes: PriorityClasses
+    context: tuple[object, ...]
+
+
 class Kept:
     """The kept jobs with their parsed state, demands, statuses' phases, and indexes."""
 
@@ -127,6 +149,8 @@ class Kept:
         self.queues_said: dict[str, tuple[tuple[object, ...], StatusWrite | None]] = {}  # ``status``
         self.filling = LastFilling()  # the proportion plugin's last water-filling (``book``)
         self.total: tuple[tuple[object, bytes], Vec] | None = None  # Ready nodes' allocatable, by its inputs
+        self.inputs: Inputs | None = None  # the last pass's tree, queues and classes (``reopen._read``)
+        self.orders: dict[str, OrderKey] = {}  # job key -> its order as parsed, for the total in ``total``
 
     def table(self) -> Mapping[str, Job]:
         return _Table(self.jobs, self.keys)
@@ -152,6 +176,7 @@ class Kept:
         self._add_demand(job.queue, parsed.demand, -1)
         self._count(key, job.queue, None)
         self.settled.pop(key, None)
+        self.orders.pop(key, None)
 
     def put(self, job: Job, demand: Callable[[Job], QueueDemand]) -> None:
         self.drop(job.key)
@@ -161,6 +186,17 @@ class Kept:
         self.index.add(job)
         self._add_demand(job.queue, parsed.demand, 1)
         self.visit.add(job.key)
+
+    def order(self, job: Job, compute: Callable[[Job], OrderKey]) -> OrderKey:
+        """``compute(job)`` for a job as parsed, kept until the job is parsed again or the total changes
+        (its DRF share reads the total; ``forget_orders``)."""
+        found = self.orders.get(job.key)
+        if found is None:
+            found = self.orders[job.key] = compute(job)
+        return found
+
+    def forget_orders(self) -> None:
+        self.orders = {}
 
     def note_phase(self, key: str, queue: str, phase: str) -> None:
         self._count(key, queue, phase)
@@ -227,6 +263,7 @@ __all__ = [
     "EVICTABLE",
     "PENDING_PHASES",
     "Indexes",
+    "Inputs",
     "Kept",
     "enqueue_shape",
     "least_minimum",

@@ -20,7 +20,8 @@ from gangplane.schedulers.volcano.actions.reclaim import reclaim
 from gangplane.schedulers.volcano.config import Action, VolcanoConfig
 from gangplane.schedulers.volcano.kept import Kept
 from gangplane.schedulers.volcano.memo import Memo, Settled, Victims
-from gangplane.schedulers.volcano.session import Session, group_of, open_kept_session, open_session
+from gangplane.schedulers.volcano.reopen import open_kept_session
+from gangplane.schedulers.volcano.session import Session, group_of, open_session
 from gangplane.store.base import ResourceType
 from gangplane.store.catalog import HYPERNODES, PODS, PRIORITY_CLASSES, VOLCANO_PODGROUPS, VOLCANO_QUEUES
 

@@ -127,6 +127,18 @@ class Inputs:
     context: tuple[object, ...]
 
 
+@dataclass(frozen=True, slots=True)
+class QueueSaid:
+    """A Queue's last status answer (``status.queue_writes_of``): the write or ``None``, what it was computed
+    from (resourceVersion, counts, allocation), and the Queue object and allocation vector it was read from
+    (held, so no id is reused: while both are the same objects and the counts did not move, it stands)."""
+
+    inputs: tuple[object, ...]
+    write: StatusWrite | None
+    obj: Mapping[str, Any]
+    allocated: Vec | None
+
+
 class Kept:
     """The kept jobs with their parsed state, demands, statuses' phases, and indexes."""
 
@@ -146,7 +158,8 @@ class Kept:
         self.settled: dict[str, Settled] = {}
         self.visit: set[str] = set()  # jobs whose status the next close must look at
         self.reread: set[str] = set()  # groups the last pass wrote: parsed again whatever changes say
-        self.queues_said: dict[str, tuple[tuple[object, ...], StatusWrite | None]] = {}  # ``status``
+        self.queues_said: dict[str, QueueSaid] = {}  # ``status.queue_writes_of``
+        self.recounted: set[str] = set()  # queues whose phase counts moved since the last close
         self.filling = LastFilling()  # the proportion plugin's last water-filling (``book``)
         self.total: tuple[tuple[object, bytes], Vec] | None = None  # Ready nodes' allocatable, by its inputs
         self.inputs: Inputs | None = None  # the last pass's tree, queues and classes (``reopen._read``)
@@ -222,6 +235,8 @@ class Kept:
         if phase is not None:
             self.phases[key] = phase
             self.counts[(queue, phase)] += 1
+        if old != phase:
+            self.recounted.add(queue)
 
 
 class _Table(Mapping[str, Job]):
@@ -265,6 +280,7 @@ __all__ = [
     "Indexes",
     "Inputs",
     "Kept",
+    "QueueSaid",
     "enqueue_shape",
     "least_minimum",
     "lowest_holders",

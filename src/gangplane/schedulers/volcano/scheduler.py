@@ -112,6 +112,8 @@ def close_kept(session: Session, view: ClusterView, kept: Kept) -> CycleResult:
     kept.visit = {job.key for job in jobs if job.key not in kept.settled} | session.touched
     kept.reread = {f"{w.namespace}/{w.name}" for w in pod_group_writes}
     kept.reset(session.touched)
+    queue_writes = status.queue_writes_of(session, kept.counts, kept.queues_said, kept.recounted)
+    kept.recounted = set()
     pending = []
     if session.left_out:
         pending_groups = {p.key: group_of_info(p.group, p.namespace, p.name) for p in view.pending}
@@ -119,7 +121,7 @@ def close_kept(session: Session, view: ClusterView, kept: Kept) -> CycleResult:
     return CycleResult(
         bindings=list(session.bindings),
         evictions=list(session.evictions),
-        status_writes=[*pod_group_writes, *status.queue_writes_of(session, kept.counts, kept.queues_said)],
+        status_writes=[*pod_group_writes, *queue_writes],
         pending=pending,
     )
 

@@ -26,7 +26,6 @@ from gangplane.schedulers.base import StatusWrite
 from gangplane.schedulers.core.classes import PriorityClasses
 from gangplane.schedulers.core.objects import NodeInfo
 from gangplane.schedulers.core.resources import ResourceIndex
-from gangplane.schedulers.volcano import vec
 from gangplane.schedulers.volcano.book import LastFilling, QueueDemand
 from gangplane.schedulers.volcano.hypernodes import HyperNodeTree
 from gangplane.schedulers.volcano.jobs import HOLDING, Job, TaskStatus
@@ -46,7 +45,7 @@ class _Parsed:
 
     phase: str
     statuses: tuple[TaskStatus, ...]
-    demand: QueueDemand
+    demand: Vec  # its ``QueueDemand`` as rows: allocated, request, inqueue, elastic
 
 
 def static_order(job: Job) -> OrderKey:
@@ -151,7 +150,9 @@ class Kept:
         self.keys: list[str] = []  # the jobs' keys in order (a session walks jobs in key order)
         self.left_out: dict[str, str] = {}
         self.parsed: dict[str, _Parsed] = {}
-        self.sums: dict[str, tuple[list[Vec], int]] = {}  # per queue: demand sums, job count
+        self.sums: dict[
+            str, tuple[Vec, int, QueueDemand]
+        ] = {}  # per queue: demand sums as rows, jobs, as read
         self.index = Indexes()
         self.phases: dict[str, str] = {}  # job key -> phase for the queue counts, as last closed
         self.counts: Counter[tuple[str, str]] = Counter()  # (queue, phase) -> jobs
@@ -193,7 +194,9 @@ class Kept:
 
     def put(self, job: Job, demand: Callable[[Job], QueueDemand]) -> None:
         self.drop(job.key)
-        parsed = _Parsed(job.phase, tuple(t.status for t in job.tasks), demand(job))
+        found = demand(job)
+        rows = np.stack((found.allocated, found.request, found.inqueue, found.elastic))
+        parsed = _Parsed(job.phase, tuple(t.status for t in job.tasks), rows)
         self.jobs[job.key], self.parsed[job.key] = job, parsed
         insort(self.keys, job.key)
         self.index.add(job)
@@ -217,14 +220,17 @@ class Kept:
     def demands(self) -> dict[str, QueueDemand]:
         """Per queue with jobs, the sum of its jobs' demands. Not copies: a sum is replaced, never changed in
         place, when a job comes or goes (and the book replaces what it moves too)."""
-        return {q: QueueDemand(*sums) for q, (sums, n) in self.sums.items() if n}
+        return {q: read for q, (_, n, read) in self.sums.items() if n}
 
-    def _add_demand(self, queue: str, demand: QueueDemand, sign: int) -> None:
-        parts = (demand.allocated, demand.request, demand.inqueue, demand.elastic)
-        sums, count = self.sums.get(queue, ([vec.zeros(len(parts[0])) for _ in parts], 0))
-        sums = [total + sign * part for total, part in zip(sums, parts, strict=True)]
-        if count + sign:
-            self.sums[queue] = (sums, count + sign)
+    def _add_demand(self, queue: str, demand: Vec, sign: int) -> None:
+        """Add (``sign`` 1) or take away (-1) a job's demand rows: one vector operation, not one per part
+        (``a - b`` is ``a + (-b)`` to the bit, as the sums were formed before)."""
+        found = self.sums.get(queue)
+        base = np.zeros_like(demand) if found is None else found[0]
+        sums = base + demand if sign > 0 else base - demand
+        count = (0 if found is None else found[1]) + sign
+        if count:
+            self.sums[queue] = (sums, count, QueueDemand(sums[0], sums[1], sums[2], sums[3]))
         else:
             del self.sums[queue]
 

@@ -8,7 +8,7 @@ when one of those objects is a new object (``_Inputs``); the jobs are brought le
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from functools import partial
 from typing import Any
 
@@ -68,40 +68,41 @@ def open_kept_session(
 
 
 def _read(view: ClusterView, memo: Memo, last: Inputs | None) -> Inputs:
-    """The HyperNode tree, Queues with their policies and PriorityClasses of this pass: the last pass's while
-    every object they are read from is the same object (the objects are read-only and held in ``last``, so
-    no id is reused), else read again."""
+    """The HyperNode tree, Queues with their policies and PriorityClasses of this pass. Each is the last
+    pass's while every object it is read from is the same object (the objects are read-only and held in
+    ``last``, so no id is reused), else read again: a Queue status write, the most frequent change, reads
+    the Queues again and nothing else."""
     snapshot, index = view.snapshot, view.snapshot.index
     sources = (
-        view.objects_of(HYPERNODES),
-        view.objects_of(VOLCANO_QUEUES),
-        view.objects_of(PRIORITY_CLASSES),
+        tuple(view.objects_of(HYPERNODES)),
+        tuple(view.objects_of(VOLCANO_QUEUES)),
+        tuple(view.objects_of(PRIORITY_CLASSES)),
     )
-    if (
-        last is not None
-        and last.index == index
-        and last.nodes is snapshot.nodes
-        and _same(last.sources, sources)
-    ):
+    olds = last.sources if last is not None else ((), (), ())
+    same = [last is not None and _same(old, new) for old, new in zip(olds, sources, strict=True)]
+    if last is not None and last.index == index and last.nodes is snapshot.nodes and all(same):
         return last
-    tree = build_tree(sources[0], snapshot.nodes)
-    queue_objs = dict(qs.with_builtin_queues(sources[1]))
-    policies, broken_queues = _policies(queue_objs, index, memo)
-    for name in broken_queues:
-        del queue_objs[name]
-    classes = priority_classes(sources[2])
+    if last is not None and last.nodes is snapshot.nodes and same[0]:
+        tree = last.tree
+    else:
+        tree = build_tree(sources[0], snapshot.nodes)
+    if last is not None and last.index == index and same[1]:
+        queue_objs, policies, broken_queues = last.queue_objs, last.policies, last.broken_queues
+    else:
+        queue_objs = dict(qs.with_builtin_queues(sources[1]))
+        policies, broken_queues = _policies(queue_objs, index, memo)
+        for name in broken_queues:
+            del queue_objs[name]
+    classes = last.classes if last is not None and same[2] else priority_classes(sources[2])
     tiers = (tuple(sorted(tree.tier_names.items())), tree.root_tier)
     context = (index, *tiers, tuple(sorted(classes.values.items())), tuple(sorted(classes.invalid.items())),
                tuple(queue_objs), tuple(sorted(broken_queues.items())))  # fmt: skip
     found = (tree, queue_objs, policies, broken_queues, classes, context)
-    return Inputs(index, snapshot.nodes, tuple(tuple(s) for s in sources), *found)
+    return Inputs(index, snapshot.nodes, sources, *found)
 
 
-def _same(old: Sequence[Sequence[object]], new: Sequence[Sequence[object]]) -> bool:
-    return all(
-        len(a) == len(b) and all(x is y for x, y in zip(a, b, strict=True))
-        for a, b in zip(old, new, strict=True)
-    )
+def _same(old: Sequence[object], new: Sequence[object]) -> bool:
+    return len(old) == len(new) and all(x is y for x, y in zip(old, new, strict=True))
 
 
 def _kept_total(snapshot: Snapshot, kept: Kept) -> Vec:
@@ -128,7 +129,7 @@ def _bring_level(
     demand, evicting = then
     queue_objs, broken_queues, classes = queues
     context = (view.snapshot.index, tuple(sorted(tree.tier_names.items())), tree.root_tier)
-    pending = _Recent(view.pending)
+    pending = _Recent(view.pending, view.changes.pending)
     scratch = Memo()  # sets each job's revision; nothing is kept in it
     for key in sorted(view.changes.groups | kept.reread):
         kept.drop(key)
@@ -173,15 +174,16 @@ def _kept_pod_info(view: ClusterView, pod: Mapping[str, Any], pending: _Recent) 
 
 
 class _Recent(Mapping[str, PodInfo]):
-    """The pending pods by key, read from the newest backwards as far as a lookup needs (a changed group's
-    pods are mostly new, and the pending pods come oldest first)."""
+    """The pending pods by key: asked of the loop where it can say (``Changes.pending``), else read from the
+    newest backwards as far as a lookup needs (a changed group's pods are mostly new, and the pending pods
+    come oldest first; an old waiting group's were a walk over the whole backlog)."""
 
-    def __init__(self, pods: Sequence[PodInfo]) -> None:
-        self._pods, self._at, self._seen = pods, len(pods), dict[str, PodInfo]()
+    def __init__(self, pods: Sequence[PodInfo], ask: Callable[[str], PodInfo | None] | None = None) -> None:
+        self._pods, self._at, self._seen, self._ask = pods, len(pods), dict[str, PodInfo](), ask
 
     def __getitem__(self, key: str) -> PodInfo:
-        found = self._seen.get(key)
-        while found is None and self._at > 0:
+        found = self._seen.get(key) if self._ask is None else self._ask(key)
+        while found is None and self._at > 0 and self._ask is None:
             self._at -= 1
             pod = self._pods[self._at]
             self._seen[pod.key] = pod

@@ -129,3 +129,20 @@ def test_a_queue_whose_counts_and_objects_did_not_move_is_not_read_at_close() ->
     assert counts.read == set()
     assert status.queue_writes_of(session, counts, said, {"b"}) == first
     assert counts.read == {"b"}
+
+
+def test_a_queue_holding_the_status_it_was_written_writes_nothing_more() -> None:
+    w = _world()
+    for name in ("a", "b"):
+        w.queues[name]["metadata"].update(uid=f"uid-{name}", resourceVersion="1")
+    session = open_session(_view(w, w.objects()), w.config)
+    said: dict[str, Any] = {}
+    first = status.queue_writes_of(session, _Counts(), said, {"a", "b"})
+    assert {write.name for write in first} == {"a", "b"}
+    for write in first:  # the writes land: new objects, new resourceVersions
+        obj = w.queues[write.name]
+        w.queues[write.name] = {**obj, "metadata": {**obj["metadata"], "resourceVersion": "2"}}
+        w.queues[write.name]["status"] = dict(write.status)
+    session.queue_objs = {**session.queue_objs, **w.queues}
+    assert status.queue_writes_of(session, _Counts(), said, set()) == []
+    assert all(said[name].inputs[0] == "2" and said[name].write is None for name in ("a", "b"))

@@ -54,9 +54,19 @@ class Cluster:
                 for obj in self.store.list(rt).items:
                     meta = obj["metadata"]
                     reconciler.reconcile((meta.get("namespace", ""), meta["name"]))
+            for key in self._pod_owners("Job"):  # as the Job controller's pod watch: a Job gone, too
+                self.jobs.reconcile(key)
             if self.store.list(catalog.NAMESPACES).resource_version == before:
                 return
         raise AssertionError("the controllers did not settle")
+
+    def _pod_owners(self, kind: str) -> set[tuple[str, str]]:
+        return {
+            (pod["metadata"]["namespace"], ref["name"])
+            for pod in self.store.list(catalog.PODS).items
+            for ref in pod["metadata"].get("ownerReferences") or ()
+            if ref.get("controller") and ref.get("kind") == kind
+        }
 
     def items(self, rt: ResourceType, selector: str = "") -> list[dict[str, Any]]:
         return self.store.list(rt, ListOptions(label_selector=selector)).items

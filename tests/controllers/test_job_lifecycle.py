@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from job_passes import settle_plan
 
 from gangplane.clock import rfc3339
 from gangplane.controllers import job_backoff as jb
@@ -68,7 +69,7 @@ def test_on_failure_restarts_count_towards_the_backoff_limit(
     owner = job(completions, parallelism, "OnFailure", backoffLimit=limit, completionMode="NonIndexed")
     pods = [pod(owner, None, phase, i, containerStatuses=[{"name": "c", "restartCount": r}])
             for i, r in enumerate(restarts)]  # fmt: skip
-    decided = p.plan(owner, pods, NOW)
+    decided = settle_plan(owner, pods, NOW)
     active, failed, reason = want
     assert (decided.status.get("active", 0), decided.status.get("failed", 0)) == (active, failed)
     assert reasons(decided).get("Failed") == reason
@@ -79,7 +80,7 @@ def test_on_failure_restarts_count_towards_the_backoff_limit(
 def test_restarts_do_not_count_under_restart_policy_never() -> None:
     owner = job(policy="Never", backoffLimit=1)
     running = pod(owner, None, "Running", containerStatuses=[{"name": "c", "restartCount": 5}])
-    assert "Failed" not in reasons(p.plan(owner, [running], NOW))
+    assert "Failed" not in reasons(settle_plan(owner, [running], NOW))
 
 
 # backoff_utils_test.go TestGetRemainingBackoffTime (base 5 s, cap 700 s):
@@ -111,7 +112,7 @@ def test_backoff_counts_failures_after_the_last_success_with_upstream_defaults()
     assert record == jb.BackoffRecord(3, NOW - 5)
     assert jb.remaining(record, NOW) == 35  # 10 s * 2**2 - 5 s
     assert jb.remaining(jb.BackoffRecord(12, NOW), NOW) == jb.MAX_POD_FAILURE_BACKOFF
-    decided = p.plan(owner, [ok, old, *new], NOW)
+    decided = settle_plan(owner, [ok, old, *new], NOW)
     assert decided.create_pods == [] and decided.requeue_after == 35
 
 
@@ -167,7 +168,9 @@ def test_pod_failure_policy(
 ) -> None:
     owner = job(backoffLimit=0, podFailurePolicy={"rules": rules}, completionMode="NonIndexed")
     statuses = [exited(code)] if code is not None else [{"name": "c", "state": {"running": {}}}]
-    decided = p.plan(owner, [pod(owner, None, phase, containerStatuses=statuses, conditions=conditions)], NOW)
+    decided = settle_plan(
+        owner, [pod(owner, None, phase, containerStatuses=statuses, conditions=conditions)], NOW
+    )
     reason, failed = want
     assert reasons(decided).get("Failed") == reason
     assert decided.status.get("failed", 0) == failed
@@ -177,7 +180,7 @@ def test_ignored_disruption_is_replaced_without_counting() -> None:
     owner = job(backoffLimit=0, podFailurePolicy={"rules": [
         {"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget"}]}]})  # fmt: skip
     evicted = pod(owner, None, "Failed", containerStatuses=[exited(137, NOW - 30)], conditions=[DISRUPTED])
-    decided = p.plan(owner, [evicted], NOW)
+    decided = settle_plan(owner, [evicted], NOW)
     assert (
         len(decided.create_pods) == 1 and "failed" not in decided.status and "Failed" not in reasons(decided)
     )
@@ -192,9 +195,9 @@ def test_per_index_single_failed_pod_is_replaced_after_its_backoff_with_its_fail
     owner = per_index()
     failed = pod(owner, 0, "Failed", containerStatuses=[exited(1, NOW - 4)])
     running = pod(owner, 1, "Running", 1)
-    early = p.plan(owner, [failed, running], NOW)
+    early = settle_plan(owner, [failed, running], NOW)
     assert early.create_pods == [] and early.requeue_after == 6 and early.status["failedIndexes"] == ""
-    later = p.plan(owner, [failed, running], NOW + 6)
+    later = settle_plan(owner, [failed, running], NOW + 6)
     [replacement] = later.create_pods
     assert replacement["metadata"]["annotations"][jb.INDEX_FAILURE_COUNT] == "1"
     assert "Failed" not in reasons(later)
@@ -203,17 +206,17 @@ def test_per_index_single_failed_pod_is_replaced_after_its_backoff_with_its_fail
 def test_per_index_exceeding_the_limit_fails_the_index_and_the_job_continues() -> None:
     owner = per_index()
     fails = [pod(owner, 0, "Failed", i, containerStatuses=[exited(1)]) for i in range(2)]
-    decided = p.plan(owner, [*fails, pod(owner, 1, "Running", 5)], NOW)
+    decided = settle_plan(owner, [*fails, pod(owner, 1, "Running", 5)], NOW)
     assert decided.status["failedIndexes"] == "0" and decided.create_pods == [] and not reasons(decided)
     done = pod(owner, 1, "Succeeded", 5)
-    finished = p.plan({**owner, "status": decided.status}, [*fails, done], NOW)
+    finished = settle_plan({**owner, "status": decided.status}, [*fails, done], NOW)
     assert reasons(finished) == {"FailureTarget": "FailedIndexes", "Failed": "FailedIndexes"}
 
 
 def test_per_index_fail_index_action_and_max_failed_indexes() -> None:
     rules = [{"action": "FailIndex", "onExitCodes": {"operator": "In", "values": [3]}}]
     owner = per_index(maxFailedIndexes=0, podFailurePolicy={"rules": rules})
-    decided = p.plan(owner, [pod(owner, 0, "Failed", containerStatuses=[exited(3)])], NOW)
+    decided = settle_plan(owner, [pod(owner, 0, "Failed", containerStatuses=[exited(3)])], NOW)
     assert decided.status["failedIndexes"] == "0"
     assert reasons(decided)["Failed"] == "MaxFailedIndexesExceeded"
 
@@ -248,7 +251,7 @@ def test_success_policy_completes_the_job_and_deletes_the_rest() -> None:
     owner = job(completions=3, parallelism=3, completionMode="Indexed",
                 successPolicy={"rules": [{"succeededIndexes": "0"}]})  # fmt: skip
     running = pod(owner, 1, "Running", 1)
-    decided = p.plan(owner, [pod(owner, 0, "Succeeded"), running], NOW)
+    decided = settle_plan(owner, [pod(owner, 0, "Succeeded"), running], NOW)
     assert reasons(decided) == {"SuccessCriteriaMet": "SuccessPolicy", "Complete": "SuccessPolicy"}
     assert decided.delete_pods == [running]
 
@@ -272,7 +275,7 @@ def test_ttl_after_finished(
     if cond:
         owner["status"] = {"conditions": [
             {"type": cond, "status": "True", "lastTransitionTime": rfc3339(NOW - ago)}]}  # fmt: skip
-    decided = p.plan(owner, [], NOW)
+    decided = settle_plan(owner, [], NOW)
     assert (decided.delete_job, decided.requeue_after if cond else None) == want
 
 
@@ -299,5 +302,5 @@ def test_pod_replacement_policy(policy: str | None, pfp: Any, is_indexed: bool, 
     owner = job(**spec)
     terminating = pod(owner, 0 if is_indexed else None, "Running")
     terminating["metadata"]["deletionTimestamp"] = rfc3339(NOW)
-    decided = p.plan(owner, [terminating], NOW)
+    decided = settle_plan(owner, [terminating], NOW)
     assert len(decided.create_pods) == created and decided.status["terminating"] == 1

@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from job_passes import settle_plan
 
 from gangplane.clock import rfc3339
 from gangplane.controllers import job_pods as jp
@@ -65,7 +66,7 @@ def test_non_indexed_pod_has_plain_generate_name() -> None:
 
 def test_indexed_job_creates_missing_indexes_up_to_parallelism() -> None:
     owner = job(completions=4, parallelism=2)
-    decided = p.plan(owner, [pod(owner, 0, "Succeeded")], NOW)
+    decided = settle_plan(owner, [pod(owner, 0, "Succeeded")], NOW)
     assert indexes(decided.create_pods) == [1, 2]
     assert decided.status["active"] == 2 and decided.status["succeeded"] == 1
     assert decided.status["completedIndexes"] == "0"
@@ -75,19 +76,19 @@ def test_indexed_job_creates_missing_indexes_up_to_parallelism() -> None:
 def test_duplicate_pods_for_one_index_are_deleted() -> None:
     owner = job(completions=1, parallelism=1)
     first, second = pod(owner, 0, n=1), pod(owner, 0, n=2)
-    decided = p.plan(owner, [second, first], NOW)
+    decided = settle_plan(owner, [second, first], NOW)
     assert decided.delete_pods == [second] and decided.create_pods == []
 
 
 def test_failed_pod_is_replaced_after_the_backoff_until_the_backoff_limit() -> None:
     owner = job(completions=2, parallelism=2, backoffLimit=1)
     failed = pod(owner, 0, "Failed")
-    waiting = p.plan(owner, [failed, pod(owner, 1, n=1)], NOW + 4)
+    waiting = settle_plan(owner, [failed, pod(owner, 1, n=1)], NOW + 4)
     assert waiting.create_pods == [] and waiting.requeue_after == 6 and waiting.status["failed"] == 1
-    decided = p.plan(owner, [failed, pod(owner, 1, n=1)], NOW + 10)
+    decided = settle_plan(owner, [failed, pod(owner, 1, n=1)], NOW + 10)
     assert indexes(decided.create_pods) == [0] and decided.status["failed"] == 1
     second = pod(owner, 0, "Failed", n=2)
-    decided = p.plan(owner, [failed, second, pod(owner, 1, n=1)], NOW)
+    decided = settle_plan(owner, [failed, second, pod(owner, 1, n=1)], NOW)
     conds = {c["type"]: c["reason"] for c in decided.status["conditions"]}
     assert conds == {"FailureTarget": "BackoffLimitExceeded", "Failed": "BackoffLimitExceeded"}
     assert indexes(decided.delete_pods) == [1] and decided.create_pods == []
@@ -112,7 +113,7 @@ def test_pod_failure_policy(rule: dict[str, Any], exit_code: int, outcome: str |
     owner = job(completions=1, parallelism=1, backoffLimit=0, podFailurePolicy={"rules": [rule]})
     failed = pod(owner, 0, "Failed",
                  containerStatuses=[{"name": "c", "state": {"terminated": {"exitCode": exit_code}}}])  # fmt: skip
-    decided = p.plan(owner, [failed], NOW)
+    decided = settle_plan(owner, [failed], NOW)
     failed_cond = next((c for c in decided.status.get("conditions", []) if c["type"] == "Failed"), None)
     assert (failed_cond["reason"] if failed_cond else None) == outcome
     if outcome == "PodFailurePolicy":
@@ -124,13 +125,13 @@ def test_pod_failure_policy(rule: dict[str, Any], exit_code: int, outcome: str |
 
 def test_completion_deletes_leftover_pods_and_stamps_completion_time() -> None:
     owner = job(completions=2, parallelism=2)
-    decided = p.plan(owner, [pod(owner, 0, "Succeeded"), pod(owner, 1, "Succeeded", n=1)], NOW)
+    decided = settle_plan(owner, [pod(owner, 0, "Succeeded"), pod(owner, 1, "Succeeded", n=1)], NOW)
     assert {c["type"] for c in decided.status["conditions"]} == {"SuccessCriteriaMet", "Complete"}
     assert decided.status["completionTime"] == rfc3339(NOW) and decided.status["completedIndexes"] == "0-1"
 
 
 def test_zero_completions_complete_at_once() -> None:
-    decided = p.plan(job(completions=0, parallelism=0), [], NOW)
+    decided = settle_plan(job(completions=0, parallelism=0), [], NOW)
     assert any(c["type"] == "Complete" for c in decided.status["conditions"])
 
 
@@ -138,12 +139,12 @@ def test_suspend_deletes_active_pods_without_counting_failures_and_resume_restar
     owner = job(completions=2, parallelism=2, suspend=True)
     owner["status"] = {"startTime": rfc3339(NOW - 100), "active": 2}
     running = [pod(owner, 0), pod(owner, 1, n=1)]
-    decided = p.plan(owner, running, NOW)
+    decided = settle_plan(owner, running, NOW)
     assert decided.delete_pods == running and decided.create_pods == []
     assert "startTime" not in decided.status and "failed" not in decided.status
     assert decided.status["conditions"][0]["reason"] == "JobSuspended"
     resumed = {**owner, "spec": {**owner["spec"], "suspend": False}, "status": decided.status}
-    decided = p.plan(resumed, [], NOW + 5)
+    decided = settle_plan(resumed, [], NOW + 5)
     assert len(decided.create_pods) == 2
     assert decided.status["conditions"][0]["reason"] == "JobResumed"
     assert decided.status["startTime"] == rfc3339(NOW + 5)
@@ -152,8 +153,8 @@ def test_suspend_deletes_active_pods_without_counting_failures_and_resume_restar
 def test_active_deadline_fails_the_job_and_requeues_before() -> None:
     owner = job(completions=1, parallelism=1, activeDeadlineSeconds=30)
     owner["status"] = {"startTime": rfc3339(NOW)}
-    assert p.plan(owner, [pod(owner, 0)], NOW + 10).requeue_after == 20
-    decided = p.plan(owner, [pod(owner, 0)], NOW + 30)
+    assert settle_plan(owner, [pod(owner, 0)], NOW + 10).requeue_after == 20
+    decided = settle_plan(owner, [pod(owner, 0)], NOW + 30)
     assert decided.status["conditions"][-1]["reason"] == "DeadlineExceeded"
     assert len(decided.delete_pods) == 1
 
@@ -161,14 +162,14 @@ def test_active_deadline_fails_the_job_and_requeues_before() -> None:
 def test_ready_counts_ready_active_pods() -> None:
     owner = job(completions=2, parallelism=2)
     ready = pod(owner, 0, conditions=[{"type": "Ready", "status": "True"}])
-    assert p.plan(owner, [ready, pod(owner, 1, n=1)], NOW).status["ready"] == 1
+    assert settle_plan(owner, [ready, pod(owner, 1, n=1)], NOW).status["ready"] == 1
 
 
 def test_non_indexed_job_runs_parallelism_pods_until_completions() -> None:
     owner = job(completions=3, parallelism=2, indexed=False)
-    assert len(p.plan(owner, [], NOW).create_pods) == 2
+    assert len(settle_plan(owner, [], NOW).create_pods) == 2
     done = [pod(owner, None, "Succeeded", n=i) for i in range(2)]
-    decided = p.plan(owner, done, NOW)
+    decided = settle_plan(owner, done, NOW)
     assert len(decided.create_pods) == 1 and decided.status["succeeded"] == 2
 
 
@@ -176,7 +177,7 @@ def test_finished_job_only_deletes_leftover_pods() -> None:
     owner = job(completions=1, parallelism=1)
     owner["status"] = {"conditions": [{"type": "Complete", "status": "True"}]}
     leftover = pod(owner, 0)
-    decided = p.plan(owner, [leftover], NOW)
+    decided = settle_plan(owner, [leftover], NOW)
     assert decided.delete_pods == [leftover] and not decided.status_changed
 
 

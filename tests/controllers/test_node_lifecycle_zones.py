@@ -103,7 +103,8 @@ def test_when_every_node_goes_down_at_once_none_is_tainted_no_execute_until_one_
 ) -> None:
     """A suspended machine or a stalled control plane: every Lease looks stale at once. Upstream takes
     that for its own trouble (all zones in FullDisruption) and evicts nothing; once one node is ready again
-    the others, still Unknown, are tainted as usual."""
+    the others, still Unknown, are tainted as usual, at the zone's rate: its limiter was swapped to 0 and back,
+    which leaves it empty (``SwapLimiter``), so the first taint waits one token (10 s at 0.1 nodes/s)."""
     lifecycle = build_node_lifecycle(manager, grace=GRACE)
     manager.start_informers()
     for name in ("n1", "n2"):
@@ -117,5 +118,8 @@ def test_when_every_node_goes_down_at_once_none_is_tainted_no_execute_until_one_
     beat = rfc3339(clock.now())
     ready = {"type": "Ready", "status": "True", "lastHeartbeatTime": beat, "lastTransitionTime": beat}
     store.update_status(NODES, {**node, "status": {"conditions": [ready]}})
+    settle(lifecycle)
+    assert no_execute(store) == {"n1": False, "n2": False}
+    clock.advance(10)
     settle(lifecycle)
     assert no_execute(store) == {"n1": True, "n2": False}

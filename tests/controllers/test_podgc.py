@@ -8,10 +8,10 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from job_passes import settle_plan
 
 from gangplane.client.controller import Controller, Manager
 from gangplane.clock import ManualClock, rfc3339
-from gangplane.controllers import job_policy
 from gangplane.controllers.podgc import ORPHANED_CONDITION, agent_gone_in, build_pod_gc, failed_status
 from gangplane.errors import NotFound
 from gangplane.store.base import ListOptions
@@ -261,11 +261,14 @@ def test_a_job_pod_failure_policy_matches_what_podgc_writes(
                                           "restartPolicy": "Never"}}}}  # fmt: skip
     pod = running_pod("j-abcde")
     pod["metadata"].update(
-        uid="p", labels={"batch.kubernetes.io/controller-uid": "u"}, creationTimestamp=rfc3339(T0)
+        uid="p",
+        labels={"batch.kubernetes.io/controller-uid": "u"},
+        creationTimestamp=rfc3339(T0),
+        finalizers=["batch.kubernetes.io/job-tracking"],  # as the Job controller creates it
     )
     orphan = failed_status(pod, ORPHANED_CONDITION, T0 + 5)
     assert orphan is not None
-    decided = job_policy.plan(job, [orphan], T0 + 60)
+    decided = settle_plan(job, [orphan], T0 + 60)
     reasons = {c["type"]: c.get("reason") for c in decided.status.get("conditions") or []}
     assert decided.status.get("failed", 0) == failed and reasons.get("Failed") == job_failed
     assert len(decided.create_pods) == (1 if action == "Ignore" else 0)

@@ -105,6 +105,7 @@ def test_deleting_the_trainjob_collects_everything() -> None:
     cluster = Cluster()
     _start(cluster, TrainJobBuilder("mnist").num_nodes(2))
     cluster.store.delete(catalog.TRAINJOBS, "default", "mnist")
+    cluster.settle()  # the pods' job-tracking finalizers go when the Job controller sees its Job gone
     for rt in (catalog.JOBSETS, catalog.JOBS, catalog.PODS, catalog.SERVICES, catalog.CONFIGMAPS):
         assert cluster.items(rt) == [], rt.kind
 

@@ -148,6 +148,22 @@ def test_finalizers_still_hold_a_pod_after_its_grace_0_delete(store: ObjectStore
     assert not present(store, "a")
 
 
+def test_removing_the_last_finalizer_in_the_grace_period_keeps_the_pod_until_the_kubelets_delete(
+    store: ObjectStore,
+) -> None:
+    """``ShouldDeleteDuringUpdate``: an update that empties ``finalizers`` deletes only an object whose
+    ``deletionGracePeriodSeconds`` is 0 (or unset); a pod still in its grace period stays until the kubelet's
+    delete with grace 0 (the Job controller removes its job-tracking finalizer as soon as the pod is counted)."""
+    served_node(store)
+    uid = store.create(POD, bound("a", finalizers=["batch.kubernetes.io/job-tracking"]))["metadata"]["uid"]
+    store.delete(POD, "default", "a")
+    store.patch(POD, "default", "a", {"metadata": {"finalizers": None}}, "merge")
+    kept = store.get(POD, "default", "a")["metadata"]
+    assert kept["deletionGracePeriodSeconds"] == 30 and not kept.get("finalizers")
+    store.delete(POD, "default", "a", preconditions={"uid": uid}, grace_period=0)
+    assert not present(store, "a")
+
+
 def test_dry_run_marks_nothing(store: ObjectStore) -> None:
     served_node(store)
     store.create(POD, bound("a"))

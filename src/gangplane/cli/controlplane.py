@@ -45,6 +45,27 @@ AgentsOption = Annotated[
         "'process' (an OS process of their own, talking to the API over HTTPS).",
     ),
 ]
+EvictionRateOption = Annotated[
+    float | None,
+    typer.Option(
+        "--node-eviction-rate",
+        help="Nodes per second tainted NoExecute in a zone (upstream's flag). Default 0.1.",
+    ),
+]
+SecondaryEvictionRateOption = Annotated[
+    float | None,
+    typer.Option(
+        "--secondary-node-eviction-rate",
+        help="The rate in a large zone mostly down (upstream's flag). Default 0.01.",
+    ),
+]
+LargeClusterOption = Annotated[
+    int | None,
+    typer.Option(
+        "--large-cluster-size-threshold",
+        help="A zone mostly down with at most this many nodes is tainted at rate 0. Default 50.",
+    ),
+]
 
 
 def _state_dir() -> Path:
@@ -58,6 +79,9 @@ def up(
     slurm_conf: SlurmOption = None,
     event_ttl: EventTtlOption = None,
     agents: AgentsOption = None,
+    node_eviction_rate: EvictionRateOption = None,
+    secondary_node_eviction_rate: SecondaryEvictionRateOption = None,
+    large_cluster_size_threshold: LargeClusterOption = None,
 ) -> None:
     """Start the control plane and the embedded cluster in the background and write a kubeconfig for it."""
     already = lifecycle.status(_state_dir())
@@ -75,6 +99,12 @@ def up(
             _err.print(f"[red]gangplane up failed:[/red] --agents: {agents!r} is not 'process' or 'inline'")
             raise typer.Exit(2)
         extra += ["--agents", agents]
+    for flag, value in (
+        ("--node-eviction-rate", node_eviction_rate),
+        ("--secondary-node-eviction-rate", secondary_node_eviction_rate),
+        ("--large-cluster-size-threshold", large_cluster_size_threshold),
+    ):
+        extra += [flag, str(value)] if value is not None else []
     try:
         current = launch.start_background(_state_dir(), host, port, extra_args=extra)
     except RuntimeError as exc:

@@ -29,6 +29,7 @@ from gangplane.clock import Clock
 from gangplane.cluster.namespaces import namespace_controller
 from gangplane.controllers.event_ttl import DEFAULT_TTL, EventExpiry
 from gangplane.controllers.manager import build_controllers
+from gangplane.controllers.node_eviction import EvictionRates
 from gangplane.controllers.node_health import NODE_MONITOR_GRACE_SECONDS
 from gangplane.controllers.podgrouper import build_podgrouper_controller
 from gangplane.controllers.pv_controller import build_pv_controllers
@@ -55,13 +56,17 @@ class LocalCluster:
         event_ttl: float = DEFAULT_TTL,
         run_agents: bool = True,
         node_monitor_grace: float = NODE_MONITOR_GRACE_SECONDS,
+        eviction_rates: EvictionRates | None = None,
     ) -> None:
         self.store, self.clock = store, clock
         self.metrics = CollectorRegistry()
         self.manager = Manager(store, clock)
         self.kueue = build_kueue_controller(store, clock, self.metrics)
         controllers = build_controllers(
-            self.manager, positions=self.kueue.reconciler, node_monitor_grace=node_monitor_grace
+            self.manager,
+            positions=self.kueue.reconciler,
+            node_monitor_grace=node_monitor_grace,
+            eviction_rates=eviction_rates,
         )
         trainjobs = controllers[0]  # "N workloads ahead"
         self.kueue.reconciler.on_position_changed = trainjobs.enqueue

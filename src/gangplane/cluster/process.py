@@ -35,6 +35,12 @@ from gangplane.cluster.local import LocalCluster
 from gangplane.cluster.slurm import SlurmNodeNameError, slurm_cluster_config
 from gangplane.cluster.visibility import visibility_routes
 from gangplane.controllers.event_ttl import DEFAULT_TTL, parse_duration
+from gangplane.controllers.node_eviction import (
+    LARGE_CLUSTER_SIZE_THRESHOLD,
+    NODE_EVICTION_RATE,
+    SECONDARY_NODE_EVICTION_RATE,
+    EvictionRates,
+)
 from gangplane.controllers.node_health import NODE_MONITOR_GRACE_SECONDS
 from gangplane.schedulers.slurm import SlurmCli, SlurmError, SubprocessRunner
 from gangplane.server.lifecycle import (
@@ -80,6 +86,7 @@ def run(
     event_ttl: float = DEFAULT_TTL,
     agents: str = DEFAULT_AGENTS,
     node_monitor_grace: float = NODE_MONITOR_GRACE_SECONDS,
+    eviction_rates: EvictionRates | None = None,
 ) -> None:
     paths = prepare(state_dir)
     held = lock(paths)  # before the store opens: one server per state directory
@@ -97,6 +104,7 @@ def run(
         event_ttl=event_ttl,
         run_agents=not apart,
         node_monitor_grace=node_monitor_grace,
+        eviction_rates=eviction_rates,
     )
     token = secrets.token_urlsafe(32)  # the node agents' credential, valid while this server runs
     agent_process = AgentProcess(Handoff(server_url(host, port), paths.cert, token, paths.root, config))
@@ -175,6 +183,28 @@ def _exit_cleanly_on_sigterm() -> None:
     signal.signal(signal.SIGTERM, exit_now)
 
 
+def _eviction_flags(parser: argparse.ArgumentParser) -> None:
+    """kube-controller-manager's NoExecute tainting rate flags, with its names and defaults."""
+    parser.add_argument(
+        "--node-eviction-rate",
+        type=float,
+        default=NODE_EVICTION_RATE,
+        help="nodes per second tainted NoExecute in a zone (docs/nodes.md)",
+    )
+    parser.add_argument(
+        "--secondary-node-eviction-rate",
+        type=float,
+        default=SECONDARY_NODE_EVICTION_RATE,
+        help="the rate in a zone mostly down with more than --large-cluster-size-threshold nodes",
+    )
+    parser.add_argument(
+        "--large-cluster-size-threshold",
+        type=int,
+        default=LARGE_CLUSTER_SIZE_THRESHOLD,
+        help="a zone mostly down with at most this many nodes is tainted at rate 0",
+    )
+
+
 def _duration(text: str) -> float:
     try:
         return parse_duration(text)
@@ -215,6 +245,7 @@ def main(argv: list[str] | None = None) -> None:
         help="mark a node Unknown and taint it when its agent has not renewed its Lease for this long "
         "(kube-controller-manager's flag; docs/nodes.md)",
     )
+    _eviction_flags(parser)
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     _log.setLevel(logging.INFO)  # what start-up and shut-down did goes to the server log
@@ -235,4 +266,7 @@ def main(argv: list[str] | None = None) -> None:
         args.event_ttl,
         args.agents,
         args.node_monitor_grace_period,
+        EvictionRates(
+            args.node_eviction_rate, args.secondary_node_eviction_rate, args.large_cluster_size_threshold
+        ),
     )

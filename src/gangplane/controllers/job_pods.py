@@ -30,6 +30,7 @@ CONTROLLER_UID_LABEL = "batch.kubernetes.io/controller-uid"
 JOB_NAME_LABEL = "batch.kubernetes.io/job-name"
 LEGACY_CONTROLLER_UID_LABEL = "controller-uid"
 LEGACY_JOB_NAME_LABEL = "job-name"
+TRACKING_FINALIZER = "batch.kubernetes.io/job-tracking"  # held until the pod is counted (job_tracking.py)
 COMPLETION_INDEX_ENV = "JOB_COMPLETION_INDEX"
 DEFAULT_BACKOFF_LIMIT = 6
 MAX_INT32 = 2**31 - 1
@@ -123,6 +124,7 @@ def build_pod(job: Object, index: int | None) -> Object:
         "namespace": namespace_of(job),
         "labels": labels,
         "ownerReferences": [controller_ref({**job, "apiVersion": "batch/v1", "kind": "Job"})],
+        "finalizers": [TRACKING_FINALIZER],
     }
     if annotations:
         metadata["annotations"] = annotations

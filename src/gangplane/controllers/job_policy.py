@@ -20,10 +20,9 @@ A compact port of ``pkg/controller/job/job_controller.go`` ``syncJob``/``manageJ
   TTL-after-finished controller); ``podReplacementPolicy`` ``Failed`` (the default with a pod failure policy)
   waits for terminating pods to end before replacing them, and ``status.terminating`` counts them.
 
-Differences, on purpose: failure counting does not use the ``job-tracking`` finalizer, so ``failed`` is the
-larger of the recorded count and the failed pods still present (the embedded cluster keeps them until the
-Job goes); ``FailureTarget`` and ``Failed`` are written in the same pass, since no pod finalizers need
-removing in between.
+- finished pods are counted through the ``batch.kubernetes.io/job-tracking`` finalizer and
+  ``status.uncountedTerminatedPods`` (``job_tracking.py``); the terminal condition waits until nothing is
+  uncounted, and a ``FailureTarget``/``SuccessCriteriaMet`` condition already written decides it.
 """
 
 from __future__ import annotations
@@ -35,6 +34,8 @@ from typing import Any
 from gangplane.clock import parse_rfc3339, rfc3339
 from gangplane.controllers import job_backoff as jb
 from gangplane.controllers import job_pods as jp
+from gangplane.controllers import job_tracking as jt
+from gangplane.controllers.job_conditions import finished, set_job_condition, success_policy_met
 from gangplane.controllers.job_pods import format_indexes, parse_indexes
 from gangplane.controllers.objects import deleting, find_condition, name_of, spec_of, status_of
 from gangplane.store.base import Object
@@ -50,7 +51,15 @@ _MAX_FAILED_INDEXES = (
 )
 _FAILED_INDEXES = ("FailedIndexes", "Job has failed indexes")
 
-__all__ = ["JobPlan", "finished", "format_indexes", "parse_indexes", "plan", "set_job_condition"]
+__all__ = [
+    "JobPlan",
+    "finished",
+    "format_indexes",
+    "parse_indexes",
+    "plan",
+    "set_job_condition",
+    "success_policy_met",
+]
 
 
 @dataclass
@@ -61,6 +70,7 @@ class JobPlan:
     delete_pods: list[Object] = field(default_factory=list)
     requeue_after: float | None = None
     delete_job: bool = False  # ``ttlSecondsAfterFinished`` ran out
+    remove_finalizers: list[Object] = field(default_factory=list)  # counted pods: drop job-tracking
 
 
 @dataclass
@@ -69,6 +79,10 @@ class _Pods:
     succeeded: list[Object] = field(default_factory=list)
     failed: list[Object] = field(default_factory=list)
     terminating: list[Object] = field(default_factory=list)  # being deleted, not yet terminal
+
+    @property
+    def all(self) -> list[Object]:
+        return [*self.active, *self.succeeded, *self.failed, *self.terminating]
 
 
 def _partition(pods: list[Object]) -> _Pods:
@@ -96,31 +110,6 @@ def only_replace_failed(job: Object) -> bool:
     return bool(spec.get("podReplacementPolicy", default) == "Failed")
 
 
-def finished(job: Object) -> bool:
-    conditions = status_of(job).get("conditions") or []
-    return any(c.get("type") in ("Complete", "Failed") and c.get("status") == "True" for c in conditions)
-
-
-def set_job_condition(
-    status: dict[str, Any], type_: str, value: str, reason_message: tuple[str, str], now: str
-) -> bool:
-    """Add or update a JobCondition; the transition time moves only when the status changes."""
-    conditions: list[dict[str, Any]] = status.setdefault("conditions", [])
-    reason, message = reason_message
-    old = find_condition(conditions, type_)
-    if old is not None and (old.get("status"), old.get("reason"), old.get("message")) == (
-        value,
-        reason,
-        message,
-    ):
-        return False
-    since = old["lastTransitionTime"] if old is not None and old.get("status") == value else now
-    new = {"type": type_, "status": value, "lastProbeTime": now, "lastTransitionTime": since,
-           "reason": reason, "message": message}  # fmt: skip
-    status["conditions"] = [new if c is old else c for c in conditions] if old else [*conditions, new]
-    return True
-
-
 @dataclass
 class _Pass:
     job: Object
@@ -128,6 +117,7 @@ class _Pass:
     status: dict[str, Any]
     now: float
     result: JobPlan
+    counts: jt.Counts = field(default_factory=lambda: jt.Counts(0, 0))
     actions: dict[str, jp.FailureMatch | None] = field(default_factory=dict)
 
     @property
@@ -147,9 +137,6 @@ class _Pass:
     def action(self, pod: Object) -> str | None:
         found = self.match(pod)
         return None if found is None else found.action
-
-    def counted_failed(self) -> list[Object]:
-        return [pod for pod in self.pods.failed if self.action(pod) != "Ignore"]
 
     @property
     def per_index(self) -> bool:
@@ -184,7 +171,10 @@ def _deadline_left(p: _Pass) -> float | None:
 
 def _terminate(p: _Pass, type_: str, interim: str, reason_message: tuple[str, str]) -> None:
     p.result.delete_pods.extend(p.pods.active)
+    jt.release(p.counts, [*p.pods.active, *p.pods.terminating])
     p.condition(interim, "True", reason_message)
+    if p.counts.pending:
+        return  # ``enactJobFinished`` waits until every finished pod is counted
     p.condition(type_, "True", reason_message)
     if type_ == "Complete":
         p.status["completionTime"] = p.stamp
@@ -196,6 +186,9 @@ def _terminate(p: _Pass, type_: str, interim: str, reason_message: tuple[str, st
 def _failure(p: _Pass, failed: int, failed_indexes: set[int], done: set[int]) -> tuple[str, str] | None:
     """The ``syncJob`` order: a ``FailJob`` rule, the back-off limit (failed pods, or restarts under
     ``OnFailure``), the active deadline, then the per-index limits."""
+    target = find_condition(p.status.get("conditions") or [], "FailureTarget")
+    if target is not None and target.get("status") == "True":  # decided before its pods were counted
+        return (str(target.get("reason")), str(target.get("message")))
     fail_job = _fail_job_match(p)
     if fail_job is not None:
         return ("PodFailurePolicy", fail_job.message)
@@ -220,18 +213,24 @@ def _complete(p: _Pass, succeeded: int) -> bool:
     return succeeded >= int(completions)
 
 
-def success_policy_met(job: Object, done: set[int]) -> str | None:
-    """``matchSuccessPolicy``: the first rule whose ``succeededIndexes`` all succeeded, or of which (or of
-    all indexes, without ``succeededIndexes``) at least ``succeededCount`` did; its message, else None."""
-    rules = (spec_of(job).get("successPolicy") or {}).get("rules") or []
-    for i, rule in enumerate(rules):
-        wanted = rule.get("succeededIndexes")
-        hit = done & parse_indexes(str(wanted)) if wanted is not None else done
-        count = rule.get("succeededCount")
-        if (count is not None and len(hit) >= int(count)) or (
-            count is None and wanted is not None and hit == parse_indexes(str(wanted))
-        ):
-            return f"Matched rules at index {i}"
+def _in_range(job: Object, pod: Object) -> bool:
+    """An Indexed Job counts a failed pod only with an index below ``completions``."""
+    if not jp.indexed(job):
+        return True
+    index = jp.pod_index(pod)
+    return index is not None and index < int(spec_of(job).get("completions") or 0)
+
+
+def _success_criteria_met(p: _Pass, succeeded: int, done: set[int]) -> tuple[str, str] | None:
+    """Why the Job completes: a ``SuccessCriteriaMet`` condition already written (its pods being counted),
+    every completion, or an Indexed Job's success policy."""
+    met = find_condition(p.status.get("conditions") or [], "SuccessCriteriaMet")
+    if met is not None and met.get("status") == "True":
+        return (str(met.get("reason")), str(met.get("message")))
+    if _complete(p, succeeded):
+        return _COMPLETE
+    if jp.indexed(p.job) and (message := success_policy_met(p.job, done)) is not None:
+        return ("SuccessPolicy", message)
     return None
 
 
@@ -332,11 +331,12 @@ def _manage(p: _Pass, done: set[int], succeeded: int, failures: jb.IndexFailures
     return _manage_indexed(p, done, failures) if jp.indexed(p.job) else _manage_non_indexed(p, succeeded)
 
 
-def _counts(
-    p: _Pass, active: int, succeeded: int, failed: int, done: set[int], failures: jb.IndexFailures
-) -> None:
+def _counts(p: _Pass, active: int, succeeded: int, done: set[int], failures: jb.IndexFailures) -> None:
+    """The status counters; ``succeeded`` and ``failed`` as recorded, the rest in ``uncountedTerminatedPods``."""
     ready = sum(jp.pod_ready(pod) for pod in p.pods.active if pod not in p.result.delete_pods)
-    for key, value in (("active", active), ("succeeded", succeeded), ("failed", failed)):
+    recorded = succeeded if jp.indexed(p.job) else p.counts.succeeded
+    p.status["uncountedTerminatedPods"] = p.counts.status()
+    for key, value in (("active", active), ("succeeded", recorded), ("failed", p.counts.failed)):
         if value:
             p.status[key] = value
         else:
@@ -352,6 +352,7 @@ def _counts(
 def _after_finish(p: _Pass) -> JobPlan:
     """A finished Job deletes its leftover pods, and itself once ``ttlSecondsAfterFinished`` has passed."""
     p.result.delete_pods.extend(p.pods.active)
+    p.result.remove_finalizers = [pod for pod in p.pods.all if jt.tracked(pod)]  # orphans of a finished Job
     ttl = spec_of(p.job).get("ttlSecondsAfterFinished")
     conditions = p.status.get("conditions") or []
     done = find_condition(conditions, "Complete") or find_condition(conditions, "Failed")
@@ -370,25 +371,29 @@ def plan(job: Object, pods: list[Object], now: float) -> JobPlan:
     p.result.status = p.status
     if finished(job):
         return _after_finish(p)
-    failed = max(len(p.counted_failed()), int(before.get("failed") or 0))
+    p.counts = jt.track(
+        jt.flushed(before, pods),
+        p.pods.all,
+        indexed=jp.indexed(job),
+        only_replace_failed=only_replace_failed(job),
+        counts_failure=lambda pod: p.action(pod) != "Ignore" and _in_range(job, pod),
+    )
     failures = p.index_failures() if p.per_index else jb.IndexFailures({}, set())
     done = _completed(p, failures.failed) if jp.indexed(job) else set()
-    succeeded = (
-        len(done) if jp.indexed(job) else max(len(p.pods.succeeded), int(before.get("succeeded") or 0))
-    )
+    succeeded = len(done) if jp.indexed(job) else p.counts.total_succeeded
     active = 0
-    if (reason := _failure(p, failed, failures.failed, done)) is not None:
-        failed += len(p.pods.active)  # pods terminated by a failing Job count as failed (upstream)
+    if (reason := _failure(p, p.counts.total_failed, failures.failed, done)) is not None:
+        for pod in p.pods.active:  # pods terminated by a failing Job count as failed (upstream)
+            p.counts.mark_failed(pod)
         _terminate(p, "Failed", "FailureTarget", reason)
-    elif _complete(p, succeeded):
-        _terminate(p, "Complete", "SuccessCriteriaMet", _COMPLETE)
-    elif jp.indexed(job) and (message := success_policy_met(job, done)) is not None:
-        _terminate(p, "Complete", "SuccessCriteriaMet", ("SuccessPolicy", message))
+    elif (met := _success_criteria_met(p, succeeded, done)) is not None:
+        _terminate(p, "Complete", "SuccessCriteriaMet", met)
     elif not _suspend_or_resume(p):
         active = _manage(p, done, succeeded, failures)
         left = _deadline_left(p)
         if left is not None:
             _wait(p, max(left, 0.001))
-    _counts(p, active, succeeded, failed, done, failures)
+    _counts(p, active, succeeded, done, failures)
+    p.result.remove_finalizers = p.counts.remove_finalizers
     p.result.status_changed |= p.status != before
     return p.result

@@ -24,6 +24,7 @@ from gangplane.client.controller import Controller, Manager, controller_owner, o
 from gangplane.client.informer import Informer, Key
 from gangplane.controllers.job import JobReconciler
 from gangplane.controllers.jobset import JobSetReconciler
+from gangplane.controllers.node_eviction import EvictionRates
 from gangplane.controllers.node_health import NODE_MONITOR_GRACE_SECONDS
 from gangplane.controllers.node_lifecycle import build_node_lifecycle
 from gangplane.controllers.pending import QueuePositions
@@ -144,9 +145,11 @@ def build_controllers(
     workers: int = 1,
     positions: QueuePositions | None = None,
     node_monitor_grace: float = NODE_MONITOR_GRACE_SECONDS,
+    eviction_rates: EvictionRates | None = None,
 ) -> list[Controller]:
     """Every controller of the embedded cluster, added to ``manager`` (start it to run them);
-    ``node_monitor_grace`` is kube-controller-manager's ``--node-monitor-grace-period``."""
+    ``node_monitor_grace`` is kube-controller-manager's ``--node-monitor-grace-period``, ``eviction_rates``
+    its ``--node-eviction-rate``, ``--secondary-node-eviction-rate`` and ``--large-cluster-size-threshold``."""
     trainjob = build_trainjob_controller(
         manager, registry=registry, workers=workers, pod_selector="", positions=positions
     )
@@ -159,5 +162,6 @@ def build_controllers(
     job = manager.add(Controller(JobReconciler(manager.store, manager.clock), manager.clock, workers=workers))
     job.watch(manager.informer(catalog.JOBS), own_key)
     job.watch(manager.informer(catalog.PODS), controller_owner("Job"))
-    nodes = [build_node_lifecycle(manager, grace=node_monitor_grace), build_taint_eviction(manager)]
+    lifecycle = build_node_lifecycle(manager, grace=node_monitor_grace, rates=eviction_rates)
+    nodes = [lifecycle, build_taint_eviction(manager)]
     return [trainjob, jobset, job, build_pod_gc(manager), *nodes]

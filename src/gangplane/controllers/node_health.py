@@ -186,11 +186,24 @@ def desired_taints(
     return None if result == taints else result
 
 
+def adds_no_execute(node: Object, taints: list[dict[str, Any]] | None) -> bool:
+    """``taints`` put a NoExecute taint this controller manages on a node that has none (a swap does not)."""
+    if taints is None:
+        return False
+    before = (node.get("spec") or {}).get("taints") or ()
+    return not _has_managed_no_execute(before) and _has_managed_no_execute(taints)
+
+
+def _has_managed_no_execute(taints: Any) -> bool:
+    return any((t.get("key"), t.get("effect")) in _MANAGED_NO_EXECUTE for t in taints)
+
+
 __all__ = [
     "CONDITION_TAINTS",
     "NODE_MONITOR_GRACE_SECONDS",
     "NODE_STARTUP_GRACE_SECONDS",
     "Health",
+    "adds_no_execute",
     "condition",
     "desired_taints",
     "grace_left",

@@ -7,8 +7,9 @@ Upstream runs ``monitorNodeHealth`` over every node every 5 s (``--node-monitor-
 reconciled when it or its Lease changes, and once more when its grace period would run out (the work
 queue's timer), so a cluster of healthy nodes costs one timer per node and no periodic pass. Zone
 disruption is counted as nodes change (``node_zones.py``); a change of a zone's mode looks at every node
-again. The NoExecute taint is added at once: upstream's eviction rate limits (``--node-eviction-rate``) are
-not modelled (docs/nodes.md).
+again. A new NoExecute taint waits for its zone's rate limit (``node_eviction.py``: ``--node-eviction-rate``,
+``--secondary-node-eviction-rate``): a node not yet in turn is looked at again when its turn should come, and
+the nodes behind one that leaves the line at once.
 """
 
 from __future__ import annotations
@@ -16,17 +17,20 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from gangplane.client.controller import Controller, Manager, Result
 from gangplane.client.events import EventRecorder
 from gangplane.client.informer import Informer, Key
 from gangplane.clock import Clock
+from gangplane.controllers.node_eviction import EvictionRates, ZoneTainters
 from gangplane.controllers.node_health import (
     NODE_MONITOR_GRACE_SECONDS,
     NODE_STARTUP_GRACE_SECONDS,
     READY,
     Health,
+    adds_no_execute,
     condition,
     desired_taints,
     grace_left,
@@ -35,7 +39,7 @@ from gangplane.controllers.node_health import (
     observe,
     pod_not_ready,
 )
-from gangplane.controllers.node_zones import NoExecute, no_execute_mode, zone_of
+from gangplane.controllers.node_zones import NoExecute, no_execute_mode, zone_of, zone_rate
 from gangplane.controllers.podgc import NODE_INDEX, bound_node
 from gangplane.errors import NotFound
 from gangplane.store import catalog
@@ -61,10 +65,14 @@ class NodeLifecycle:
         startup_grace: float = NODE_STARTUP_GRACE_SECONDS,
         pods: Informer | None = None,
         events: EventRecorder | None = None,
+        rates: EvictionRates | None = None,
     ) -> None:
         """``pods``: the pod informer with ``NODE_INDEX``, for ``MarkPodsNotReady`` (None: not done)."""
         self.store, self.clock, self._nodes, self._leases = store, clock, nodes, leases
         self.grace, self.startup_grace = grace, startup_grace
+        self.rates = rates or EvictionRates()
+        self._tainters = ZoneTainters(clock, self.rates)
+        self.wake: Callable[[str], None] = lambda _: None  # queue a node's key again (set by the builder)
         self._pods, self._events = pods, events
         self._counted: dict[str, tuple[str, bool]] = {}  # node -> (zone, Ready is True) as counted
         self._zones: dict[str, tuple[int, int]] = {}  # zone -> (ready nodes, others)
@@ -77,6 +85,7 @@ class NodeLifecycle:
         if node is None:
             with self._lock:
                 self._health.pop(name, None)
+            self._forget(name)
             return Result()
         now = self.clock.now()
         lease = self._leases.get(NODE_LEASE_NAMESPACE, name)
@@ -87,10 +96,29 @@ class NodeLifecycle:
             node = self._mark_unknown(node, now)
         if not_ready(node):
             self._mark_pods_not_ready(name, now)
-        taints = desired_taints(node, now, self.mode(zone_of(node)))
+        taints, turn = self._taints(node, now)
         if taints is not None:
             self.store.update(catalog.NODES, {**node, "spec": {**(node.get("spec") or {}), "taints": taints}})
-        return Result(requeue_after=left if left > 0 else None)
+        waits = [w for w in (left, turn) if w is not None and w > 0]
+        return Result(requeue_after=min(waits) if waits else None)
+
+    def _taints(self, node: Object, now: float) -> tuple[list[dict[str, Any]] | None, float | None]:
+        """The taints to write, and the seconds until a NoExecute taint held back for the rate limit gets its
+        turn (``markNodeForTainting``, ``doNoExecuteTaintingPass``)."""
+        name, zone = str(node["metadata"]["name"]), zone_of(node)
+        mode = self.mode(zone)
+        taints = desired_taints(node, now, mode)
+        if mode is NoExecute.FOLLOW and adds_no_execute(node, taints):
+            turn = self._tainters.admit(zone, name)
+            if turn != 0.0:
+                return desired_taints(node, now, NoExecute.HOLD), turn
+            return taints, None
+        self._forget(name)
+        return taints, None
+
+    def _forget(self, name: str) -> None:
+        for behind in self._tainters.forget(name):
+            self.wake(behind)
 
     def _mark_unknown(self, node: Object, now: float) -> Object:
         marked = mark_unknown(node, now)
@@ -119,14 +147,14 @@ class NodeLifecycle:
 
     def mode(self, zone: str) -> NoExecute:
         with self._lock:
-            return no_execute_mode(zone, self._zones)
+            return no_execute_mode(zone, self._zones, self.rates)
 
     def count(self, kind: EventType, node: Object) -> bool:
         """Keep the zones' counts of ready nodes (``handleDisruption``); True when that changed how some zone
         handles NoExecute taints, so every node must be looked at again."""
         name = str((node.get("metadata") or {}).get("name") or "")
         with self._lock:
-            before = {zone: no_execute_mode(zone, self._zones) for zone in self._zones}
+            before = self._rates()
             self._uncount(name)
             if kind is not EventType.DELETED:
                 ready = (condition(node, READY) or {}).get("status") == "True"
@@ -134,7 +162,15 @@ class NodeLifecycle:
                 self._counted[name] = (zone, ready)
                 pair = self._zones.get(zone, (0, 0))
                 self._zones[zone] = (pair[0] + 1, pair[1]) if ready else (pair[0], pair[1] + 1)
-            return before != {zone: no_execute_mode(zone, self._zones) for zone in self._zones}
+            after = self._rates()
+        for zone, rate in after.items():
+            if before.get(zone) != rate:
+                self._tainters.swap(zone, rate)
+        return before != after
+
+    def _rates(self) -> dict[str, float]:
+        """Every zone's tainting rate; 0 in every zone when all are fully disrupted (``handleDisruption``)."""
+        return {zone: zone_rate(zone, self._zones, self.rates) for zone in self._zones}
 
     def _uncount(self, name: str) -> None:
         zone, ready = self._counted.pop(name, ("", None))
@@ -161,6 +197,7 @@ def build_node_lifecycle(
     *,
     grace: float = NODE_MONITOR_GRACE_SECONDS,
     startup_grace: float = NODE_STARTUP_GRACE_SECONDS,
+    rates: EvictionRates | None = None,
 ) -> Controller:
     """The controller on ``manager``'s shared Node informer and Lease informer of ``kube-node-lease``; a
     Node and its Lease (same name) queue the same key."""
@@ -177,8 +214,10 @@ def build_node_lifecycle(
         startup_grace=startup_grace,
         pods=pods,
         events=events,
+        rates=rates,
     )
     controller = manager.add(Controller(lifecycle, manager.clock))
+    lifecycle.wake = lambda name: controller.enqueue(("", name))
 
     def count(kind: EventType, node: Object, _: Object | None) -> None:
         if lifecycle.count(kind, node):

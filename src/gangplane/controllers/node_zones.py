@@ -7,11 +7,12 @@ zone, from how many of its nodes are ready (``node_lifecycle_controller.go``: ``
 - when every zone is in ``FullDisruption``, the controller takes it for its own trouble (it cannot reach
   any node: a partitioned control plane, here a stalled or suspended machine) and removes every NoExecute
   taint it manages, adding none, until some node is ready again;
-- a ``PartialDisruption`` zone of at most 50 nodes (``--large-cluster-size-threshold``) gets no new NoExecute
-  taints (its eviction rate is 0); a larger one, and a ``Normal`` or lone ``FullDisruption`` zone, does.
+- a zone's NoExecute tainting rate (``node_eviction.py`` limits it) is ``--node-eviction-rate`` (0.1 nodes/s)
+  in a ``Normal`` or lone ``FullDisruption`` zone; in a ``PartialDisruption`` zone it is
+  ``--secondary-node-eviction-rate`` (0.01) when the zone has more than ``--large-cluster-size-threshold``
+  (50) nodes, else 0: no new NoExecute taints there.
 
-Upstream also rate-limits the tainting (0.1 nodes/s, 0.01 in a large partially disrupted zone); here it is
-done at once. A node's zone is its ``topology.kubernetes.io/region`` and ``zone`` labels (none: one zone).
+A node's zone is its ``topology.kubernetes.io/region`` and ``zone`` labels (none: one zone).
 """
 
 from __future__ import annotations
@@ -19,12 +20,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from enum import StrEnum
 
+from gangplane.controllers.node_eviction import EvictionRates
 from gangplane.store.base import Object
 
 REGION_LABEL = "topology.kubernetes.io/region"
 ZONE_LABEL = "topology.kubernetes.io/zone"
 UNHEALTHY_ZONE_THRESHOLD = 0.55
-LARGE_CLUSTER_SIZE = 50
+_DEFAULT_RATES = EvictionRates()
 
 
 class ZoneState(StrEnum):
@@ -57,15 +59,40 @@ def zone_state(ready: int, not_ready: int) -> ZoneState:
     return ZoneState.NORMAL
 
 
-def no_execute_mode(zone: str, counts: Mapping[str, tuple[int, int]]) -> NoExecute:
-    """How NoExecute taints are handled in ``zone``, given every zone's (ready, not ready) counts."""
-    states = {name: zone_state(*pair) for name, pair in counts.items()}
-    if states and all(state is ZoneState.FULL for state in states.values()):
-        return NoExecute.REMOVE
+def all_fully_disrupted(counts: Mapping[str, tuple[int, int]]) -> bool:
+    """Every zone lost every node: the controller's own trouble (``handleDisruption``)."""
+    return bool(counts) and all(zone_state(*pair) is ZoneState.FULL for pair in counts.values())
+
+
+def zone_rate(
+    zone: str, counts: Mapping[str, tuple[int, int]], rates: EvictionRates = _DEFAULT_RATES
+) -> float:
+    """``setLimiterInZone``: the zone's NoExecute tainting rate in nodes per second (0 when every zone is
+    fully disrupted: ``handleDisruption`` swaps every limiter to 0)."""
+    if all_fully_disrupted(counts):
+        return 0.0
     ready, not_ready = counts.get(zone, (0, 0))
-    if states.get(zone) is ZoneState.PARTIAL and ready + not_ready <= LARGE_CLUSTER_SIZE:
-        return NoExecute.HOLD
-    return NoExecute.FOLLOW
+    if zone_state(ready, not_ready) is not ZoneState.PARTIAL:
+        return rates.node_eviction_rate  # ``HealthyQPSFunc``, also for a lone fully disrupted zone
+    large = ready + not_ready > rates.large_cluster_size_threshold  # ``ReducedQPSFunc``
+    return rates.secondary_node_eviction_rate if large else 0.0
 
 
-__all__ = ["NoExecute", "ZoneState", "no_execute_mode", "zone_of", "zone_state"]
+def no_execute_mode(
+    zone: str, counts: Mapping[str, tuple[int, int]], rates: EvictionRates = _DEFAULT_RATES
+) -> NoExecute:
+    """How NoExecute taints are handled in ``zone``, given every zone's (ready, not ready) counts."""
+    if all_fully_disrupted(counts):
+        return NoExecute.REMOVE
+    return NoExecute.FOLLOW if zone_rate(zone, counts, rates) > 0 else NoExecute.HOLD
+
+
+__all__ = [
+    "NoExecute",
+    "ZoneState",
+    "all_fully_disrupted",
+    "no_execute_mode",
+    "zone_of",
+    "zone_rate",
+    "zone_state",
+]

@@ -45,10 +45,12 @@ class Collector(Engine):
         self._work, self._queued_releases, self._gone, self._draining = deque(), set(), set(), False
 
     def _save(self, rt: ResourceType, new: Object, old: Object, *, admit: bool = True) -> Object:
-        """Store an update; an update that leaves a deleting object without finalizers deletes it."""
+        """Store an update; an update that leaves a deleting object without finalizers deletes it, unless it
+        is a pod still in its deletion grace period: the kubelet deletes that one when its containers stopped
+        (``ShouldDeleteDuringUpdate`` in kube-apiserver's ``registry/generic/registry/store.go``)."""
         if admit:
             new = self._admit(rt, Operation.UPDATE, new, old)
-        if gc.deleting(new) and not gc.finalizers(new):
+        if gc.deleting(new) and not gc.finalizers(new) and not meta(old).get("deletionGracePeriodSeconds"):
             return self._remove(rt, new, old)
         if same_content(old, new):
             return old

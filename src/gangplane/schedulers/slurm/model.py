@@ -32,10 +32,10 @@ TERMINAL_PHASES = frozenset({"Succeeded", "Failed"})
 POD_FINALIZER = slurm.FINALIZER
 """Put on a pod just before the bridge deletes it for an ended Slurm job, and dropped ``RELEASE_AFTER`` seconds
 after its ``DisruptionTarget`` once the pod is terminal: the pod stays visible as ``Failed`` long enough for
-its Job to count the failure (and apply ``podFailurePolicy``). gangplane's Job controller has no
-``batch.kubernetes.io/job-tracking`` finalizer, so without this hold the node agent can remove the pod before
-the Job controller has seen it end, and the Job would silently replace it. Upstream slurm-bridge holds the
-same finalizer on the pods it schedules until they end."""
+its Job to count the failure (and apply ``podFailurePolicy``). A Job's own pods also carry the Job
+controller's ``batch.kubernetes.io/job-tracking`` finalizer, which alone keeps the failure counted; this hold
+stays because upstream slurm-bridge holds the same finalizer on the pods it schedules until they end, and it
+also covers pods that no Job tracks."""
 
 RELEASE_AFTER = 2.0
 """Seconds; condition times have second precision, so the pod stays at least one second."""

@@ -32,7 +32,6 @@ class TaskStatus(StrEnum):
 HOLDING = frozenset({TaskStatus.ALLOCATED, TaskStatus.BOUND, TaskStatus.RUNNING, TaskStatus.RELEASING})
 """Statuses whose requests count against a node and a queue."""
 READY = frozenset({TaskStatus.ALLOCATED, TaskStatus.BOUND, TaskStatus.RUNNING, TaskStatus.SUCCEEDED})
-_VALID = READY | {TaskStatus.PENDING}
 
 
 @dataclass(slots=True)
@@ -49,6 +48,27 @@ class Topology:
 
     highest_tier: int
     soft: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class _Tally:
+    ready: int  # ``ready_count``
+    valid: int  # tasks that count towards ``JobValid``
+    work: bool  # a pending, ungated task that needs resources (what allocate places)
+
+
+def _count(tasks: list[Task]) -> _Tally:
+    ready = valid = 0
+    work = False
+    for task in tasks:
+        if task.status in READY:
+            ready += 1
+            valid += 1
+        elif task.status == TaskStatus.PENDING:
+            valid += 1
+            ready += task.best_effort
+            work = work or not (task.best_effort or task.pod.gated)
+    return _Tally(ready, valid, work)
 
 
 @dataclass(slots=True)
@@ -69,19 +89,28 @@ class Job:
     synthetic: bool = False  # an automatic PodGroup (no object to write status to)
     revision: tuple[str, ...] = ()  # resourceVersions of the PodGroup and its pods; () when one is unknown
     _shape: tuple[object, ...] | None = field(default=None, compare=False, repr=False)  # ``shape()``, kept
+    _tally: _Tally | None = field(default=None, compare=False, repr=False)  # ``tally()``, kept
 
     def set_status(self, task: Task, status: TaskStatus) -> None:
-        """The one way a task's status changes once the job is built (it forgets the job's shape)."""
+        """The one way a task's status changes once the job is built (it forgets what it derived from the
+        statuses: the shape and the tally)."""
         task.status = status
         self._shape = None
+        self._tally = None
 
     def count(self, statuses: frozenset[TaskStatus]) -> int:
         return sum(1 for t in self.tasks if t.status in statuses)
 
+    def tally(self) -> _Tally:
+        """The gang counts, taken in one walk over the tasks and kept until a status changes: every action
+        asks them of every job it looks at, pass after pass, and most jobs' statuses do not move."""
+        if self._tally is None:
+            self._tally = _count(self.tasks)
+        return self._tally
+
     def ready_count(self) -> int:
         """Allocated/Bound/Running/Succeeded plus pending best-effort tasks (gang ``JobReady``)."""
-        pending_free = sum(1 for t in self.tasks if t.status == TaskStatus.PENDING and t.best_effort)
-        return self.count(READY) + pending_free
+        return self.tally().ready
 
     def ready(self) -> bool:
         return self.ready_count() >= self.min_member and self._roles_ready()
@@ -104,10 +133,14 @@ class Job:
 
     def valid_reason(self) -> str | None:
         """``JobValid``: enough tasks exist to ever reach the gang minimum (``NotEnoughTasks``)."""
-        valid = self.count(_VALID)
+        valid = self.tally().valid
         if valid < self.min_member:
             return f"{valid}/{self.min_member} pods of the gang exist"
         return None
+
+    def has_work(self) -> bool:
+        """A pending, ungated task that needs resources: what allocate would place."""
+        return self.tally().work
 
     def pending(self) -> list[Task]:
         return [t for t in self.tasks if t.status == TaskStatus.PENDING and not t.pod.gated]

@@ -7,10 +7,10 @@ priority is strictly lower (``priority``), never kube-system or critical pods (`
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from gangplane.schedulers.volcano.actions import victims
-from gangplane.schedulers.volcano.actions.allocate import candidates
+from gangplane.schedulers.volcano.actions.allocate import candidates, quiet_candidates, reachable
 from gangplane.schedulers.volcano.jobs import Job
 from gangplane.schedulers.volcano.kept import EVICTABLE, lowest_holders
 from gangplane.schedulers.volcano.session import Session
@@ -41,14 +41,23 @@ def _lowest_holders(session: Session) -> dict[str, int]:
     return lowest
 
 
+def _may_find_victims(session: Session, jobs: Iterable[Job]) -> bool:
+    """Could any of ``jobs`` have a victim? Only above the lowest priority holding an evictable task in its
+    queue (upstream ``preempt.go`` offers victims through ``ssn.Preemptable``, where the ``priority``
+    plugin keeps only lower job priorities): one compare per job and a lookup per queue."""
+    lowest = _lowest_holders(session)
+    return bool(lowest) and any(j.priority > lowest.get(j.queue, j.priority) for j in jobs)
+
+
 def preempt(session: Session) -> None:
+    if quiet_candidates(session) and not _may_find_victims(session, reachable(session)):
+        return  # no candidate has a victim and nobody reads the messages: nothing would change
     jobs = [
         j
         for j in candidates(session)
         if j.topology is None and j.starving() and j.key not in session.pipelined
     ]
-    lowest = _lowest_holders(session) if jobs else {}
-    if not any(j.priority > lowest.get(j.queue, j.priority) for j in jobs) and victims.quiet(session, jobs):
+    if not _may_find_victims(session, jobs) and (not session.config.explain or victims.quiet(session, jobs)):
         return  # no job has a victim, and victims only get fewer: the action would change nothing
     jobs.sort(key=session.job_order)  # only now: most passes return above
     victims.run_disruptive(session, jobs, lambda job: _victim_units(session, job), _any_unit, REASON)

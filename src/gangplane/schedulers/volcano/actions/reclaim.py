@@ -9,7 +9,7 @@ guarantee kept, deserved exceeded on a dimension the victim uses), re-checked af
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from heapq import merge
 from itertools import groupby
 
@@ -17,8 +17,9 @@ import numpy as np
 
 from gangplane.schedulers.volcano import placement
 from gangplane.schedulers.volcano.actions import victims
-from gangplane.schedulers.volcano.actions.allocate import candidates
+from gangplane.schedulers.volcano.actions.allocate import candidates, quiet_candidates, reachable
 from gangplane.schedulers.volcano.jobs import Job
+from gangplane.schedulers.volcano.kept import EVICTABLE
 from gangplane.schedulers.volcano.session import Session
 from gangplane.schedulers.volcano.vec import Vec
 
@@ -97,19 +98,51 @@ def _may_reclaim(session: Session, job: Job) -> bool:
     return session.book.preemptive(job.queue, _missing_request(session, job))
 
 
+def _holder_queues(session: Session) -> set[str]:
+    """The queues that may hold an evictable task: as parsed in a kept session (a session only moves tasks
+    away from Bound and Running), else walked."""
+    if session.kept is not None:
+        return {queue for queue, priorities in session.kept.index.lowest.items() if priorities}
+    return {j.queue for j in victims.holders(session, "evictable") if j.count(EVICTABLE)}
+
+
+def _givers(session: Session) -> list[str]:
+    """The queues a victim may come from now: holding an evictable task and able to give (upstream
+    ``reclaim.go`` takes reclaimees only from jobs of other queues that are ``Reclaimable``)."""
+    return [q for q in sorted(_holder_queues(session)) if session.book.may_give(q)]
+
+
+def _reaches(session: Session, givers: list[str], jobs: Iterable[Job]) -> bool:
+    """Could any of ``jobs`` have a victim? Only a starving, unpipelined job of a queue that is not
+    Overused is listed (``_may_reclaim``, before the first search), and it needs a giver other than its own
+    queue. Until a search evicts no queue's share moves, so if no listed job has such a giver none ever
+    does: decided per queue, not per job (one queue that gives is everyone's source but its own)."""
+    if not givers:
+        return False
+    queues = {j.queue for j in jobs if j.starving() and j.key not in session.pipelined}
+    return any(q != g for q in queues if not session.book.overused(q) for g in givers)
+
+
 def reclaim(session: Session) -> None:
+    givers = _givers(session)
+    if quiet_candidates(session) and not _reaches(session, givers, reachable(session)):
+        return  # no candidate has a victim and nobody reads the messages: nothing would change
     chosen = candidates(session)
-    if not any(session.book.may_give(q) for q in session.book.attrs) and victims.quiet(session, chosen):
-        return  # no queue can give (none above its share): no victim now or later in this action
+    if not _reaches(session, givers, chosen) and (
+        not session.config.explain or victims.quiet(session, chosen)
+    ):
+        return  # no queue can give to any candidate: no victim now or later in this action
     may: dict[tuple[object, ...], bool] = {}  # by shape: the book does not move until a search evicts
 
     def may_reclaim(job: Job) -> bool:
-        key = (job.shape(), job.key in session.pipelined)
+        if not job.starving() or job.key in session.pipelined:
+            return False  # the cheap part of ``_may_reclaim`` first
+        key = job.shape()
         if key not in may:
             may[key] = _may_reclaim(session, job)
         return may[key]
 
-    jobs = [j for j in sorted(chosen, key=session.job_order) if may_reclaim(j)]
+    jobs = sorted((j for j in chosen if may_reclaim(j)), key=session.job_order)  # filtered, then sorted
     accept = _acceptor(session)
     holders: dict[str, list[Job]] = {}
 

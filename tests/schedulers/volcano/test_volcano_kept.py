@@ -20,6 +20,7 @@ from test_volcano_properties import jobs_strategy
 from vcworld import World, node
 
 from gangplane.schedulers.base import Changes, ClusterView, CycleResult
+from gangplane.schedulers.core.objects import PodInfo
 from gangplane.schedulers.volcano import VolcanoConfig, VolcanoScheduler
 from gangplane.schedulers.volcano.book import SharePolicy
 from gangplane.schedulers.volcano.scheduler import ACTIONS, close
@@ -58,14 +59,15 @@ class Driver(memo.Driver):
 
     def cycle(self) -> CycleResult:
         objects, pending, snapshot = self.sync()
-        changes = self._changes(objects)
+        changes = self._changes(objects, pending["volcano"])
         return self.same_decisions(
             objects, pending, snapshot, [(self.kept, {"volcano": changes}), (Plain(self.config), None)]
         )
 
-    def _changes(self, objects: Mapping[ResourceType, Sequence[Obj]]) -> Changes:
+    def _changes(self, objects: Mapping[ResourceType, Sequence[Obj]], pending: Sequence[PodInfo]) -> Changes:
         """Groups whose PodGroup or pods got a new resourceVersion or went away (objects stamped by their
-        place in a list may be reported changed when an earlier one goes: more than changed is harmless)."""
+        place in a list may be reported changed when an earlier one goes: more than changed is harmless),
+        and the pending pods by key, as the simulator's shell answers them."""
         groups = {_key(g): g for g in objects[VOLCANO_PODGROUPS]}
         queues = {q["metadata"]["name"]: q for q in objects[VOLCANO_QUEUES]}
         members: dict[str, list[Obj]] = {}
@@ -81,7 +83,8 @@ class Driver(memo.Driver):
         def get(rt: ResourceType, key: str) -> Obj | None:
             return groups.get(key) if rt == VOLCANO_PODGROUPS else queues.get(key.rpartition("/")[2])
 
-        return Changes(frozenset(changed), lambda key: members.get(key, []), get)
+        waiting = {p.key: p for p in pending}
+        return Changes(frozenset(changed), lambda key: members.get(key, []), get, waiting.get)
 
 
 def _key(obj: Obj) -> str:

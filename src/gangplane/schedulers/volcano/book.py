@@ -8,6 +8,7 @@ decisions (upstream's allocate/deallocate event handlers). It never reads the cl
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
@@ -239,6 +240,9 @@ class LastFilling:
         self._guarantees: dict[str, list[float]] = {}
         self._caps_of: tuple[bytes, tuple[object, ...]] | None = None
         self._caps: dict[str, Vec] = {}
+        self._requests: Mapping[str, Vec | None] = {}  # the requests last read (held: no id is reused)
+        self._dims: dict[str, frozenset[int]] = {}  # per queue, the dimensions its request is not +0.0 on
+        self._guaranteed: dict[str, frozenset[int]] = {}  # ... its guarantee is not +0.0 on
 
     def capabilities(self, total: Vec, policies: Sequence[QueuePolicy]) -> dict[str, Vec]:
         """``proportion.real_capabilities``, computed again only when the total or a queue's spec changed."""
@@ -251,12 +255,26 @@ class LastFilling:
     def deserved(
         self, total: Vec, policies: Sequence[QueuePolicy], requests: Mapping[str, Vec]
     ) -> dict[str, Vec]:
-        zero = [0.0] * len(total)
-        asked = {p.name: requests[p.name].tolist() if p.name in requests else zero for p in policies}
+        """The water-filling for these requests. A request is replaced, never changed in place, when its
+        queue's jobs change (``Kept.demands``): only the requests that are new objects are read again."""
         queue_specs = self._specs(policies)
-        on = prop.active([*asked.values(), *self._guarantees.values()], len(total))
-        spec = (total.tobytes(), on, queue_specs)
-        if spec != self._spec or not self._same(asked, on):
+        changed = [
+            p.name
+            for p in policies
+            if p.name not in self._requests or requests.get(p.name) is not self._requests[p.name]
+        ]
+        total_bytes = total.tobytes()
+        if not changed and self._spec[:1] == (total_bytes,) and self._spec[2:] == (queue_specs,):
+            return self._value
+        asked = {p.name: self._asked.get(p.name, []) for p in policies}
+        for name in changed:
+            request = requests.get(name)
+            asked[name] = [0.0] * len(total) if request is None else request.tolist()
+            self._dims[name] = _nonzero(asked[name])
+        self._requests = {p.name: requests.get(p.name) for p in policies}
+        on = sorted(set().union(*(self._dims[p.name] for p in policies), *self._guaranteed.values()))
+        spec = (total_bytes, on, queue_specs)
+        if spec != self._spec or not self._same(asked, on, changed):
             self._rounds = {}
             lists = (asked, self._guarantees, on)
             caps = self.capabilities(total, policies)
@@ -276,17 +294,27 @@ class LastFilling:
                 (p.name, p.weight, p.capability.tobytes(), p.guarantee.tobytes()) for p in policies
             )
             self._guarantees = {p.name: p.guarantee.tolist() for p in policies}
+            self._guaranteed = {name: _nonzero(g) for name, g in self._guarantees.items()}
+            self._requests = {}  # read every request again
         return self._queue_specs
 
-    def _same(self, asked: Mapping[str, list[float]], on: list[int]) -> bool:
-        """The rounds hold the active dimensions only (the same ones: they are part of the spec)."""
-        for name, request in asked.items():
-            old = self._asked[name]
+    def _same(self, asked: Mapping[str, list[float]], on: list[int], changed: Sequence[str]) -> bool:
+        """The rounds hold the active dimensions only (the same ones: they are part of the spec); only the
+        ``changed`` requests can differ from those the rounds were computed with."""
+        for name in changed:
+            request, old = asked[name], self._asked.get(name)
+            if old is None:
+                return False
             if request != old and not prop.same_rounds(
                 self._rounds.get(name, []), [old[d] for d in on], [request[d] for d in on]
             ):
                 return False
         return True
+
+
+def _nonzero(values: list[float]) -> frozenset[int]:
+    """The dimensions ``proportion.active`` counts for one vector."""
+    return frozenset(d for d, v in enumerate(values) if v != 0.0 or math.copysign(1.0, v) < 0)
 
 
 def _over(names: Sequence[str], queue: str, label: str, bound: Vec, used: Vec, request: Vec) -> str:

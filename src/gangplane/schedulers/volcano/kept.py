@@ -15,17 +15,22 @@ from __future__ import annotations
 
 from bisect import bisect_left, insort
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
 from gangplane.api.scheduling import volcano as vc
 from gangplane.schedulers.base import StatusWrite
-from gangplane.schedulers.volcano import vec
+from gangplane.schedulers.core.classes import PriorityClasses
+from gangplane.schedulers.core.objects import NodeInfo
+from gangplane.schedulers.core.resources import ResourceIndex
 from gangplane.schedulers.volcano.book import LastFilling, QueueDemand
+from gangplane.schedulers.volcano.hypernodes import HyperNodeTree
 from gangplane.schedulers.volcano.jobs import HOLDING, Job, TaskStatus
 from gangplane.schedulers.volcano.memo import Settled
+from gangplane.schedulers.volcano.proportion import QueuePolicy
 from gangplane.schedulers.volcano.vec import Vec
 
 PENDING_PHASES = frozenset({"", vc.PodGroupPhase.PENDING})
@@ -40,7 +45,7 @@ class _Parsed:
 
     phase: str
     statuses: tuple[TaskStatus, ...]
-    demand: QueueDemand
+    demand: Vec  # its ``QueueDemand`` as rows: allocated, request, inqueue, elastic
 
 
 def static_order(job: Job) -> OrderKey:
@@ -105,6 +110,34 @@ class Indexes:
                     del self.lines[job.queue][enqueue_shape(job)]
 
 
+@dataclass(frozen=True, slots=True)
+class Inputs:
+    """What a pass read besides the jobs and the nodes' total (``reopen._read``), with what it was read
+    from: the resource index, the nodes, and the HyperNode, Queue and PriorityClass objects."""
+
+    index: ResourceIndex
+    nodes: Sequence[NodeInfo]
+    sources: tuple[tuple[Mapping[str, Any], ...], ...]
+    tree: HyperNodeTree
+    queue_objs: Mapping[str, Mapping[str, Any]]
+    policies: list[QueuePolicy]
+    broken_queues: Mapping[str, str]
+    classes: PriorityClasses
+    context: tuple[object, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class QueueSaid:
+    """A Queue's last status answer (``status.queue_writes_of``): the write or ``None``, what it was computed
+    from (resourceVersion, counts, allocation), and the Queue object and allocation vector it was read from
+    (held, so no id is reused: while both are the same objects and the counts did not move, it stands)."""
+
+    inputs: tuple[object, ...]
+    write: StatusWrite | None
+    obj: Mapping[str, Any]
+    allocated: Vec | None
+
+
 class Kept:
     """The kept jobs with their parsed state, demands, statuses' phases, and indexes."""
 
@@ -117,16 +150,21 @@ class Kept:
         self.keys: list[str] = []  # the jobs' keys in order (a session walks jobs in key order)
         self.left_out: dict[str, str] = {}
         self.parsed: dict[str, _Parsed] = {}
-        self.sums: dict[str, tuple[list[Vec], int]] = {}  # per queue: demand sums, job count
+        self.sums: dict[
+            str, tuple[Vec, int, QueueDemand]
+        ] = {}  # per queue: demand sums as rows, jobs, as read
         self.index = Indexes()
         self.phases: dict[str, str] = {}  # job key -> phase for the queue counts, as last closed
         self.counts: Counter[tuple[str, str]] = Counter()  # (queue, phase) -> jobs
         self.settled: dict[str, Settled] = {}
         self.visit: set[str] = set()  # jobs whose status the next close must look at
         self.reread: set[str] = set()  # groups the last pass wrote: parsed again whatever changes say
-        self.queues_said: dict[str, tuple[tuple[object, ...], StatusWrite | None]] = {}  # ``status``
+        self.queues_said: dict[str, QueueSaid] = {}  # ``status.queue_writes_of``
+        self.recounted: set[str] = set()  # queues whose phase counts moved since the last close
         self.filling = LastFilling()  # the proportion plugin's last water-filling (``book``)
         self.total: tuple[tuple[object, bytes], Vec] | None = None  # Ready nodes' allocatable, by its inputs
+        self.inputs: Inputs | None = None  # the last pass's tree, queues and classes (``reopen._read``)
+        self.orders: dict[str, OrderKey] = {}  # job key -> its order as parsed, for the total in ``total``
 
     def table(self) -> Mapping[str, Job]:
         return _Table(self.jobs, self.keys)
@@ -152,15 +190,29 @@ class Kept:
         self._add_demand(job.queue, parsed.demand, -1)
         self._count(key, job.queue, None)
         self.settled.pop(key, None)
+        self.orders.pop(key, None)
 
     def put(self, job: Job, demand: Callable[[Job], QueueDemand]) -> None:
         self.drop(job.key)
-        parsed = _Parsed(job.phase, tuple(t.status for t in job.tasks), demand(job))
+        found = demand(job)
+        rows = np.stack((found.allocated, found.request, found.inqueue, found.elastic))
+        parsed = _Parsed(job.phase, tuple(t.status for t in job.tasks), rows)
         self.jobs[job.key], self.parsed[job.key] = job, parsed
         insort(self.keys, job.key)
         self.index.add(job)
         self._add_demand(job.queue, parsed.demand, 1)
         self.visit.add(job.key)
+
+    def order(self, job: Job, compute: Callable[[Job], OrderKey]) -> OrderKey:
+        """``compute(job)`` for a job as parsed, kept until the job is parsed again or the total changes
+        (its DRF share reads the total; ``forget_orders``)."""
+        found = self.orders.get(job.key)
+        if found is None:
+            found = self.orders[job.key] = compute(job)
+        return found
+
+    def forget_orders(self) -> None:
+        self.orders = {}
 
     def note_phase(self, key: str, queue: str, phase: str) -> None:
         self._count(key, queue, phase)
@@ -168,14 +220,17 @@ class Kept:
     def demands(self) -> dict[str, QueueDemand]:
         """Per queue with jobs, the sum of its jobs' demands. Not copies: a sum is replaced, never changed in
         place, when a job comes or goes (and the book replaces what it moves too)."""
-        return {q: QueueDemand(*sums) for q, (sums, n) in self.sums.items() if n}
+        return {q: read for q, (_, n, read) in self.sums.items() if n}
 
-    def _add_demand(self, queue: str, demand: QueueDemand, sign: int) -> None:
-        parts = (demand.allocated, demand.request, demand.inqueue, demand.elastic)
-        sums, count = self.sums.get(queue, ([vec.zeros(len(parts[0])) for _ in parts], 0))
-        sums = [total + sign * part for total, part in zip(sums, parts, strict=True)]
-        if count + sign:
-            self.sums[queue] = (sums, count + sign)
+    def _add_demand(self, queue: str, demand: Vec, sign: int) -> None:
+        """Add (``sign`` 1) or take away (-1) a job's demand rows: one vector operation, not one per part
+        (``a - b`` is ``a + (-b)`` to the bit, as the sums were formed before)."""
+        found = self.sums.get(queue)
+        base = np.zeros_like(demand) if found is None else found[0]
+        sums = base + demand if sign > 0 else base - demand
+        count = (0 if found is None else found[1]) + sign
+        if count:
+            self.sums[queue] = (sums, count, QueueDemand(sums[0], sums[1], sums[2], sums[3]))
         else:
             del self.sums[queue]
 
@@ -186,6 +241,8 @@ class Kept:
         if phase is not None:
             self.phases[key] = phase
             self.counts[(queue, phase)] += 1
+        if old != phase:
+            self.recounted.add(queue)
 
 
 class _Table(Mapping[str, Job]):
@@ -227,7 +284,9 @@ __all__ = [
     "EVICTABLE",
     "PENDING_PHASES",
     "Indexes",
+    "Inputs",
     "Kept",
+    "QueueSaid",
     "enqueue_shape",
     "least_minimum",
     "lowest_holders",

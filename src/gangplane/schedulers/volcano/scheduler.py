@@ -20,7 +20,8 @@ from gangplane.schedulers.volcano.actions.reclaim import reclaim
 from gangplane.schedulers.volcano.config import Action, VolcanoConfig
 from gangplane.schedulers.volcano.kept import Kept
 from gangplane.schedulers.volcano.memo import Memo, Settled, Victims
-from gangplane.schedulers.volcano.session import Session, group_of, open_kept_session, open_session
+from gangplane.schedulers.volcano.reopen import open_kept_session
+from gangplane.schedulers.volcano.session import Session, group_of, open_session
 from gangplane.store.base import ResourceType
 from gangplane.store.catalog import HYPERNODES, PODS, PRIORITY_CLASSES, VOLCANO_PODGROUPS, VOLCANO_QUEUES
 
@@ -111,6 +112,8 @@ def close_kept(session: Session, view: ClusterView, kept: Kept) -> CycleResult:
     kept.visit = {job.key for job in jobs if job.key not in kept.settled} | session.touched
     kept.reread = {f"{w.namespace}/{w.name}" for w in pod_group_writes}
     kept.reset(session.touched)
+    queue_writes = status.queue_writes_of(session, kept.counts, kept.queues_said, kept.recounted)
+    kept.recounted = set()
     pending = []
     if session.left_out:
         pending_groups = {p.key: group_of_info(p.group, p.namespace, p.name) for p in view.pending}
@@ -118,7 +121,7 @@ def close_kept(session: Session, view: ClusterView, kept: Kept) -> CycleResult:
     return CycleResult(
         bindings=list(session.bindings),
         evictions=list(session.evictions),
-        status_writes=[*pod_group_writes, *status.queue_writes_of(session, kept.counts, kept.queues_said)],
+        status_writes=[*pod_group_writes, *queue_writes],
         pending=pending,
     )
 

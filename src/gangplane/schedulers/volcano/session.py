@@ -8,7 +8,7 @@ bindings, evictions and per-job messages here; nothing is written until the shel
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any
@@ -87,7 +87,13 @@ class Session:
         return float(np.max(ratios, initial=0.0))
 
     def job_order(self, job: Job) -> tuple[int, int, float, tuple[str, str]]:
-        """priority desc → not-ready first → DRF share → creation time → UID (volcano.md §6)."""
+        """priority desc → not-ready first → DRF share → creation time → UID (volcano.md §6). In a kept
+        session a job the session has not touched is ordered as it was parsed (``Kept.order``)."""
+        if self.kept is None or job.key in self.touched:
+            return self.fresh_order(job)
+        return self.kept.order(job, self.fresh_order)
+
+    def fresh_order(self, job: Job) -> tuple[int, int, float, tuple[str, str]]:
         return (-job.priority, int(job.ready()), self.drf_share(job), job.order)
 
     def bind(self, job: Job, task: jb.Task, row: int) -> None:
@@ -293,130 +299,3 @@ def _key(obj: Mapping[str, Any]) -> str:
 def _task_order(task: jb.Task) -> tuple[int, float, str]:
     """``priority`` TaskOrder: pod priority desc, then creation, then name."""
     return (-task.pod.priority, task.pod.created, task.pod.key)
-
-
-# ---------------------------------------------------------------- the session kept across passes
-
-
-def open_kept_session(
-    view: ClusterView, config: VolcanoConfig, memo: Memo, kept: Kept, evicting: Evicting | None = None
-) -> Session:
-    """``open_session`` over the jobs ``kept`` holds, brought level by ``view.changes`` (every object read
-    again when there are none or what a parse depends on changed). The session's changes to jobs are put
-    back by ``Kept.reset`` when it closes. The jobs of pods in ``evicting`` must be in ``kept.reread``."""
-    snapshot, index = view.snapshot, view.snapshot.index
-    tree = build_tree(view.objects_of(HYPERNODES), snapshot.nodes)
-    queue_objs = dict(qs.with_builtin_queues(view.objects_of(VOLCANO_QUEUES)))
-    policies, broken_queues = _policies(queue_objs, index, memo)
-    for name in broken_queues:
-        del queue_objs[name]
-    classes = priority_classes(view.objects_of(PRIORITY_CLASSES))
-    tiers = (tuple(sorted(tree.tier_names.items())), tree.root_tier)
-    context = (index, *tiers, tuple(sorted(classes.values.items())), tuple(sorted(classes.invalid.items())),
-               tuple(queue_objs), tuple(sorted(broken_queues.items())))  # fmt: skip
-    demand = partial(qs.job_demand, width=len(index), pods_col=index.position(PODS))
-    if view.changes is None or context != kept.context:
-        kept.clear()
-        kept.context = context
-        jobs, kept.left_out = _jobs(view, config, tree, queue_objs, broken_queues, Memo(), evicting)
-        for job in jobs.values():
-            kept.put(job, demand)
-    else:
-        _bring_level(view, config, tree, (queue_objs, broken_queues, classes), kept, (demand, evicting))
-    book = QueueBook(index.names, _kept_total(snapshot, kept), policies, kept.demands(), config.share_policy,
-                     config.hierarchical, kept.filling)  # fmt: skip
-    session = Session(config, index, snapshot, book, kept.table(), tree, queue_objs, now=view.now)
-    session.left_out, session.kept = dict(kept.left_out), kept
-    return session
-
-
-def _kept_total(snapshot: Snapshot, kept: Kept) -> Vec:
-    """``_total``, read again only when the nodes or their allocatable changed (the nodes are held with it,
-    so the identity cannot be reused)."""
-    key = (snapshot.nodes, snapshot.allocatable.tobytes())
-    if kept.total is None or kept.total[0][0] is not key[0] or kept.total[0][1] != key[1]:
-        kept.total = (key, _total(snapshot))
-    return kept.total[1]
-
-
-def _bring_level(
-    view: ClusterView,
-    config: VolcanoConfig,
-    tree: HyperNodeTree,
-    queues: tuple[Mapping[str, Mapping[str, Any]], Mapping[str, str], PriorityClasses],
-    kept: Kept,
-    then: tuple[Any, Evicting | None],
-) -> None:
-    """Parse again each group that changed since the last pass (and those the last pass wrote); ``then``:
-    each job's demand, and the evictions in flight to mark."""
-    assert view.changes is not None
-    demand, evicting = then
-    queue_objs, broken_queues, classes = queues
-    context = (view.snapshot.index, tuple(sorted(tree.tier_names.items())), tree.root_tier)
-    pending = _Recent(view.pending)
-    scratch = Memo()  # sets each job's revision; nothing is kept in it
-    for key in sorted(view.changes.groups | kept.reread):
-        kept.drop(key)
-        members = [
-            (pod, info)
-            for pod in view.changes.members(key)
-            if ((pod.get("spec") or {}).get("schedulerName") or "") in config.scheduler_names
-            and group_of(pod) == key
-            and (info := _kept_pod_info(view, pod, pending)) is not None
-        ]
-        pg = view.changes.get(VOLCANO_PODGROUPS, key)
-        synthetic = pg is None and bool(members) and jb.group_key(members[0][0]) is None
-        if synthetic:
-            pg = _auto_group(members[0][0])
-        if pg is None:
-            if members:
-                kept.left_out[key] = f"PodGroup {key} does not exist"
-            continue
-        job = _job(view, tree, pg, members, classes, (scratch, key, context))
-        if isinstance(job, str):
-            kept.left_out[key] = job
-        elif job.queue in broken_queues:
-            kept.left_out[key] = broken_queues[job.queue]
-        elif job.queue not in queue_objs:
-            kept.left_out[key] = f"queue {job.queue} does not exist"
-        else:
-            job.synthetic = synthetic
-            mark_evicting(job, evicting)
-            kept.put(job, demand)
-    kept.reread = set()
-
-
-def _kept_pod_info(view: ClusterView, pod: Mapping[str, Any], pending: _Recent) -> PodInfo | None:
-    """``_pod_info`` without a map of every pending pod: a bound pod is looked up in the snapshot first
-    (pending pods are unbound), a pending one among the newest pending pods first."""
-    if (pod.get("spec") or {}).get("nodeName"):
-        key = pod_key(pod)
-        found = view.snapshot.pod(key) or pending.get(key)
-        if found is not None:
-            return found
-    return _pod_info(view, pod, pending)
-
-
-class _Recent(Mapping[str, PodInfo]):
-    """The pending pods by key, read from the newest backwards as far as a lookup needs (a changed group's
-    pods are mostly new, and the pending pods come oldest first)."""
-
-    def __init__(self, pods: Sequence[PodInfo]) -> None:
-        self._pods, self._at, self._seen = pods, len(pods), dict[str, PodInfo]()
-
-    def __getitem__(self, key: str) -> PodInfo:
-        found = self._seen.get(key)
-        while found is None and self._at > 0:
-            self._at -= 1
-            pod = self._pods[self._at]
-            self._seen[pod.key] = pod
-            found = pod if pod.key == key else None
-        if found is None:
-            raise KeyError(key)
-        return found
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(p.key for p in self._pods)
-
-    def __len__(self) -> int:
-        return len(self._pods)

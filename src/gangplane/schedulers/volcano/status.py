@@ -8,13 +8,14 @@ subresource: the shell replaces ``status`` on the whole object.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
 from gangplane.api.scheduling import volcano as vc
 from gangplane.clock import rfc3339
 from gangplane.schedulers.base import PendingReason, Status, StatusWrite
 from gangplane.schedulers.volcano.jobs import Job, TaskStatus
+from gangplane.schedulers.volcano.kept import QueueSaid
 from gangplane.schedulers.volcano.memo import Settled, revision
 from gangplane.schedulers.volcano.session import Session
 from gangplane.store.catalog import VOLCANO_PODGROUPS, VOLCANO_QUEUES
@@ -159,29 +160,61 @@ def queue_writes(session: Session, phases: Mapping[str, str]) -> list[StatusWrit
     return queue_writes_of(session, Counter((j.queue, phases[j.key]) for j in session.jobs.values()))
 
 
-QueueSaid = dict[str, tuple[tuple[object, ...], StatusWrite | None]]
-
-
 def queue_writes_of(
-    session: Session, per_queue: Mapping[tuple[str, str], int], said: QueueSaid | None = None
+    session: Session,
+    per_queue: Mapping[tuple[str, str], int],
+    said: dict[str, QueueSaid] | None = None,
+    recounted: Collection[str] | None = None,
 ) -> list[StatusWrite]:
     """The Queue status writes from the count of jobs per (queue, phase). ``said`` keeps each queue's last
     answer by what it was computed from (the Queue's resourceVersion, the counts, what it holds): while
-    those recur the answer is the same."""
+    those recur the answer is the same. ``recounted``, where the caller tracks it (a kept session): the
+    queues whose counts may have moved since ``said`` was filled; any other queue whose object and
+    allocation vector are the objects it was answered for answers the same without being read."""
     writes, attrs = [], session.book.attrs
     for name, obj in session.queue_objs.items():
         if name in _BUILT_IN and "uid" not in (obj.get("metadata") or {}):
             continue  # the built-in queue exists only in memory this cycle
-        counts = tuple([per_queue.get((name, p), 0) for p in _PHASES])
-        allocated = attrs[name].allocated.tobytes() if name in attrs else None
-        inputs = (revision(obj), counts, allocated)
-        known = None if said is None or not inputs[0] else said.get(name)
-        write = known[1] if known is not None and known[0] == inputs else _queue_write(session, obj, counts)
-        if said is not None and inputs[0]:
-            said[name] = (inputs, write)
-        if write is not None:
-            writes.append(write)
+        allocated = attrs[name].allocated if name in attrs else None
+        known = None if said is None else said.get(name)
+        if (
+            known is None
+            or recounted is None
+            or name in recounted
+            or known.obj is not obj
+            or (known.allocated is not allocated)
+        ):
+            known = _queue_answer(session, obj, per_queue, allocated, known)
+            if said is not None and known.inputs[0]:
+                said[name] = known
+        if known.write is not None:
+            writes.append(known.write)
     return writes
+
+
+def _queue_answer(
+    session: Session,
+    obj: Mapping[str, Any],
+    per_queue: Mapping[tuple[str, str], int],
+    allocated: Any,
+    known: QueueSaid | None,
+) -> QueueSaid:
+    """The queue's answer: ``known``'s write while its inputs recur; none when the Queue now holds the status
+    ``known`` wrote and its counts and allocation did not move since (that status is what would be
+    computed again); else computed."""
+    name = obj["metadata"]["name"]
+    counts = tuple([per_queue.get((name, p), 0) for p in _PHASES])
+    inputs = (revision(obj), counts, None if allocated is None else allocated.tobytes())
+    if known is not None and inputs[0] and known.inputs == inputs:
+        return QueueSaid(inputs, known.write, obj, allocated)
+    if (
+        known is not None
+        and known.write is not None
+        and known.inputs[1:] == inputs[1:]
+        and (obj.get("status") or {}) == known.write.status
+    ):
+        return QueueSaid(inputs, None, obj, allocated)  # its own write came back
+    return QueueSaid(inputs, _queue_write(session, obj, counts), obj, allocated)
 
 
 def _queue_write(session: Session, obj: Mapping[str, Any], counts: tuple[int, ...]) -> StatusWrite | None:

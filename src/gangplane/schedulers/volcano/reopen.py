@@ -1,0 +1,199 @@
+"""Opening a Volcano session over the jobs kept across passes (``kept.py``): the same session
+``session.open_session`` builds, at the cost of what changed since the last pass.
+
+What a pass reads besides the jobs (HyperNodes, Queues and their policies, PriorityClasses) is read again only
+when one of those objects is a new object (``_Inputs``); the jobs are brought level by ``view.changes``
+(``_bring_level``); the queue book keeps its water-filling (``book.LastFilling``). Pure: no I/O, no clock.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from functools import partial
+from typing import Any
+
+from gangplane.schedulers.base import ClusterView
+from gangplane.schedulers.core.classes import PriorityClasses, priority_classes
+from gangplane.schedulers.core.evicting import Evicting
+from gangplane.schedulers.core.objects import PodInfo, pod_key
+from gangplane.schedulers.core.resources import PODS
+from gangplane.schedulers.core.snapshot import Snapshot
+from gangplane.schedulers.volcano import jobs as jb
+from gangplane.schedulers.volcano import queues as qs
+from gangplane.schedulers.volcano.book import QueueBook
+from gangplane.schedulers.volcano.config import VolcanoConfig
+from gangplane.schedulers.volcano.hypernodes import HyperNodeTree, build_tree
+from gangplane.schedulers.volcano.kept import Inputs, Kept
+from gangplane.schedulers.volcano.memo import Memo
+from gangplane.schedulers.volcano.session import (
+    Session,
+    _auto_group,
+    _job,
+    _jobs,
+    _pod_info,
+    _policies,
+    _total,
+    group_of,
+    mark_evicting,
+)
+from gangplane.schedulers.volcano.vec import Vec
+from gangplane.store.catalog import HYPERNODES, PRIORITY_CLASSES, VOLCANO_PODGROUPS, VOLCANO_QUEUES
+
+
+def open_kept_session(
+    view: ClusterView, config: VolcanoConfig, memo: Memo, kept: Kept, evicting: Evicting | None = None
+) -> Session:
+    """``open_session`` over the jobs ``kept`` holds, brought level by ``view.changes`` (every object read
+    again when there are none or what a parse depends on changed). The session's changes to jobs are put
+    back by ``Kept.reset`` when it closes. The jobs of pods in ``evicting`` must be in ``kept.reread``."""
+    snapshot, index = view.snapshot, view.snapshot.index
+    read = _read(view, memo, kept.inputs)
+    kept.inputs = read
+    tree, queue_objs, policies, broken_queues = read.tree, read.queue_objs, read.policies, read.broken_queues
+    context = read.context
+    demand = partial(qs.job_demand, width=len(index), pods_col=index.position(PODS))
+    if view.changes is None or context != kept.context:
+        kept.clear()
+        kept.context, kept.inputs = context, read
+        jobs, kept.left_out = _jobs(view, config, tree, queue_objs, broken_queues, Memo(), evicting)
+        for job in jobs.values():
+            kept.put(job, demand)
+    else:
+        _bring_level(view, config, tree, (queue_objs, broken_queues, read.classes), kept, (demand, evicting))
+    book = QueueBook(index.names, _kept_total(snapshot, kept), policies, kept.demands(), config.share_policy,
+                     config.hierarchical, kept.filling)  # fmt: skip
+    session = Session(config, index, snapshot, book, kept.table(), tree, queue_objs, now=view.now)
+    session.left_out, session.kept = dict(kept.left_out), kept
+    return session
+
+
+def _read(view: ClusterView, memo: Memo, last: Inputs | None) -> Inputs:
+    """The HyperNode tree, Queues with their policies and PriorityClasses of this pass. Each is the last
+    pass's while every object it is read from is the same object (the objects are read-only and held in
+    ``last``, so no id is reused), else read again: a Queue status write, the most frequent change, reads
+    the Queues again and nothing else."""
+    snapshot, index = view.snapshot, view.snapshot.index
+    sources = (
+        tuple(view.objects_of(HYPERNODES)),
+        tuple(view.objects_of(VOLCANO_QUEUES)),
+        tuple(view.objects_of(PRIORITY_CLASSES)),
+    )
+    olds = last.sources if last is not None else ((), (), ())
+    same = [last is not None and _same(old, new) for old, new in zip(olds, sources, strict=True)]
+    if last is not None and last.index == index and last.nodes is snapshot.nodes and all(same):
+        return last
+    if last is not None and last.nodes is snapshot.nodes and same[0]:
+        tree = last.tree
+    else:
+        tree = build_tree(sources[0], snapshot.nodes)
+    if last is not None and last.index == index and same[1]:
+        queue_objs, policies, broken_queues = last.queue_objs, last.policies, last.broken_queues
+    else:
+        queue_objs = dict(qs.with_builtin_queues(sources[1]))
+        policies, broken_queues = _policies(queue_objs, index, memo)
+        for name in broken_queues:
+            del queue_objs[name]
+    classes = last.classes if last is not None and same[2] else priority_classes(sources[2])
+    tiers = (tuple(sorted(tree.tier_names.items())), tree.root_tier)
+    context = (index, *tiers, tuple(sorted(classes.values.items())), tuple(sorted(classes.invalid.items())),
+               tuple(queue_objs), tuple(sorted(broken_queues.items())))  # fmt: skip
+    found = (tree, queue_objs, policies, broken_queues, classes, context)
+    return Inputs(index, snapshot.nodes, sources, *found)
+
+
+def _same(old: Sequence[object], new: Sequence[object]) -> bool:
+    return len(old) == len(new) and all(x is y for x, y in zip(old, new, strict=True))
+
+
+def _kept_total(snapshot: Snapshot, kept: Kept) -> Vec:
+    """``_total``, read again only when the nodes or their allocatable changed (the nodes are held with it,
+    so the identity cannot be reused)."""
+    key = (snapshot.nodes, snapshot.allocatable.tobytes())
+    if kept.total is None or kept.total[0][0] is not key[0] or kept.total[0][1] != key[1]:
+        kept.total = (key, _total(snapshot))
+        kept.forget_orders()  # a DRF share reads the total
+    return kept.total[1]
+
+
+def _bring_level(
+    view: ClusterView,
+    config: VolcanoConfig,
+    tree: HyperNodeTree,
+    queues: tuple[Mapping[str, Mapping[str, Any]], Mapping[str, str], PriorityClasses],
+    kept: Kept,
+    then: tuple[Any, Evicting | None],
+) -> None:
+    """Parse again each group that changed since the last pass (and those the last pass wrote); ``then``:
+    each job's demand, and the evictions in flight to mark."""
+    assert view.changes is not None
+    demand, evicting = then
+    queue_objs, broken_queues, classes = queues
+    context = (view.snapshot.index, tuple(sorted(tree.tier_names.items())), tree.root_tier)
+    pending = _Recent(view.pending, view.changes.pending)
+    scratch = Memo()  # sets each job's revision; nothing is kept in it
+    for key in sorted(view.changes.groups | kept.reread):
+        kept.drop(key)
+        members = [
+            (pod, info)
+            for pod in view.changes.members(key)
+            if ((pod.get("spec") or {}).get("schedulerName") or "") in config.scheduler_names
+            and group_of(pod) == key
+            and (info := _kept_pod_info(view, pod, pending)) is not None
+        ]
+        pg = view.changes.get(VOLCANO_PODGROUPS, key)
+        synthetic = pg is None and bool(members) and jb.group_key(members[0][0]) is None
+        if synthetic:
+            pg = _auto_group(members[0][0])
+        if pg is None:
+            if members:
+                kept.left_out[key] = f"PodGroup {key} does not exist"
+            continue
+        job = _job(view, tree, pg, members, classes, (scratch, key, context))
+        if isinstance(job, str):
+            kept.left_out[key] = job
+        elif job.queue in broken_queues:
+            kept.left_out[key] = broken_queues[job.queue]
+        elif job.queue not in queue_objs:
+            kept.left_out[key] = f"queue {job.queue} does not exist"
+        else:
+            job.synthetic = synthetic
+            mark_evicting(job, evicting)
+            kept.put(job, demand)
+    kept.reread = set()
+
+
+def _kept_pod_info(view: ClusterView, pod: Mapping[str, Any], pending: _Recent) -> PodInfo | None:
+    """``_pod_info`` without a map of every pending pod: a bound pod is looked up in the snapshot first
+    (pending pods are unbound), a pending one among the newest pending pods first."""
+    if (pod.get("spec") or {}).get("nodeName"):
+        key = pod_key(pod)
+        found = view.snapshot.pod(key) or pending.get(key)
+        if found is not None:
+            return found
+    return _pod_info(view, pod, pending)
+
+
+class _Recent(Mapping[str, PodInfo]):
+    """The pending pods by key: asked of the loop where it can say (``Changes.pending``), else read from the
+    newest backwards as far as a lookup needs (a changed group's pods are mostly new, and the pending pods
+    come oldest first; an old waiting group's were a walk over the whole backlog)."""
+
+    def __init__(self, pods: Sequence[PodInfo], ask: Callable[[str], PodInfo | None] | None = None) -> None:
+        self._pods, self._at, self._seen, self._ask = pods, len(pods), dict[str, PodInfo](), ask
+
+    def __getitem__(self, key: str) -> PodInfo:
+        found = self._seen.get(key) if self._ask is None else self._ask(key)
+        while found is None and self._at > 0 and self._ask is None:
+            self._at -= 1
+            pod = self._pods[self._at]
+            self._seen[pod.key] = pod
+            found = pod if pod.key == key else None
+        if found is None:
+            raise KeyError(key)
+        return found
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(p.key for p in self._pods)
+
+    def __len__(self) -> int:
+        return len(self._pods)

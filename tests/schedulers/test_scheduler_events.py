@@ -1,5 +1,6 @@
 """What the scheduler shell records besides bindings: kube-scheduler's Events and a victim's DisruptionTarget."""
 
+from controllers.job_passes import settle_plan
 from gangplane.clock import rfc3339
 from gangplane.controllers import job_pods as jp
 from gangplane.controllers import job_policy as jpol
@@ -8,7 +9,6 @@ from gangplane.schedulers.core.preemption import DISRUPTION_TARGET, PREEMPTION_B
 from gangplane.schedulers.loop import SchedulerLoop
 from gangplane.store.catalog import EVENTS, PODS
 from gangplane.store.memory import MemoryStore
-from controllers.job_passes import settle_plan
 from schedulers.kube_builders import T0, pod
 from schedulers.test_scheduler_loop import _synced
 from waiting import wait_for

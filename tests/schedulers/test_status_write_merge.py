@@ -11,11 +11,12 @@ from typing import Any
 import pytest
 
 from gangplane.clock import ManualClock
-from gangplane.schedulers.base import CycleResult, StatusWrite
+from gangplane.schedulers.base import CycleResult, PendingReason, Status, StatusWrite
+from gangplane.schedulers.core.objects import DEFAULT_SCHEDULER
 from gangplane.schedulers.writes import ResultWriter
-from gangplane.store.catalog import COSCHEDULING_PODGROUPS
+from gangplane.store.catalog import COSCHEDULING_PODGROUPS, PODS
 from gangplane.store.memory import MemoryStore
-from schedulers.kube_builders import T0, pod_group
+from schedulers.kube_builders import T0, pod, pod_group
 
 BRIDGE_CONDITION = {"type": "PodScheduled", "status": "False", "reason": "SlurmJobEnded", "message": "ended"}
 
@@ -65,5 +66,32 @@ def test_a_pod_group_phase_write_keeps_a_condition_written_since() -> None:
         status = store.get(COSCHEDULING_PODGROUPS, "ml", "g")["status"]
         assert status["phase"] == "Failed" and status["failed"] == 3
         assert status["conditions"] == [BRIDGE_CONDITION]
+    finally:
+        store.close()
+
+
+class _LaggingCache:
+    """An informer cache that has not yet seen the writer's own last write (what ``ResultWriter`` reads)."""
+
+    def __init__(self, stale: dict[str, Any]) -> None:
+        self.stale = stale
+
+    def get(self, namespace: str, name: str) -> dict[str, Any] | None:
+        return self.stale if (namespace, name) == ("ml", "p") else None
+
+
+def test_a_pending_condition_is_written_though_the_cache_lags_the_last_one() -> None:
+    # a gang member's first attempt wrote "not enough siblings"; the gang's attempt, computed while the cache
+    # still held the pod from before that write, lost its write to a Conflict and nothing requeued the pod
+    store = MemoryStore()
+    try:
+        stale = store.create(PODS, pod("p", scheduler=DEFAULT_SCHEDULER))
+        writer = ResultWriter(store, ManualClock(T0), {PODS: _LaggingCache(stale)})  # type: ignore[dict-item]
+        first = PendingReason(("ml/p",), Status.UNSCHEDULABLE, "cannot find enough sibling pods")
+        second = PendingReason(("ml/p",), Status.UNSCHEDULABLE, "needs nvidia.com/gpu=2 free")
+        writer.write(CycleResult(pending=[first]))
+        writer.write(CycleResult(pending=[second]))
+        [condition] = store.get(PODS, "ml", "p")["status"]["conditions"]
+        assert condition["message"] == "needs nvidia.com/gpu=2 free"
     finally:
         store.close()

@@ -138,7 +138,16 @@ class ResultWriter:
             self.store.update(write.rt, obj)
 
     def _mark_pending(self, key: str, reason: PendingReason, now: float) -> None:
-        pod = self._cached_pod(key)
+        """The pod's ``PodScheduled=False`` condition, written on the cached pod; on a ``Conflict`` once more
+        on a fresh read. The cache lags this writer's own last condition write, and a pod's status write does
+        not requeue it (``intake.py``), so a dropped write would never be retried: a gang member kept the
+        message of its first attempt ("cannot find enough sibling pods") while its sibling showed the gang's."""
+        try:
+            self._condition(self._cached_pod(key), reason, now)
+        except Conflict:
+            self._condition(self.store.get(PODS, *_split(key)), reason, now)
+
+    def _condition(self, pod: Object, reason: PendingReason, now: float) -> None:
         if (pod.get("spec") or {}).get("nodeName"):
             return
         updated = with_condition(pod, unschedulable_condition(reason), now)

@@ -57,6 +57,46 @@ def enqueue_shape(job: Job) -> bytes | None:
     return None if job.min_resources is None else job.min_resources.tobytes()
 
 
+def _move_in_line(per_shape: dict[Any, Line], shape: object, entry: tuple[OrderKey, str], add: bool) -> bool:
+    """Put ``entry`` into (or take it out of) its shape's line, kept in order; whether the line came or went."""
+    line = per_shape.setdefault(shape, [])
+    if add:
+        insort(line, entry)
+        return len(line) == 1
+    del line[bisect_left(line, entry)]
+    if line:
+        return False
+    del per_shape[shape]
+    return True
+
+
+class LeastMinimum:
+    """The least ``minResources`` per dimension over the enqueue lines' shapes, kept as lines come and go:
+    per dimension, how many lines hold each value (few distinct ones), so a pass reads the least without
+    stacking every shape."""
+
+    def __init__(self) -> None:
+        self.values: list[Counter[int]] = []
+        self.lines = 0
+
+    def move(self, shape: bytes, add: bool) -> None:
+        row = np.frombuffer(shape, dtype=np.int64).tolist()
+        if not self.lines:
+            self.values = [Counter() for _ in row]
+        for counts, value in zip(self.values, row, strict=True):
+            counts[value] += 1 if add else -1
+            if not counts[value]:
+                del counts[value]
+        self.lines += 1 if add else -1
+
+    def get(self) -> Vec | None:
+        """The least ``minResources`` (per dimension) of the lined Pending jobs that have one, or ``None``."""
+        if not self.lines:
+            return None
+        least: Vec = np.array([min(counts) for counts in self.values], dtype=np.float64)
+        return least
+
+
 @dataclass(slots=True)
 class Indexes:
     """Which jobs each action may touch, as parsed. A session only moves tasks away from Pending and
@@ -70,7 +110,7 @@ class Indexes:
     releasing: set[str] = field(default_factory=set)  # with terminating tasks
     best_effort: set[str] = field(default_factory=set)  # with pending best-effort tasks (backfill)
     lines: dict[str, dict[bytes | None, Line]] = field(default_factory=dict)  # enqueue, per queue and shape
-    least: LeastMinimum = field(default_factory=lambda: LeastMinimum())  # over the shapes of ``lines``
+    least: LeastMinimum = field(default_factory=LeastMinimum)  # over the shapes of ``lines``
     work_lines: dict[str, dict[object, Line]] = field(default_factory=dict)  # allocate, per queue and shape
     work_loose: set[str] = field(default_factory=set)  # with work, not in ``work_lines`` (holding, invalid)
 
@@ -113,46 +153,6 @@ class Indexes:
             )
         elif work:
             (self.work_loose.add if add else self.work_loose.discard)(key)
-
-
-def _move_in_line(per_shape: dict[Any, Line], shape: object, entry: tuple[OrderKey, str], add: bool) -> bool:
-    """Put ``entry`` into (or take it out of) its shape's line, kept in order; whether the line came or went."""
-    line = per_shape.setdefault(shape, [])
-    if add:
-        insort(line, entry)
-        return len(line) == 1
-    del line[bisect_left(line, entry)]
-    if line:
-        return False
-    del per_shape[shape]
-    return True
-
-
-class LeastMinimum:
-    """The least ``minResources`` per dimension over the enqueue lines' shapes, kept as lines come and go:
-    per dimension, how many lines hold each value (few distinct ones), so a pass reads the least without
-    stacking every shape."""
-
-    def __init__(self) -> None:
-        self.values: list[Counter[int]] = []
-        self.lines = 0
-
-    def move(self, shape: bytes, add: bool) -> None:
-        row = np.frombuffer(shape, dtype=np.int64).tolist()
-        if not self.lines:
-            self.values = [Counter() for _ in row]
-        for counts, value in zip(self.values, row, strict=True):
-            counts[value] += 1 if add else -1
-            if not counts[value]:
-                del counts[value]
-        self.lines += 1 if add else -1
-
-    def get(self) -> Vec | None:
-        """The least ``minResources`` (per dimension) of the lined Pending jobs that have one, or ``None``."""
-        if not self.lines:
-            return None
-        least: Vec = np.array([min(counts) for counts in self.values], dtype=np.float64)
-        return least
 
 
 @dataclass(frozen=True, slots=True)

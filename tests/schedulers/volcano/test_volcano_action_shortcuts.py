@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings, target
 from hypothesis import strategies as st
@@ -23,24 +24,50 @@ from gangplane.schedulers.base import CycleResult
 from gangplane.schedulers.core.objects import PodInfo
 from gangplane.schedulers.core.resources import ResourceIndex
 from gangplane.schedulers.volcano import VolcanoConfig, jobs
-from gangplane.schedulers.volcano.actions import allocate, preempt, reclaim
+from gangplane.schedulers.volcano.actions import allocate, enqueue, preempt, reclaim
 from gangplane.schedulers.volcano.book import SharePolicy
 from gangplane.schedulers.volcano.jobs import Job
+from gangplane.schedulers.volcano.kept import Indexes, LeastMinimum
 from gangplane.schedulers.volcano.session import Session
 
 
-def _all_lines(session: Session) -> tuple[dict[str, list[Job]], set[str]]:
-    """allocate's lines as built before: every candidate sorted at the start, then split per queue."""
+def _all_turns(session: Session) -> dict[str, allocate._Turns]:
+    """allocate's turns as built before the kept lines: every candidate, sorted at the start, per queue."""
     per_queue: dict[str, list[Job]] = {}
     for job in sorted(allocate.candidates(session), key=session.job_order):
         per_queue.setdefault(job.queue, []).append(job)
-    return per_queue, set(per_queue)
+    return {queue: allocate._Turns(session, jobs) for queue, jobs in per_queue.items()}
+
+
+class _StackedLeast:
+    """The least ``minResources`` as enqueue found it before ``LeastMinimum``: every line's shape stacked."""
+
+    def __init__(self, index: Indexes) -> None:
+        self.index = index
+
+    def get(self) -> object:
+        shapes = {shape for lines in self.index.lines.values() for shape in lines if shape is not None}
+        if not shapes:
+            return None
+        return np.min(np.stack([np.frombuffer(s, dtype=np.int64) for s in shapes]), axis=0).astype(np.float64)
+
+
+def _stacked_enqueue(real: Callable[[Session, Indexes], None]) -> Callable[[Session, Indexes], None]:
+    def by_shape(session: Session, index: Indexes) -> None:
+        least, index.least = index.least, _StackedLeast(index)  # type: ignore[assignment]
+        try:
+            real(session, index)
+        finally:
+            index.least = least
+
+    return by_shape
 
 
 @contextmanager
 def full_walks() -> Iterator[None]:
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(allocate, "_lines", _all_lines)
+        patch.setattr(allocate, "_turns", _all_turns)
+        patch.setattr(enqueue, "_enqueue_by_shape", _stacked_enqueue(enqueue._enqueue_by_shape))
         for module in (preempt, reclaim):
             patch.setattr(module, "quiet_candidates", lambda session: False)
         patch.setattr(preempt, "_may_find_victims", lambda session, candidates: True)
@@ -71,6 +98,7 @@ def _decisions(result: CycleResult) -> tuple[object, ...]:
     share=st.sampled_from(list(SharePolicy)),
     explain=st.booleans(),
     one_queue=st.booleans(),
+    overcommit=st.sampled_from([None, 1.0, 1.5]),
 )
 def test_the_shortcuts_decide_as_the_full_walks(
     n_nodes: int,
@@ -79,8 +107,11 @@ def test_the_shortcuts_decide_as_the_full_walks(
     share: SharePolicy,
     explain: bool,
     one_queue: bool,
+    overcommit: float | None,
 ) -> None:
-    config = VolcanoConfig(explain=explain, share_policy=share, overcommit_factor=None)
+    """Kept lines (allocate, enqueue's least ``minResources``) and the aggregates' shortcuts against the full
+    walks, with and without the overcommit factor (which reads the least ``minResources``)."""
+    config = VolcanoConfig(explain=explain, share_policy=share, overcommit_factor=overcommit)
     fast, full = _world(config, n_nodes, share), _world(config, n_nodes, share)
     ages: tuple[dict[str, int], dict[str, int]] = ({}, {})
     evicted = 0
@@ -127,6 +158,49 @@ def test_one_queue_one_priority_preempt_and_reclaim_walk_no_job(monkeypatch: pyt
         assert not w.cycle().evictions
     assert (preempting, reclaiming) == ([], [])
     assert w.bound("running") and not w.bound("waiting0")
+
+
+def test_a_pass_tries_the_head_of_a_waiting_shape_not_every_gang(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Gangs of one shape waiting behind a full cluster: once admitted and kept, a pass neither asks each
+    whether it may be placed nor tries more than the first (the rest of its shape line fail alike)."""
+    config = VolcanoConfig(explain=False, overcommit_factor=None)
+    w = World(nodes=[node("n0", gpu=4), node("n1", gpu=4)], config=config)
+    w.add_job("running", 2, gpu=3)  # one GPU free per node: the queue is not Overused, nothing fits
+    w.cycle()
+    for i in range(20):
+        w.add_job(f"waiting{i}", 2, gpu=2, min_resources=False)
+    w.cycle()  # admits them (Inqueue)
+    asked: list[str] = []
+    tried: list[str] = []
+    real_eligible, real_place = allocate._eligible, allocate.placement.place
+    monkeypatch.setattr(
+        allocate, "_eligible", lambda s, job, a: asked.append(job.key) or real_eligible(s, job, a)
+    )
+    monkeypatch.setattr(
+        allocate.placement, "place", lambda s, job, **kw: tried.append(job.key) or real_place(s, job, **kw)
+    )
+    for _ in range(2):
+        assert not w.cycle().bindings
+    assert asked == [] and tried == ["ns/waiting0"] * 2
+
+
+@given(
+    moves=st.lists(st.tuples(st.lists(st.integers(0, 3), min_size=3, max_size=3), st.booleans()), max_size=30)
+)
+def test_the_least_minimum_follows_lines_coming_and_going(moves: list[tuple[list[int], bool]]) -> None:
+    """``LeastMinimum`` equals the least of the shapes whose lines stand, as they come and go."""
+    least, standing = LeastMinimum(), []
+    for values, add in moves:
+        shape = np.array(values, dtype=np.int64).tobytes()
+        if add or shape not in standing:
+            standing.append(shape)
+            least.move(shape, True)
+        else:
+            standing.remove(shape)
+            least.move(shape, False)
+        want = np.min([np.frombuffer(s, dtype=np.int64) for s in standing], axis=0) if standing else None
+        got = least.get()
+        assert (got is None) if want is None else (got is not None and got.tolist() == want.tolist())
 
 
 def _recount(job: Job) -> tuple[int, int, bool]:

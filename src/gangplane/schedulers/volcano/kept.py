@@ -57,6 +57,46 @@ def enqueue_shape(job: Job) -> bytes | None:
     return None if job.min_resources is None else job.min_resources.tobytes()
 
 
+def _move_in_line(per_shape: dict[Any, Line], shape: object, entry: tuple[OrderKey, str], add: bool) -> bool:
+    """Put ``entry`` into (or take it out of) its shape's line, kept in order; whether the line came or went."""
+    line = per_shape.setdefault(shape, [])
+    if add:
+        insort(line, entry)
+        return len(line) == 1
+    del line[bisect_left(line, entry)]
+    if line:
+        return False
+    del per_shape[shape]
+    return True
+
+
+class LeastMinimum:
+    """The least ``minResources`` per dimension over the enqueue lines' shapes, kept as lines come and go:
+    per dimension, how many lines hold each value (few distinct ones), so a pass reads the least without
+    stacking every shape."""
+
+    def __init__(self) -> None:
+        self.values: list[Counter[int]] = []
+        self.lines = 0
+
+    def move(self, shape: bytes, add: bool) -> None:
+        row = np.frombuffer(shape, dtype=np.int64).tolist()
+        if not self.lines:
+            self.values = [Counter() for _ in row]
+        for counts, value in zip(self.values, row, strict=True):
+            counts[value] += 1 if add else -1
+            if not counts[value]:
+                del counts[value]
+        self.lines += 1 if add else -1
+
+    def get(self) -> Vec | None:
+        """The least ``minResources`` (per dimension) of the lined Pending jobs that have one, or ``None``."""
+        if not self.lines:
+            return None
+        least: Vec = np.array([min(counts) for counts in self.values], dtype=np.float64)
+        return least
+
+
 @dataclass(slots=True)
 class Indexes:
     """Which jobs each action may touch, as parsed. A session only moves tasks away from Pending and
@@ -70,6 +110,9 @@ class Indexes:
     releasing: set[str] = field(default_factory=set)  # with terminating tasks
     best_effort: set[str] = field(default_factory=set)  # with pending best-effort tasks (backfill)
     lines: dict[str, dict[bytes | None, Line]] = field(default_factory=dict)  # enqueue, per queue and shape
+    least: LeastMinimum = field(default_factory=LeastMinimum)  # over the shapes of ``lines``
+    work_lines: dict[str, dict[object, Line]] = field(default_factory=dict)  # allocate, per queue and shape
+    work_loose: set[str] = field(default_factory=set)  # with work, not in ``work_lines`` (holding, invalid)
 
     def add(self, job: Job) -> None:
         self._move(job, True)
@@ -100,14 +143,16 @@ class Indexes:
             if not counts[job.priority]:
                 del counts[job.priority]
         if pending_phase and not holding:
-            line = self.lines.setdefault(job.queue, {}).setdefault(enqueue_shape(job), [])
-            entry = (static_order(job), key)
-            if add:
-                insort(line, entry)
-            else:
-                del line[bisect_left(line, entry)]
-                if not line:
-                    del self.lines[job.queue][enqueue_shape(job)]
+            shape = enqueue_shape(job)
+            moved = _move_in_line(self.lines.setdefault(job.queue, {}), shape, (static_order(job), key), add)
+            if moved and shape is not None:
+                self.least.move(shape, add)
+        if work and not holding and job.valid_reason() is None:
+            _move_in_line(
+                self.work_lines.setdefault(job.queue, {}), job.shape(), (static_order(job), key), add
+            )
+        elif work:
+            (self.work_loose.add if add else self.work_loose.discard)(key)
 
 
 @dataclass(frozen=True, slots=True)
@@ -269,26 +314,15 @@ def lowest_holders(index: Indexes) -> dict[str, int]:
     return {queue: min(counts) for queue, counts in index.lowest.items() if counts}
 
 
-def least_minimum(lines: Mapping[str, Mapping[bytes | None, Line]], dims: int) -> Vec | None:
-    """The least ``minResources`` (per dimension) of the Pending jobs that have one, or ``None``."""
-    shapes = {shape for per_queue in lines.values() for shape in per_queue if shape is not None}
-    if not shapes:
-        return None
-    least: Vec = np.min(np.stack([np.frombuffer(s, dtype=np.int64) for s in shapes]), axis=0).astype(
-        np.float64
-    )
-    return least
-
-
 __all__ = [
     "EVICTABLE",
     "PENDING_PHASES",
     "Indexes",
     "Inputs",
     "Kept",
+    "LeastMinimum",
     "QueueSaid",
     "enqueue_shape",
-    "least_minimum",
     "lowest_holders",
     "static_order",
 ]

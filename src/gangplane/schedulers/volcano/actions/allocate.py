@@ -8,12 +8,13 @@ pending tasks goes back to compete for elastic growth.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from heapq import heapify, heappop, heappush
 
 from gangplane.api.scheduling import volcano as vc
 from gangplane.schedulers.volcano import placement
 from gangplane.schedulers.volcano.config import Action
 from gangplane.schedulers.volcano.jobs import Job
-from gangplane.schedulers.volcano.kept import PENDING_PHASES
+from gangplane.schedulers.volcano.kept import PENDING_PHASES, Indexes, Line, OrderKey
 from gangplane.schedulers.volcano.session import Session
 
 
@@ -51,8 +52,12 @@ def candidates(session: Session) -> list[Job]:
     kept session a job's answer is kept for the later actions until the session touches the job (every
     change of a phase or a task status does), since nothing else it reads moves within a session."""
     admit_all = Action.ENQUEUE not in session.config.actions
+    return _chosen(session, _pool(session, admit_all), admit_all)
+
+
+def _chosen(session: Session, pool: Iterable[Job], admit_all: bool) -> list[Job]:
     chosen = []
-    for job in _pool(session, admit_all):
+    for job in pool:
         ok = None if job.key in session.touched else session.eligible.get(job.key)
         if ok is None:
             ok = _eligible(session, job, admit_all)
@@ -78,43 +83,87 @@ def _eligible(session: Session, job: Job, admit_all: bool) -> bool:
     return job.has_work()
 
 
-def _lines(session: Session) -> tuple[dict[str, list[Job]], set[str]]:
-    """The candidates per queue, and the queues whose line is already in job order. When no two of these
-    queues tie on their static order, which queue comes first never depends on the order the queues were
-    met in, so each line is sorted only at its queue's first turn (an Overused queue's never): no job of
-    it has moved before then, so its order is the one a sort of all candidates at the start gives."""
-    chosen = candidates(session)
-    per_queue: dict[str, list[Job]] = {}
-    for job in chosen:
-        per_queue.setdefault(job.queue, []).append(job)
-    if len({session.book.attrs[q].policy.order for q in per_queue}) == len(per_queue):
-        return per_queue, set()
-    per_queue = {}  # tied queues take turns in the order a sorted walk meets them: sort all now
-    for job in sorted(chosen, key=session.job_order):
-        per_queue.setdefault(job.queue, []).append(job)
-    return per_queue, set(per_queue)
+class _Turns:
+    """One queue's candidates in job order, from a heap: loose jobs, each its own entry, and kept shape lines
+    (``Indexes.work_lines``: jobs holding nothing, whose order is their parsed one), each entered only at
+    its head. A line whose head fails leaves: the rest share its shape, so they are hopeless too."""
+
+    def __init__(self, session: Session, loose: Iterable[Job], lines: Iterable[Line] = ()) -> None:
+        self.session = session
+        self.heap: list[_Entry] = [(session.job_order(job), job.key, None, 0) for job in loose]
+        for line in lines:
+            self.enter(line, 0)
+        heapify(self.heap)
+
+    def enter(self, line: Line, at: int) -> None:
+        """Push the line's first entry from ``at`` the session has not touched (those are loose)."""
+        while at < len(line) and line[at][1] in self.session.touched:
+            at += 1
+        if at < len(line):
+            heappush(self.heap, (*line[at], line, at))
+
+    def pop(self) -> _Entry | None:
+        return heappop(self.heap) if self.heap else None
+
+    def push(self, job: Job) -> None:
+        heappush(self.heap, (self.session.job_order(job), job.key, None, 0))
+
+    def jobs(self) -> list[Job]:
+        return [self.session.jobs[key] for _, key, _, _ in sorted(self.heap)]
+
+
+_Entry = tuple[OrderKey, str, Line | None, int]  # (job order, job key, its kept line or None, place there)
+
+
+def _turns(session: Session) -> dict[str, _Turns]:
+    """Each queue's turns, the queues in the order a sorted walk of all candidates meets them (tied queues
+    take turns in that order; untied ones never depend on it)."""
+    kept = session.kept
+    if kept is None or session.config.explain or Action.ENQUEUE not in session.config.actions:
+        per_queue: dict[str, list[Job]] = {}
+        for job in candidates(session):
+            per_queue.setdefault(job.queue, []).append(job)
+        turns = {q: _Turns(session, jobs) for q, jobs in per_queue.items()}
+    else:
+        turns = _kept_turns(session, kept.index)
+    ranked = sorted((t.heap[0][:2], q) for q, t in turns.items() if t.heap)
+    return {q: turns[q] for _, q in ranked}
+
+
+def _kept_turns(session: Session, index: Indexes) -> dict[str, _Turns]:
+    """The kept lines of leaf queues (their jobs are valid, admitted, with work: ``_eligible`` holds) and,
+    loose, the rest of ``candidates``' pool: jobs with work holding something, and those the session
+    touched (admitted now, or changed)."""
+    touched = {k for k in session.touched if k in index.with_work or k in index.pending_phase}
+    loose: dict[str, list[Job]] = {}
+    pool = [session.jobs[key] for key in sorted(index.work_loose | touched)]
+    for job in _chosen(session, pool, admit_all=False):
+        loose.setdefault(job.queue, []).append(job)
+    lined = {q: per_shape.values() for q, per_shape in index.work_lines.items() if per_shape}
+    return {
+        q: _Turns(session, loose.get(q, ()), lined.get(q, ()) if session.book.is_leaf(q) else ())
+        for q in {*loose, *lined}
+    }
 
 
 def allocate(session: Session) -> None:
-    per_queue, in_order = _lines(session)
+    per_queue = _turns(session)
     hopeless: dict[tuple[object, ...], str] = {}  # capacity only shrinks during allocate
     queue: str | None = None  # whose turn it is: the queue order and Overused move only with a placement
     while per_queue:
         if queue is None:
             queue = min(per_queue, key=session.book.order_key)
             if session.book.overused(queue):
-                for job in per_queue[queue] if session.config.explain else ():
+                for job in per_queue[queue].jobs() if session.config.explain else ():
                     session.messages.setdefault(job.key, session.book.overused_reason(queue))
-                per_queue[queue] = []
-        jobs = per_queue[queue]
-        if not jobs:
+                per_queue[queue].heap = []
+        turns = per_queue[queue]
+        if (entry := turns.pop()) is None:
             del per_queue[queue]
             queue = None
             continue
-        if queue not in in_order:
-            jobs.sort(key=session.job_order)
-            in_order.add(queue)
-        job = jobs.pop(0)
+        _, key, line, at = entry
+        job = session.jobs[key]
         if (known := hopeless.get(job.shape())) is not None:
             session.messages[job.key] = known
             continue
@@ -123,8 +172,9 @@ def allocate(session: Session) -> None:
             session.messages[job.key] = hopeless[job.shape()] = attempt.message
             continue
         placement.commit(session, job, attempt)
+        if line is not None:
+            turns.enter(line, at + 1)
         queue = None
         session.messages.pop(job.key, None)
         if job.ready() and any(not t.best_effort for t in job.pending()):
-            jobs.append(job)
-            jobs.sort(key=session.job_order)
+            turns.push(job)

@@ -17,7 +17,7 @@ from gangplane.schedulers.core.resources import Vector
 from gangplane.schedulers.volcano import vec
 from gangplane.schedulers.volcano.book import quantity_text
 from gangplane.schedulers.volcano.jobs import Job
-from gangplane.schedulers.volcano.kept import PENDING_PHASES, Indexes, Line, least_minimum
+from gangplane.schedulers.volcano.kept import PENDING_PHASES, Indexes, Line
 from gangplane.schedulers.volcano.session import Session
 from gangplane.schedulers.volcano.vec import Vec
 
@@ -115,7 +115,7 @@ def _enqueue_by_shape(session: Session, index: Indexes) -> None:
     queue's live shapes takes its turn from a heap."""
     overcommit = _Overcommit(session)
     lines = {q: per_shape for q, per_shape in index.lines.items() if per_shape}
-    least = least_minimum(lines, len(session.index))
+    least = index.least.get()
     if least is not None and not overcommit.fits(least):
         for per_shape in lines.values():  # nothing with minResources is admitted: only the rest
             for _, key in per_shape.get(None, ()):

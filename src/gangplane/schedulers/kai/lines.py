@@ -10,9 +10,9 @@ where the queue sorts — but when it comes, the queue keeps its turn for every 
 line (the same request, the same comparison), so the whole run goes at once. When no line that could still
 fit is left, nothing more can be placed and allocate ends: a line is marked failed before its turn as soon
 as a shape that found no room covers its own (``placement.covered``: a uniform gang asking no less of
-each resource for no fewer members), so a pass tries only lines that may still fit. Used when no explanation is asked for (every
-failed job would need its reason), no pods are terminating (a failed job may then be pipelined), and the
-queues with waiting jobs are siblings (the comparator is then a sort key).
+each resource for no fewer members), so a pass tries only lines that may still fit. Used when no
+explanation is asked for (every failed job would need its reason), no pods are terminating (a failed job
+may then be pipelined), and the queues with waiting jobs are siblings (the comparator is then a sort key).
 """
 
 from __future__ import annotations

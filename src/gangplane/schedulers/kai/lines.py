@@ -8,9 +8,11 @@ failed, every later job of that line would fail too (same gang shape, request, q
 ``kept.line_of``). Such a job is still the head of its queue until its turn comes — its request decides
 where the queue sorts — but when it comes, the queue keeps its turn for every following job of the same
 line (the same request, the same comparison), so the whole run goes at once. When no line that could still
-fit is left, nothing more can be placed and allocate ends. Used when no explanation is asked for (every
-failed job would need its reason), no pods are terminating (a failed job may then be pipelined), and the
-queues with waiting jobs are siblings (the comparator is then a sort key).
+fit is left, nothing more can be placed and allocate ends: a line is marked failed before its turn as soon
+as a shape that found no room covers its own (``placement.covered``: a uniform gang asking no less of
+each resource for no fewer members), so a pass tries only lines that may still fit. Used when no
+explanation is asked for (every failed job would need its reason), no pods are terminating (a failed job
+may then be pipelined), and the queues with waiting jobs are siblings (the comparator is then a sort key).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from bisect import bisect_left
 from collections.abc import Hashable
 from dataclasses import dataclass
 from heapq import heappop, heappush
+from itertools import islice
 
 import numpy as np
 
@@ -56,11 +59,12 @@ def usable(session: KaiSession) -> bool:
 
 def allocate(session: KaiSession) -> None:
     failed = _still_failing(session)
-    if failed and all(line_shape(name) in failed for name in session.kept.lines):
+    if failed and all(placement.covered(failed, line_shape(name)) for name in session.kept.lines):
         # every waiting job shares a line whose shape found no room: each try would fail and change nothing
         session.kept.failed = (session.snapshot.nodes, session.snapshot.free(), failed)
         return
-    queues, live = _heads(session)
+    queues, shared = _heads(session)
+    live = len(session.kept.lines) - _fail_covered(shared, failed)
     keys = {q: _key(session, queues, q) for q in queues}
     while queues and live:
         queue = min(queues, key=keys.__getitem__)  # ties to the queue listed first
@@ -75,7 +79,10 @@ def allocate(session: KaiSession) -> None:
             _push(heads, cursor)
             if not heads:
                 del queues[queue]
+            known = len(failed)
             live += _try(session, job, cursor, failed, queues) - 1  # this line was live; what is now
+            if len(failed) > known:  # a shape found no room: so will every line whose shape it covers
+                live -= _fail_covered(shared, dict(islice(failed.items(), known, None)))
         # a turn moves only its own queue: its next job, and its allocation after a placement
         if queue in queues:
             keys[queue] = _key(session, queues, queue)
@@ -142,7 +149,7 @@ def _try(
 ) -> int:
     """Try ``job``; how many live lines this adds back (its own line, or the job's new line after a
     placement that leaves it pods to grow by)."""
-    if cursor.shape is not None and cursor.shape in failed:  # as ``place`` would answer, without the sums
+    if cursor.shape is not None and placement.covered(failed, cursor.shape):  # fails as ``place`` would
         cursor.failed = True
         return 0
     attempt = placement.place(session, job, failed=failed)
@@ -158,21 +165,37 @@ def _try(
     return added
 
 
+def _fail_covered(cursors: list[_Cursor], failed: placement.Failed) -> int:
+    """Mark failed, before their turn, the live lines whose shape ``failed`` covers (their turns then go
+    as a failed line's do, ``_pass_failed``); how many there were. A pass ends once no live line is left,
+    so lines that cannot fit are never visited one by one."""
+    if not failed:
+        return 0
+    newly = [c for c in cursors if c.live() and placement.covered(failed, c.shape)]
+    for c in newly:
+        c.failed = True
+    return len(newly)
+
+
 def _push(heads: Heads, cursor: _Cursor) -> None:
     if cursor.at < len(cursor.jobs):
         heappush(heads, (cursor.jobs[cursor.at][0], id(cursor), cursor))
 
 
-def _heads(session: KaiSession) -> tuple[dict[str, Heads], int]:
+def _heads(session: KaiSession) -> tuple[dict[str, Heads], list[_Cursor]]:
     """Per queue its lines' heads, the queues in the order of their first job (as allocate's walk lists
-    them), and how many lines there are."""
+    them), and the cursors of the shared lines (those with a gang shape)."""
     per_queue: dict[str, Heads] = {}
+    shared = []
     kept = session.kept
     lines: list[tuple[Hashable, Line]] = sorted(kept.lines.items(), key=lambda item: item[1][0])
     for name, jobs in lines:
         queue = kept.jobs[jobs[0][1]].queue
-        _push(per_queue.setdefault(queue, []), _Cursor(jobs, kept.line_units[name], line_shape(name)))
-    return per_queue, len(lines)
+        cursor = _Cursor(jobs, kept.line_units[name], line_shape(name))
+        _push(per_queue.setdefault(queue, []), cursor)
+        if cursor.shape is not None:
+            shared.append(cursor)
+    return per_queue, shared
 
 
 __all__ = ["allocate", "usable"]

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 import numpy as np
 
@@ -105,6 +106,47 @@ def place(session: KaiSession, job: KaiJob, explain: bool = True, failed: Failed
     return attempt
 
 
+def covered(failed: Failed, shape: object) -> bool:
+    """Whether a gang of ``shape`` cannot fit where the gangs of ``failed``'s shapes found no room: the
+    shape itself failed, or it is *uniform* (all members alike) and needs at least as many members as a
+    failed uniform shape with the same constraints, each asking at least as much of every resource. A
+    uniform gang fits exactly when the nodes its constraints allow take at least that many of its pods
+    (``place_gang`` fills each node to ``floor(free / request)``), and a larger request leaves each node
+    room for no more pods: the failed gang's count bounds the larger one's from above."""
+    if shape in failed:
+        return True
+    mine = _uniform(shape)
+    if mine is None or not failed:
+        return False
+    return any((other := _uniform(s)) is not None and _dominates(mine, other) for s in failed)
+
+
+_Uniform = tuple[int, int, object, tuple[int, ...]]  # minimum, members, constraints, request row
+
+
+@lru_cache(maxsize=4096)
+def _uniform(shape: object) -> _Uniform | None:
+    """``shape_of``'s shape as (minimum, members, constraints, request row) when its members are alike."""
+    if not isinstance(shape, tuple) or len(shape) != 2 or not shape[1] or len(set(shape[1])) != 1:
+        return None
+    minimum, members = shape
+    requests, constraints = members[0]
+    return minimum, len(members), constraints, tuple(np.frombuffer(requests, dtype=np.int64).tolist())
+
+
+def _dominates(mine: _Uniform, failed: _Uniform) -> bool:
+    """``mine`` needs at least what ``failed`` needed, which held enough members to have met its minimum."""
+    minimum, _, constraints, row = mine
+    f_minimum, f_members, f_constraints, f_row = failed
+    return (
+        f_members >= max(f_minimum, 1)
+        and minimum >= f_minimum
+        and constraints == f_constraints
+        and len(row) == len(f_row)
+        and all(a >= b for a, b in zip(row, f_row, strict=True))
+    )
+
+
 def may_fit(snapshot: Snapshot, pods: Sequence[PodInfo], minimum: int) -> bool:
     """Whether the free room of every node together holds, in each resource, the ``minimum`` smallest
     requests of ``pods`` (at least one): no placement of the gang can succeed otherwise, whatever the
@@ -158,6 +200,7 @@ __all__ = [
     "Attempt",
     "Failed",
     "commit",
+    "covered",
     "may_fit",
     "needed_members",
     "needed_members_count",

@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from gangplane.client.controller import Result
+from gangplane.client.guarded import patch_read, without_finalizer
 from gangplane.client.informer import Key
 from gangplane.clock import Clock
 from gangplane.controllers import job_tracking as jt
@@ -23,7 +24,7 @@ from gangplane.controllers.job_pods import CONTROLLER_UID_LABEL, JOB_NAME_LABEL
 from gangplane.controllers.job_policy import JobPlan, plan
 from gangplane.controllers.objects import controlled_by, deleting, name_of, spec_of, status_of, uid_of
 from gangplane.controllers.shell import EventRecorder, delete_if_present, get_or_none, list_labelled
-from gangplane.errors import ApiError, Conflict, NotFound
+from gangplane.errors import ApiError
 from gangplane.store import catalog
 from gangplane.store.base import Object, Propagation, Store
 
@@ -79,23 +80,11 @@ class JobReconciler:
         return decided
 
     def _remove_finalizer(self, pod: Object) -> None:
-        """Drop job-tracking (a lost race with another writer reads the pod again)."""
-        for _ in range(3):
-            if not jt.tracked(pod):
-                return
-            try:
-                self.store.update(catalog.PODS, jt.without_tracking_finalizer(pod))
-                return
-            except NotFound:
-                return
-            except Conflict:
-                pod = (
-                    get_or_none(self.store, catalog.PODS, str(pod["metadata"]["namespace"]), name_of(pod))
-                    or {}
-                )
-                if pod and not jt.tracked(pod):
-                    return
-        raise Conflict(f"pods {name_of(pod)}: job-tracking finalizer not removed")
+        """Drop job-tracking from the pod as stored (a write that lost a race reads the pod again)."""
+        if jt.tracked(pod):
+            namespace, name = str(pod["metadata"]["namespace"]), name_of(pod)
+            finalizer = without_finalizer(jt.TRACKING_FINALIZER)
+            patch_read(self.store, catalog.PODS, namespace, name, finalizer, uid=uid_of(pod))
 
     def _release_orphans(self, namespace: str, name: str, job: Object | None) -> None:
         """``handleOrphanPod``: the pods of a Job gone, or being deleted, lose the finalizer."""

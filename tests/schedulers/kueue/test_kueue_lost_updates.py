@@ -11,9 +11,10 @@ from typing import Any
 import pytest
 from kueue_shell import conditions, setup, trainjob, workload_of
 
+from gangplane.client.guarded import WRITE_ATTEMPTS, patch_read
 from gangplane.errors import Conflict
 from gangplane.schedulers.kueue.controller import CYCLE_KEY
-from gangplane.schedulers.kueue.guarded import WRITE_ATTEMPTS, patch_read, with_list_entry
+from gangplane.schedulers.kueue.guarded import with_list_entry
 from gangplane.store import catalog
 from gangplane.store.base import ResourceType
 from gangplane.store.memory import MemoryStore

@@ -25,6 +25,7 @@ from gangplane.api import trainer as t
 from gangplane.api.scheduling import kueue_workload as kw
 from gangplane.api.scheduling.kueue import RESOURCE_IN_USE_FINALIZER
 from gangplane.client.controller import Controller, Manager, Result, controller_owner, own_key
+from gangplane.client.guarded import patch_read, without_finalizer
 from gangplane.client.informer import Key
 from gangplane.clock import Clock, rfc3339
 from gangplane.errors import NotFound
@@ -44,7 +45,7 @@ from gangplane.schedulers.kueue.convert import (
 )
 from gangplane.schedulers.kueue.cycle import CycleResult, run_cycle
 from gangplane.schedulers.kueue.events import WorkloadEvents
-from gangplane.schedulers.kueue.guarded import owned_conditions, patch_read, without_finalizer
+from gangplane.schedulers.kueue.guarded import owned_conditions
 from gangplane.schedulers.kueue.lifecycle import (
     OWNER_NOT_FOUND,
     OWNER_NOT_FOUND_MESSAGE,

@@ -3,45 +3,16 @@ that read's ``resourceVersion``: when another writer got in between, the merge p
 computed again from a new read. So a list Kueue writes whole (a Workload's ``conditions`` or ``finalizers``,
 a TrainJob's ``runtimePatches``) never drops an entry written meanwhile, as upstream's writes do not
 (controller-runtime ``Update`` checks the resourceVersion; the Workload status is applied per condition type).
+The guarded write itself is ``client/guarded.py``; this module holds the bodies only Kueue writes.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
-from gangplane.errors import Conflict, NotFound
-from gangplane.store import MERGE_PATCH
-from gangplane.store.base import Object, ResourceType, Store
-
-WRITE_ATTEMPTS = 5
-Body = Callable[[Object], dict[str, Any] | None]
-"""The merge patch to write over the current object, or ``None`` when there is nothing to write."""
-
-
-def patch_read(
-    store: Store, rt: ResourceType, namespace: str, name: str, body_of: Body, *, uid: str = "",
-    subresource: str = "",
-) -> Object | None:  # fmt: skip
-    """Write ``body_of(current)`` onto the object as it is stored now; the written object, or ``None`` when
-    it is gone (or is another object than ``uid``) or there was nothing to write. A Conflict after
-    ``WRITE_ATTEMPTS`` reads is raised."""
-    for attempt in range(WRITE_ATTEMPTS):
-        try:
-            current = store.get(rt, namespace, name)
-            meta = current.get("metadata") or {}
-            body = body_of(current) if not uid or meta.get("uid") == uid else None
-            if body is None:
-                return None
-            guard = {**(body.get("metadata") or {}), "resourceVersion": meta.get("resourceVersion")}
-            return store.patch(rt, namespace, name, {**body, "metadata": guard}, MERGE_PATCH,
-                               subresource=subresource)  # fmt: skip
-        except NotFound:
-            return None
-        except Conflict:
-            if attempt == WRITE_ATTEMPTS - 1:
-                raise
-    return None
+from gangplane.client.guarded import Body
+from gangplane.store.base import Object
 
 
 def owned_conditions(owned: Iterable[str], status: Mapping[str, Any]) -> Body:
@@ -54,18 +25,6 @@ def owned_conditions(owned: Iterable[str], status: Mapping[str, Any]) -> Body:
         stored = (current.get("status") or {}).get("conditions") or []
         others = [c for c in stored if c.get("type") not in types]
         return {"status": {**status, "conditions": [*ours, *others]}}
-
-    return body
-
-
-def without_finalizer(finalizer: str) -> Body:
-    """The patch removing ``finalizer`` (the list emptied is deleted), ``None`` when it is not there."""
-
-    def body(current: Object) -> dict[str, Any] | None:
-        found = (current.get("metadata") or {}).get("finalizers") or []
-        if finalizer not in found:
-            return None
-        return {"metadata": {"finalizers": [f for f in found if f != finalizer] or None}}
 
     return body
 

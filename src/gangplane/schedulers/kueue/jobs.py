@@ -15,6 +15,7 @@ from gangplane.api import trainer as t
 from gangplane.api.core import Toleration
 from gangplane.api.scheduling import kueue_workload as kw
 from gangplane.client.cache import LiveReads, StoreReader
+from gangplane.client.guarded import Body, patch_read
 from gangplane.clock import Clock
 from gangplane.errors import NotFound
 from gangplane.runtime.admission import resolve_runtime
@@ -24,7 +25,7 @@ from gangplane.runtime.plugins import default_registry
 from gangplane.runtime.plugins.kueue import PodSetAdmission, admission_patch, is_managed, kueue_patch
 from gangplane.runtime.points import AppliedBy, Handle
 from gangplane.schedulers.kueue.flavors import PodSetAssignment, node_selector
-from gangplane.schedulers.kueue.guarded import Body, patch_read, with_list_entry
+from gangplane.schedulers.kueue.guarded import with_list_entry
 from gangplane.schedulers.kueue.model import FlavorSpec
 from gangplane.store import MERGE_PATCH, catalog
 from gangplane.store.base import Object, Store

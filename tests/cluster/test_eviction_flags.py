@@ -51,3 +51,18 @@ def test_gangplane_up_passes_the_flags_on(monkeypatch: pytest.MonkeyPatch, tmp_p
     result = CliRunner().invoke(app, ["--node-eviction-rate", "0.5", "--large-cluster-size-threshold", "9"])
     assert result.exit_code == 1
     assert seen["extra"] == ["--node-eviction-rate", "0.5", "--large-cluster-size-threshold", "9"]
+
+
+def test_gangplane_up_refuses_a_negative_rate_before_starting(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    started: list[list[str]] = []
+    monkeypatch.setattr(controlplane, "_state_dir", lambda: tmp_path)
+    monkeypatch.setattr(
+        controlplane.launch, "start_background", lambda *_, extra_args: started.append(extra_args)
+    )
+    app = controlplane.typer.Typer()
+    app.command()(controlplane.up)
+    result = CliRunner().invoke(app, ["--node-eviction-rate", "-1"])
+    assert result.exit_code == 2 and "--node-eviction-rate" in result.output
+    assert started == []

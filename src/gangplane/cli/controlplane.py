@@ -49,6 +49,7 @@ EvictionRateOption = Annotated[
     float | None,
     typer.Option(
         "--node-eviction-rate",
+        min=0,
         help="Nodes per second tainted NoExecute in a zone (upstream's flag). Default 0.1.",
     ),
 ]
@@ -56,6 +57,7 @@ SecondaryEvictionRateOption = Annotated[
     float | None,
     typer.Option(
         "--secondary-node-eviction-rate",
+        min=0,
         help="The rate in a large zone mostly down (upstream's flag). Default 0.01.",
     ),
 ]
@@ -63,6 +65,7 @@ LargeClusterOption = Annotated[
     int | None,
     typer.Option(
         "--large-cluster-size-threshold",
+        min=0,
         help="A zone mostly down with at most this many nodes is tainted at rate 0. Default 50.",
     ),
 ]

@@ -59,13 +59,14 @@ def test_a_pass_reads_again_only_the_kinds_of_objects_that_changed() -> None:
 
 
 class _Untouchable(Sequence[PodInfo]):
-    """A pending tuple that fails when it is walked."""
+    """A pending list that fails when it is walked or measured (the simulator's is listed whole by its
+    length)."""
 
     def __getitem__(self, at: Any) -> Any:
         raise AssertionError("the pending pods were walked")
 
     def __len__(self) -> int:
-        return 3
+        raise AssertionError("the pending pods were counted")
 
     def __iter__(self) -> Iterator[PodInfo]:
         raise AssertionError("the pending pods were walked")

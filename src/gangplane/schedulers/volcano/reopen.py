@@ -179,7 +179,8 @@ class _Recent(Mapping[str, PodInfo]):
     come oldest first; an old waiting group's were a walk over the whole backlog)."""
 
     def __init__(self, pods: Sequence[PodInfo], ask: Callable[[str], PodInfo | None] | None = None) -> None:
-        self._pods, self._at, self._seen, self._ask = pods, len(pods), dict[str, PodInfo](), ask
+        self._pods, self._seen, self._ask = pods, dict[str, PodInfo](), ask
+        self._at = len(pods) if ask is None else 0  # a lazy list of pods is listed whole by its length
 
     def __getitem__(self, key: str) -> PodInfo:
         found = self._seen.get(key) if self._ask is None else self._ask(key)

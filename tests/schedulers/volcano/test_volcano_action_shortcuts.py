@@ -71,7 +71,7 @@ def full_walks() -> Iterator[None]:
         for module in (preempt, reclaim):
             patch.setattr(module, "quiet_candidates", lambda session: False)
         patch.setattr(preempt, "_may_find_victims", lambda session, candidates: True)
-        patch.setattr(reclaim, "_reaches", lambda session, givers, candidates: True)
+        patch.setattr(reclaim, "_reaches", lambda session, candidates: True)
         patch.setattr(Job, "tally", lambda job: jobs._count(job.tasks))
         yield
 
@@ -158,6 +158,27 @@ def test_one_queue_one_priority_preempt_and_reclaim_walk_no_job(monkeypatch: pyt
         assert not w.cycle().evictions
     assert (preempting, reclaiming) == ([], [])
     assert w.bound("running") and not w.bound("waiting0")
+
+
+def test_reclaim_asks_a_waiting_shape_once_not_each_gang(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A queue entitled to half the cluster, twenty gangs of one shape waiting in it, another queue holding
+    everything: reclaim asks the shape's first gang and takes the line whole, without listing or asking
+    every candidate (the waiting line costs nothing until a search runs)."""
+    config = VolcanoConfig(explain=False, overcommit_factor=None)
+    w = World(nodes=[node(f"n{i}", gpu=4) for i in range(4)], config=config)
+    w.add_queue("a")
+    w.add_queue("b")
+    for i in range(4):
+        w.add_job(f"b{i}", 1, gpu=4, queue="b")
+    w.cycle()
+    for i in range(20):
+        w.add_job(f"a{i}", 2, gpu=4, queue="a", min_resources=False)
+    listed, asked = _counting(monkeypatch, reclaim), []
+    real = reclaim._may_reclaim
+    monkeypatch.setattr(reclaim, "_may_reclaim", lambda s, job: asked.append(job.key) or real(s, job))
+    result = w.cycle()
+    assert sorted(e.pod_key for e in result.evictions) == ["ns/b0-0", "ns/b1-0"]
+    assert listed == [] and asked == ["ns/a0"]
 
 
 def test_a_pass_tries_the_head_of_a_waiting_shape_not_every_gang(monkeypatch: pytest.MonkeyPatch) -> None:

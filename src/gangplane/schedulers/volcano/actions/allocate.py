@@ -7,7 +7,7 @@ pending tasks goes back to compete for elastic growth.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from heapq import heapify, heappop, heappush
 
 from gangplane.api.scheduling import volcano as vc
@@ -33,12 +33,64 @@ def _pool_keys(session: Session, admit_all: bool) -> set[str]:
 
 
 def reachable(session: Session) -> Iterable[Job]:
-    """A superset of what ``candidates`` returns, in no order and without asking ``_eligible``: for the
-    actions' checks that no candidate can act, which read only a job's queue and priority."""
+    """Stand-ins for a superset of what ``candidates`` returns, in no order and without asking
+    ``_eligible``: for the actions' checks that no candidate can act, which read only a job's queue,
+    priority, starvation and pipelining. A kept shape line is one stand-in, its first job the session has
+    not touched (every job of a line shares those four; one touched is itself), so the checks cost the
+    lines, not the backlog."""
     if session.kept is None:
         return session.jobs.values()
     admit_all = Action.ENQUEUE not in session.config.actions
-    return [session.jobs[key] for key in _pool_keys(session, admit_all)]
+    index = session.kept.index
+    if admit_all:
+        return [session.jobs[key] for key in _pool_keys(session, admit_all)]
+    heads = [key for per_shape in index.work_lines.values() for line in per_shape.values()
+             if (key := _untouched_head(session, line)) is not None]  # fmt: skip
+    loose = index.work_loose | {
+        k for k in session.touched if k in index.with_work or k in index.pending_phase
+    }
+    return [session.jobs[key] for key in (*heads, *loose)]
+
+
+def _untouched_head(session: Session, line: Line) -> str | None:
+    """The key of the line's first job the session has not touched (few are: a walk of a few entries)."""
+    return next((key for _, key in line if key not in session.touched), None)
+
+
+def _loose_candidates(session: Session, index: Indexes) -> list[Job]:
+    """``candidates`` outside the kept lines: jobs with work not lined, and those the session touched."""
+    touched = {k for k in session.touched if k in index.with_work or k in index.pending_phase}
+    pool = [session.jobs[key] for key in sorted(index.work_loose | touched)]
+    return _chosen(session, pool, admit_all=False)
+
+
+def _leaf_lines(session: Session, index: Indexes) -> Iterable[Line]:
+    """The kept lines ``candidates`` draws from: a non-leaf queue's jobs are never candidates."""
+    return (line for queue, per_shape in index.work_lines.items() if session.book.is_leaf(queue)
+            for line in per_shape.values())  # fmt: skip
+
+
+def candidate_stand_ins(session: Session) -> list[Job]:
+    """``reachable``'s stand-ins, for ``candidates`` themselves (where ``quiet_candidates``, kept): each leaf
+    line's first untouched job stands for the line, the rest are asked (``_eligible``) one by one."""
+    assert session.kept is not None
+    index = session.kept.index
+    heads = [session.jobs[k] for line in _leaf_lines(session, index) if (k := _untouched_head(session, line))]
+    return _loose_candidates(session, index) + heads
+
+
+def lined_candidates(session: Session, wanted: Callable[[Job], bool]) -> list[Job]:
+    """``[job for job in candidates(session) if wanted(job)]`` as a set, for a ``wanted`` that answers alike
+    for jobs of one shape the session has not touched: a kept line is asked once, at its first such job,
+    and taken whole or not at all (where ``quiet_candidates``, kept: ``_kept_turns``' pool)."""
+    assert session.kept is not None
+    index = session.kept.index
+    chosen = [job for job in _loose_candidates(session, index) if wanted(job)]
+    for line in _leaf_lines(session, index):
+        head = _untouched_head(session, line)
+        if head is not None and wanted(session.jobs[head]):
+            chosen += [session.jobs[key] for _, key in line if key not in session.touched]
+    return chosen
 
 
 def quiet_candidates(session: Session) -> bool:

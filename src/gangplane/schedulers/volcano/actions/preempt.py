@@ -10,7 +10,13 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from gangplane.schedulers.volcano.actions import victims
-from gangplane.schedulers.volcano.actions.allocate import candidates, quiet_candidates, reachable
+from gangplane.schedulers.volcano.actions.allocate import (
+    candidate_stand_ins,
+    candidates,
+    lined_candidates,
+    quiet_candidates,
+    reachable,
+)
 from gangplane.schedulers.volcano.jobs import Job
 from gangplane.schedulers.volcano.kept import EVICTABLE, lowest_holders
 from gangplane.schedulers.volcano.session import Session
@@ -49,14 +55,24 @@ def _may_find_victims(session: Session, jobs: Iterable[Job]) -> bool:
     return bool(lowest) and any(j.priority > lowest.get(j.queue, j.priority) for j in jobs)
 
 
+def _preemptors(session: Session) -> list[Job]:
+    """Starving candidates without network topology: from the kept lines where allocate takes them (each
+    of the three is a question of the job's shape), else every candidate asked."""
+
+    def wanted(j: Job) -> bool:
+        return j.topology is None and j.starving() and j.key not in session.pipelined
+
+    if quiet_candidates(session) and session.kept is not None:
+        if not _may_find_victims(session, filter(wanted, candidate_stand_ins(session))):
+            return []  # ``_may_find_victims`` reads a job's queue and priority: a line's first one says it
+        return lined_candidates(session, wanted)
+    return [j for j in candidates(session) if wanted(j)]
+
+
 def preempt(session: Session) -> None:
     if quiet_candidates(session) and not _may_find_victims(session, reachable(session)):
         return  # no candidate has a victim and nobody reads the messages: nothing would change
-    jobs = [
-        j
-        for j in candidates(session)
-        if j.topology is None and j.starving() and j.key not in session.pipelined
-    ]
+    jobs = _preemptors(session)
     if not _may_find_victims(session, jobs) and (not session.config.explain or victims.quiet(session, jobs)):
         return  # no job has a victim, and victims only get fewer: the action would change nothing
     jobs.sort(key=session.job_order)  # only now: most passes return above

@@ -17,7 +17,13 @@ import numpy as np
 
 from gangplane.schedulers.volcano import placement
 from gangplane.schedulers.volcano.actions import victims
-from gangplane.schedulers.volcano.actions.allocate import candidates, quiet_candidates, reachable
+from gangplane.schedulers.volcano.actions.allocate import (
+    candidate_stand_ins,
+    candidates,
+    lined_candidates,
+    quiet_candidates,
+    reachable,
+)
 from gangplane.schedulers.volcano.jobs import Job
 from gangplane.schedulers.volcano.kept import EVICTABLE
 from gangplane.schedulers.volcano.session import Session
@@ -106,31 +112,35 @@ def _holder_queues(session: Session) -> set[str]:
     return {j.queue for j in victims.holders(session, "evictable") if j.count(EVICTABLE)}
 
 
-def _givers(session: Session) -> list[str]:
-    """The queues a victim may come from now: holding an evictable task and able to give (upstream
-    ``reclaim.go`` takes reclaimees only from jobs of other queues that are ``Reclaimable``)."""
-    return [q for q in sorted(_holder_queues(session)) if session.book.may_give(q)]
-
-
-def _reaches(session: Session, givers: list[str], jobs: Iterable[Job]) -> bool:
+def _reaches(session: Session, jobs: Iterable[Job]) -> bool:
     """Could any of ``jobs`` have a victim? Only a starving, unpipelined job of a queue that is not
     Overused is listed (``_may_reclaim``, before the first search), and it needs a giver other than its own
-    queue. Until a search evicts no queue's share moves, so if no listed job has such a giver none ever
-    does: decided per queue, not per job (one queue that gives is everyone's source but its own)."""
-    if not givers:
-        return False
+    queue: one holding an evictable task and able to give (upstream ``reclaim.go`` takes reclaimees only
+    from jobs of other queues that are ``Reclaimable``). Until a search evicts no queue's share moves, so
+    if no listed job has such a giver none ever does: decided per queue, not per job (one queue that gives
+    is everyone's source but its own), and the givers are asked only while a wanting queue lacks one."""
     queues = {j.queue for j in jobs if j.starving() and j.key not in session.pipelined}
-    return any(q != g for q in queues if not session.book.overused(q) for g in givers)
+    wanting = [q for q in sorted(queues) if not session.book.overused(q)]
+    if not wanting:
+        return False
+    givers = (g for g in sorted(_holder_queues(session)) if session.book.may_give(g))
+    return any(any(q != g for q in wanting) for g in givers)
+
+
+def _reclaimers(session: Session, may_reclaim: Callable[[Job], bool]) -> list[Job]:
+    """The candidates that may reclaim: from the kept lines where allocate takes them (a line answers as
+    its first job, ``may_reclaim`` being a question of the job's shape), else every candidate asked."""
+    if quiet_candidates(session) and session.kept is not None:
+        return lined_candidates(session, may_reclaim)
+    return [j for j in candidates(session) if may_reclaim(j)]
 
 
 def reclaim(session: Session) -> None:
-    givers = _givers(session)
-    if quiet_candidates(session) and not _reaches(session, givers, reachable(session)):
+    if quiet_candidates(session) and not _reaches(session, reachable(session)):
         return  # no candidate has a victim and nobody reads the messages: nothing would change
-    chosen = candidates(session)
-    if not _reaches(session, givers, chosen) and (
-        not session.config.explain or victims.quiet(session, chosen)
-    ):
+    quiet = quiet_candidates(session) and session.kept is not None
+    chosen = candidate_stand_ins(session) if quiet else candidates(session)
+    if not _reaches(session, chosen) and (not session.config.explain or victims.quiet(session, chosen)):
         return  # no queue can give to any candidate: no victim now or later in this action
     may: dict[tuple[object, ...], bool] = {}  # by shape: the book does not move until a search evicts
 
@@ -142,7 +152,7 @@ def reclaim(session: Session) -> None:
             may[key] = _may_reclaim(session, job)
         return may[key]
 
-    jobs = sorted((j for j in chosen if may_reclaim(j)), key=session.job_order)  # filtered, then sorted
+    jobs = sorted(_reclaimers(session, may_reclaim), key=session.job_order)  # filtered, then sorted
     accept = _acceptor(session)
     holders: dict[str, list[Job]] = {}
 

@@ -149,3 +149,27 @@ def test_a_binding_of_a_pod_that_is_not_pending_is_refused() -> None:
     with pytest.raises(ValueError, match="not a pending pod"):
         one_pass(placer, Rogue(), 0.0, [], {})
     assert placer.free_gpus().tolist() == [4]
+
+
+@pytest.mark.parametrize("name", ["volcano", "kai"])
+def test_a_pass_that_only_started_gangs_asks_for_no_follow_up_pass(
+    name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Gangs moving to Running leave nothing a pass without a new event could do (no victim to wait for, no
+    gang admitted and still waiting), so the shell runs passes at the trace's events only; the waiting
+    gangs start as each one before them ends."""
+    import gangplane.schedulers.loop as loop
+    import gangplane.simulator.policies.shell as shell
+
+    calls: list[float] = []
+
+    def counting(now: float, *args: object, **kwargs: object) -> loop.PassResult:
+        calls.append(now)
+        return loop.run_pass(now, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(shell, "run_pass", counting)
+    cluster = uniform_cluster(1, 4)
+    work = jobs((0, 1, 4, 10), (0, 1, 4, 10), (0, 1, 4, 10))
+    result = simulate(work, default_registry()[name](cluster, PolicyOptions()), cluster)
+    assert [r.start for r in result.records] == [0.0, 10.0, 20.0]
+    assert calls == [0.0, 10.0, 20.0]

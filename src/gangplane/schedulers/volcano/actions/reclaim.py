@@ -118,13 +118,17 @@ def _reaches(session: Session, jobs: Iterable[Job]) -> bool:
     queue: one holding an evictable task and able to give (upstream ``reclaim.go`` takes reclaimees only
     from jobs of other queues that are ``Reclaimable``). Until a search evicts no queue's share moves, so
     if no listed job has such a giver none ever does: decided per queue, not per job (one queue that gives
-    is everyone's source but its own), and the givers are asked only while a wanting queue lacks one."""
+    is everyone's source but its own). Queues and givers are asked one at a time, until a pair is found."""
     queues = {j.queue for j in jobs if j.starving() and j.key not in session.pipelined}
-    wanting = [q for q in sorted(queues) if not session.book.overused(q)]
-    if not wanting:
+    wanting = (q for q in sorted(queues) if not session.book.overused(q))
+    first = next(wanting, None)
+    if first is None:
         return False
     givers = (g for g in sorted(_holder_queues(session)) if session.book.may_give(g))
-    return any(any(q != g for q in wanting) for g in givers)
+    giver = next(givers, None)
+    if giver is None or giver != first:
+        return giver is not None
+    return next(wanting, None) is not None or next(givers, None) is not None  # either pairs with the other
 
 
 def _reclaimers(session: Session, may_reclaim: Callable[[Job], bool]) -> list[Job]:

@@ -166,3 +166,24 @@ def test_preempt_then_reclaim_in_one_pass_decides_as_a_plain_session() -> None:
     for _ in range(3):
         driver.cycle()
         w.resubmit_evicted()
+
+
+def test_a_groups_status_write_is_taken_without_parsing_the_group_again(monkeypatch: Any) -> None:
+    """After a pass, the groups it wrote a status to come back changed: a group whose pods and spec are as
+    parsed takes the new phase and object without being parsed again (a bound gang's pods moved: parsed);
+    the decisions stay a plain session's (``Driver.cycle`` compares them)."""
+    from gangplane.schedulers.volcano import reopen
+
+    config = VolcanoConfig(explain=False, overcommit_factor=None)
+    w = World(nodes=[node("n0", gpu=4)], config=config)
+    w.add_job("running", 4, gpu=1)
+    w.add_job("waiting", 2, gpu=1)
+    driver = Driver(w, config)
+    first = driver.cycle()
+    assert {b.pod_key for b in first.bindings} == {f"ns/running-{i}" for i in range(4)}
+    parsed: list[str] = []
+    real = reopen._job
+    monkeypatch.setattr(reopen, "_job", lambda *a: parsed.append(a[2]["metadata"]["name"]) or real(*a))
+    driver.cycle()
+    assert parsed == ["running"]
+    assert w.phase("waiting") == "Pending" and not w.bound("waiting")

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from functools import partial
 from typing import Any
 
+from gangplane.api.scheduling import volcano as vc
 from gangplane.schedulers.base import ClusterView
 from gangplane.schedulers.core.classes import PriorityClasses, priority_classes
 from gangplane.schedulers.core.evicting import Evicting
@@ -24,7 +25,7 @@ from gangplane.schedulers.volcano.book import QueueBook
 from gangplane.schedulers.volcano.config import VolcanoConfig
 from gangplane.schedulers.volcano.hypernodes import HyperNodeTree, build_tree
 from gangplane.schedulers.volcano.kept import Inputs, Kept
-from gangplane.schedulers.volcano.memo import Memo
+from gangplane.schedulers.volcano.memo import Memo, revision
 from gangplane.schedulers.volcano.session import (
     Session,
     _auto_group,
@@ -132,7 +133,7 @@ def _bring_level(
     pending = _Recent(view.pending, view.changes.pending)
     scratch = Memo()  # sets each job's revision; nothing is kept in it
     for key in sorted(view.changes.groups | kept.reread):
-        kept.drop(key)
+        old = kept.jobs.get(key)
         members = [
             (pod, info)
             for pod in view.changes.members(key)
@@ -141,6 +142,10 @@ def _bring_level(
             and (info := _kept_pod_info(view, pod, pending)) is not None
         ]
         pg = view.changes.get(VOLCANO_PODGROUPS, key)
+        if old is not None and pg is not None and not evicting and _status_only(old, pg, members):
+            _restatus(kept, old, pg, demand)
+            continue
+        kept.drop(key)
         synthetic = pg is None and bool(members) and jb.group_key(members[0][0]) is None
         if synthetic:
             pg = _auto_group(members[0][0])
@@ -160,6 +165,36 @@ def _bring_level(
             mark_evicting(job, evicting)
             kept.put(job, demand)
     kept.reread = set()
+
+
+def _status_only(
+    old: jb.Job, pg: Mapping[str, Any], members: Sequence[tuple[Mapping[str, Any], PodInfo]]
+) -> bool:
+    """Is the group as ``old`` was parsed from but for its PodGroup's status (the scheduler's own write,
+    most often)? The same spec, identity and creation, and every member pod at the resourceVersion it was
+    parsed at: nothing a parse reads besides the phase."""
+    if old.synthetic or not old.revision or pg.get("spec") != old.obj.get("spec"):
+        return False
+    meta = pg.get("metadata") or {}
+    if (meta.get("creationTimestamp") or "", meta.get("uid") or "") != old.order or not revision(pg):
+        return False
+    pods = old.revision[1:]
+    return len(members) == len(pods) and all(
+        revision(p) == rv for (p, _), rv in zip(members, pods, strict=True)
+    )
+
+
+def _restatus(kept: Kept, job: jb.Job, pg: Mapping[str, Any], demand: Callable[[jb.Job], Any]) -> None:
+    """Take ``pg``'s status into the kept ``job`` without parsing it again: its tasks, priority and shape
+    stand (they come from the spec and the pods); only its phase and object move. A phase that stays
+    leaves the indexes and queue sums as they are; the close looks at the job again, as after a parse."""
+    phase = (pg.get("status") or {}).get("phase") or vc.PodGroupPhase.PENDING
+    if phase != job.phase:
+        kept.drop(job.key)
+        job.phase = phase
+        kept.put(job, demand)
+    job.obj, job.revision = pg, (revision(pg), *job.revision[1:])
+    kept.visit.add(job.key)
 
 
 def _kept_pod_info(view: ClusterView, pod: Mapping[str, Any], pending: _Recent) -> PodInfo | None:

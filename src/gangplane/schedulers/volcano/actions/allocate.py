@@ -202,9 +202,11 @@ def allocate(session: Session) -> None:
     per_queue = _turns(session)
     hopeless: dict[tuple[object, ...], str] = {}  # capacity only shrinks during allocate
     queue: str | None = None  # whose turn it is: the queue order and Overused move only with a placement
+    keys: dict[str, tuple[int, float, int, tuple[str, str]]] = {}  # queues' order keys since a placement
     while per_queue:
         if queue is None:
-            queue = min(per_queue, key=session.book.order_key)
+            keys = keys or {q: session.book.order_key(q) for q in per_queue}
+            queue = min(per_queue, key=keys.__getitem__)
             if session.book.overused(queue):
                 for job in per_queue[queue].jobs() if session.config.explain else ():
                     session.messages.setdefault(job.key, session.book.overused_reason(queue))
@@ -226,7 +228,7 @@ def allocate(session: Session) -> None:
         placement.commit(session, job, attempt)
         if line is not None:
             turns.enter(line, at + 1)
-        queue = None
+        queue, keys = None, {}
         session.messages.pop(job.key, None)
         if job.ready() and any(not t.best_effort for t in job.pending()):
             turns.push(job)

@@ -114,45 +114,67 @@ class Indexes:
     work_lines: dict[str, dict[object, Line]] = field(default_factory=dict)  # allocate, per queue and shape
     work_loose: set[str] = field(default_factory=set)  # with work, not in ``work_lines`` (holding, invalid)
 
+    marks: dict[str, _Marks] = field(default_factory=dict)  # per job key, what ``add`` found
+
     def add(self, job: Job) -> None:
-        self._move(job, True)
+        marks = self.marks[job.key] = _marks(job)
+        self._move(marks, True)
 
     def remove(self, job: Job) -> None:
-        self._move(job, False)
+        """Take the job out as ``add`` put it in (its marks are kept: nothing is derived again)."""
+        self._move(self.marks.pop(job.key), False)
 
-    def _move(self, job: Job, add: bool) -> None:
-        key, pending = job.key, job.pending()
-        holding = any(t.status in HOLDING for t in job.tasks)
-        evictable = any(t.status in EVICTABLE for t in job.tasks)
-        pending_phase = job.phase in PENDING_PHASES
-        work = not pending_phase and any(not t.best_effort for t in pending)
-        marks = (
-            (self.pending_phase, pending_phase),
-            (self.pending_holding, pending_phase and holding),
-            (self.with_work, work),
-            (self.evictable, evictable),
-            (self.releasing, any(t.status == TaskStatus.RELEASING for t in job.tasks)),
-            (self.best_effort, any(t.best_effort for t in pending)),
-        )
-        for table, member in marks:
+    def _move(self, marks: _Marks, add: bool) -> None:
+        key, queue = marks.key, marks.queue
+        tables = (self.pending_phase, self.pending_holding, self.with_work, self.evictable, self.releasing,
+                  self.best_effort)  # fmt: skip
+        for table, member in zip(tables, marks.flags, strict=True):
             if member:
                 (table.add if add else table.discard)(key)
-        if evictable:
-            counts = self.lowest.setdefault(job.queue, Counter())
-            counts[job.priority] += 1 if add else -1
-            if not counts[job.priority]:
-                del counts[job.priority]
-        if pending_phase and not holding:
-            shape = enqueue_shape(job)
-            moved = _move_in_line(self.lines.setdefault(job.queue, {}), shape, (static_order(job), key), add)
+        if marks.lowest is not None:
+            counts = self.lowest.setdefault(queue, Counter())
+            counts[marks.lowest] += 1 if add else -1
+            if not counts[marks.lowest]:
+                del counts[marks.lowest]
+        if marks.enqueue_line is not None:
+            shape = marks.enqueue_line[0]
+            moved = _move_in_line(self.lines.setdefault(queue, {}), shape, marks.enqueue_line[1], add)
             if moved and shape is not None:
                 self.least.move(shape, add)
-        if work and not holding and job.valid_reason() is None:
-            _move_in_line(
-                self.work_lines.setdefault(job.queue, {}), job.shape(), (static_order(job), key), add
-            )
-        elif work:
+        if marks.work_line is not None:
+            _move_in_line(self.work_lines.setdefault(queue, {}), *marks.work_line, add)
+        elif marks.flags[2]:
             (self.work_loose.add if add else self.work_loose.discard)(key)
+
+
+@dataclass(frozen=True, slots=True)
+class _Marks:
+    """Where a job sits in the indexes: the tables it is in (``Indexes`` order: pending phase, pending and
+    holding, with work, evictable, releasing, best effort), the priority it adds to its queue's lowest
+    holders, and its enqueue and allocate line entries."""
+
+    key: str
+    queue: str
+    flags: tuple[bool, bool, bool, bool, bool, bool]
+    lowest: int | None
+    enqueue_line: tuple[bytes | None, tuple[OrderKey, str]] | None
+    work_line: tuple[object, tuple[OrderKey, str]] | None
+
+
+def _marks(job: Job) -> _Marks:
+    pending = job.pending()
+    holding = any(t.status in HOLDING for t in job.tasks)
+    evictable = any(t.status in EVICTABLE for t in job.tasks)
+    pending_phase = job.phase in PENDING_PHASES
+    work = not pending_phase and any(not t.best_effort for t in pending)
+    releasing = any(t.status == TaskStatus.RELEASING for t in job.tasks)
+    flags = (pending_phase, pending_phase and holding, work, evictable, releasing,
+             any(t.best_effort for t in pending))  # fmt: skip
+    entry = (static_order(job), job.key) if not holding else None
+    enqueue_line = (enqueue_shape(job), entry) if pending_phase and entry is not None else None
+    lined = work and entry is not None and job.valid_reason() is None
+    work_line = (job.shape(), entry) if lined and entry is not None else None
+    return _Marks(job.key, job.queue, flags, job.priority if evictable else None, enqueue_line, work_line)
 
 
 @dataclass(frozen=True, slots=True)

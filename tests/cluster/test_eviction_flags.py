@@ -66,3 +66,26 @@ def test_gangplane_up_refuses_a_negative_rate_before_starting(
     result = CliRunner().invoke(app, ["--node-eviction-rate", "-1"])
     assert result.exit_code == 2 and "--node-eviction-rate" in result.output
     assert started == []
+
+
+def test_gangplane_up_passes_the_node_monitor_grace_period_on(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    seen: list[list[str]] = []
+    monkeypatch.setattr(controlplane, "_state_dir", lambda: tmp_path)
+    monkeypatch.setattr(
+        controlplane.launch, "start_background", lambda *_, extra_args: seen.append(extra_args)
+    )
+    app = controlplane.typer.Typer()
+    app.command()(controlplane.up)
+    bad = CliRunner().invoke(app, ["--node-monitor-grace-period", "0s"])
+    assert bad.exit_code == 2 and "--node-monitor-grace-period" in bad.output and seen == []
+    good = CliRunner().invoke(app, ["--node-monitor-grace-period", "2m"])
+    assert seen == [["--node-monitor-grace-period", "2m"]], good.output
+
+
+def test_the_process_takes_the_grace_period(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    seen: dict[str, Any] = {}
+    monkeypatch.setattr(process, "run", lambda *args: seen.setdefault("args", args))
+    process.main(["--state-dir", str(tmp_path), "--node-monitor-grace-period", "2m"])
+    assert seen["args"][-2] == 120.0

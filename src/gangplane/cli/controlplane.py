@@ -61,6 +61,14 @@ SecondaryEvictionRateOption = Annotated[
         help="The rate in a large zone mostly down (upstream's flag). Default 0.01.",
     ),
 ]
+GraceOption = Annotated[
+    str | None,
+    typer.Option(
+        "--node-monitor-grace-period",
+        help="How long a node's agent may go without a heartbeat before the node is Unknown and tainted "
+        "(e.g. 50s, 2m; upstream's flag). Default 50s.",
+    ),
+]
 LargeClusterOption = Annotated[
     int | None,
     typer.Option(
@@ -85,18 +93,17 @@ def up(
     node_eviction_rate: EvictionRateOption = None,
     secondary_node_eviction_rate: SecondaryEvictionRateOption = None,
     large_cluster_size_threshold: LargeClusterOption = None,
+    node_monitor_grace_period: GraceOption = None,
 ) -> None:
     """Start the control plane and the embedded cluster in the background and write a kubeconfig for it."""
     already = lifecycle.status(_state_dir())
     extra = [*(["--config", str(config.resolve())] if config else [])]
     extra += ["--slurm-conf", str(slurm_conf.resolve())] if slurm_conf else []
-    if event_ttl:
-        try:
-            parse_duration(event_ttl)  # refused here, not by the background process
-        except ValueError as exc:
-            _err.print(f"[red]gangplane up failed:[/red] --event-ttl: {exc}")
-            raise typer.Exit(2) from None
-        extra += ["--event-ttl", event_ttl]
+    for flag, duration in (
+        ("--event-ttl", event_ttl),
+        ("--node-monitor-grace-period", node_monitor_grace_period),
+    ):
+        extra += _duration_flag(flag, duration)
     if agents:
         if agents not in ("process", "inline"):
             _err.print(f"[red]gangplane up failed:[/red] --agents: {agents!r} is not 'process' or 'inline'")
@@ -118,6 +125,19 @@ def up(
     _console.print(f"kubeconfig: {current.kubeconfig}")
     _console.print(f"  export KUBECONFIG={current.kubeconfig}")
     _console.print("  kubectl get namespaces")
+
+
+def _duration_flag(flag: str, value: str | None) -> list[str]:
+    """``[flag, value]`` for a duration given, refused here (exit 2, the flag named) rather than by the
+    background process; ``[]`` when not given."""
+    if not value:
+        return []
+    try:
+        parse_duration(value)
+    except ValueError as exc:
+        _err.print(f"[red]gangplane up failed:[/red] {flag}: {exc}")
+        raise typer.Exit(2) from None
+    return [flag, value]
 
 
 def down() -> None:

@@ -58,6 +58,43 @@ def test_a_pass_reads_again_only_the_kinds_of_objects_that_changed() -> None:
     assert second.context == first.context
 
 
+def test_a_queue_status_write_asks_the_memo_for_that_queue_alone() -> None:
+    """The Queues not written this pass (the built-in ones included) keep the last pass's policies
+    unasked, and the list of policies is the last one when none changed; a malformed Queue stays aside
+    for the same reason until it is written again."""
+    w = _world()
+    w.add_queue("bad", weight="many")
+    objects = w.objects()
+    view, memo = _view(w, objects), _AskedMemo()
+    first = _read(view, memo, None)
+    assert first.broken_queues.keys() == {"bad"} and "bad" not in first.queue_objs
+    queues = list(objects[VOLCANO_QUEUES])
+    queues[0] = {**queues[0], "status": {**queues[0]["status"], "running": 1}}  # a status write of Queue a
+    memo.asked.clear()
+    second = _read(_view(w, {**objects, VOLCANO_QUEUES: queues}), memo, first)
+    assert memo.asked == ["a"]
+    assert second.policies is first.policies and second.queue_objs["a"] is queues[0]
+    assert second.broken_queues == first.broken_queues and second.context is first.context
+    queues[2] = {**queues[2], "spec": {"weight": 3}}  # the malformed Queue mended
+    memo.asked.clear()
+    third = _read(_view(w, {**objects, VOLCANO_QUEUES: queues}), memo, second)
+    assert memo.asked == ["bad"] and not third.broken_queues
+    assert [p.name for p in third.policies] == ["a", "b", "bad", "default", "root"]
+    assert third.context != second.context  # the set of queues changed: every job is parsed again
+
+
+class _AskedMemo(Memo):
+    """A memo that notes which Queues it was asked for."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.asked: list[str] = []
+
+    def policy(self, obj: Mapping[str, Any], index: Any, parse: Any) -> Any:
+        self.asked.append(obj["metadata"]["name"])
+        return super().policy(obj, index, parse)
+
+
 class _Untouchable(Sequence[PodInfo]):
     """A pending list that fails when it is walked or measured (the simulator's is listed whole by its
     length)."""

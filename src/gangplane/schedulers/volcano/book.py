@@ -69,8 +69,9 @@ class QueueBook:
         self.policy = policy
         self.hierarchical = hierarchical and policy == SharePolicy.CAPACITY
         self.attrs = _build_attrs(total, policies, demands, policy, self.hierarchical, kept or LastFilling())
-        self.parents = {p.name: (p.parent or ROOT) for p in policies if p.name != ROOT}
-        self._children = {p.parent or ROOT for p in policies if p.name != ROOT}
+        tree = [p for p in policies if p.name != ROOT] if self.hierarchical else []  # flat: never read
+        self.parents = {p.name: (p.parent or ROOT) for p in tree}
+        self._children = {p.parent or ROOT for p in tree}
 
     # ------------------------------------------------------------ lookups
 

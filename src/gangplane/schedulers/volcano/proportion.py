@@ -188,40 +188,45 @@ def _water_fill_one(
     rounds: dict[str, Rounds] | None,
 ) -> dict[str, list[float]]:
     """``water_fill`` over one active dimension (every queue asks for one resource alone, as on a GPU
-    trace) on plain floats: the same operations on each value in the same order, without a list per value."""
+    trace) on plain floats: the same operations on each value in the same order (``_le`` written out),
+    without a list per value. Every queue takes part in the first round, so each has its ``rounds``."""
     caps, guarantees = bounds
     (remaining,), idle = start
     deserved = dict.fromkeys((p.name for p in policies), 0.0)
-    live = [(p.name, p.weight, asked[p.name][0], caps[p.name][0], guarantees[p.name][0]) for p in policies]
+    live = [
+        (p.name, p.weight, asked[p.name][0], caps[p.name][0], guarantees[p.name][0],
+         None if rounds is None else rounds.setdefault(p.name, []))
+        for p in policies
+    ]  # fmt: skip
+    weight = sum(p.weight for p in policies)
     for _ in range(len(policies) + 64):
-        weight = sum(entry[1] for entry in live)
         if weight == 0:
             break
         increased = decreased = 0.0
-        still = []
+        still, still_weight = [], 0
         for entry in live:
-            name, share, request, cap, guarantee = entry
+            name, share, request, cap, guarantee, track = entry
             old = deserved[name]
             reach = min(old + remaining * share / weight, cap)
             new = deserved[name] = max(min(reach, request), guarantee)
-            if rounds is not None:
-                rounds.setdefault(name, []).append(([reach], [new]))
-            if not (_le_one(request, new) or (_le_one(new, old) and _le_one(old, new))):
+            if track is not None:
+                track.append(([reach], [new]))
+            top = new + _EPS * max(1.0, abs(new))
+            if not (request <= top or (new <= old + _EPS * max(1.0, abs(old)) and old <= top)):
                 still.append(entry)
+                still_weight += share
             increased += max(new - old, 0.0)
             decreased += max(old - new, 0.0)
-        live = still
+        live, weight = still, still_weight
         before = remaining
         remaining = max(remaining - increased + decreased, 0.0)
         empty = not idle and remaining <= _EPS
-        if empty or (_le_one(remaining, before) and _le_one(before, remaining)):
+        if empty or (
+            remaining <= before + _EPS * max(1.0, abs(before))
+            and before <= remaining + _EPS * max(1.0, abs(remaining))
+        ):
             break
     return {name: [value] for name, value in deserved.items()}
-
-
-def _le_one(x: float, y: float) -> bool:
-    """``_le`` on one value."""
-    return x <= y + _EPS * max(1.0, abs(y))
 
 
 def same_rounds(rounds: Rounds, old: list[float], new: list[float]) -> bool:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from functools import lru_cache
 from typing import Any, NamedTuple
 
 from gangplane.api.scheduling import volcano as vc
@@ -122,13 +121,7 @@ def _condition(
     same = next((c for c in old if all(c.get(k) == v for k, v in cond.items())), None)
     if same is not None:
         return dict(same)
-    return {**cond, **_transition(session.now)}
-
-
-@lru_cache(maxsize=4)
-def _transition(now: float) -> Mapping[str, str]:
-    """A new condition's transition fields at ``now`` (the same for every job a session closes)."""
-    return {"transitionID": f"cycle-{now:.3f}", "lastTransitionTime": rfc3339(now)}
+    return {**cond, "transitionID": f"cycle-{session.now:.3f}", "lastTransitionTime": rfc3339(session.now)}
 
 
 def pod_group_status(session: Session, job: Job) -> dict[str, Any]:

@@ -307,7 +307,8 @@ class LastFilling:
 
     def _specs(self, policies: Sequence[QueuePolicy]) -> tuple[object, ...]:
         """Each queue's name, weight, capability and guarantee; read again only when a policy is a new
-        object (the memo keeps one per Queue resourceVersion; held here, so no id is reused)."""
+        object (the memo keeps one per Queue resourceVersion; held here, so no id is reused). The same
+        sequence as last time is not compared again: it is read-only (a kept pass hands on its inputs')."""
         if policies is not self._policies and (
             len(policies) != len(self._policies)
             or any(p is not q for p, q in zip(policies, self._policies, strict=False))

@@ -118,8 +118,8 @@ def spread(filled: Mapping[str, list[float]], on: list[int], dims: int) -> dict[
     (never changed in place: a queue's deserved is replaced, not updated)."""
     names = list(filled)
     rows = np.zeros((len(names), dims), dtype=np.float64)
-    if names and on:
-        rows[:, on] = [filled[name] for name in names]
+    for at, d in enumerate(on):  # a column at a time: plain slices, not a fancy index
+        rows[:, d] = [filled[name][at] for name in names]
     return dict(zip(names, rows, strict=True))
 
 

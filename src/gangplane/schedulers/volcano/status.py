@@ -41,10 +41,13 @@ def why(session: Session, job: Job) -> str:
 
 
 class _Seen(NamedTuple):
-    """A job's tasks counted in one walk: per status, and the releasing ones still on a node."""
+    """A job's tasks counted in one walk: per status, the releasing ones still on a node, the scheduled
+    ones (``SCHEDULED`` and those releasing on a node) and the finished ones."""
 
     counts: Counter[TaskStatus]
     releasing_on_node: int
+    scheduled: int
+    finished: int
 
 
 def _seen(job: Job, statuses: Sequence[TaskStatus] | None = None) -> _Seen:
@@ -52,10 +55,12 @@ def _seen(job: Job, statuses: Sequence[TaskStatus] | None = None) -> _Seen:
     counts = Counter(statuses if statuses is not None else [t.status for t in job.tasks])
     on_node = (
         sum(1 for t in job.tasks if t.status == TaskStatus.RELEASING and t.pod.node_name)
-        if counts[TaskStatus.RELEASING]
+        if TaskStatus.RELEASING in counts
         else 0
     )
-    return _Seen(counts, on_node)
+    scheduled = sum(n for status, n in counts.items() if status in SCHEDULED) + on_node
+    finished = sum(n for status, n in counts.items() if status in FINISHED)
+    return _Seen(counts, on_node, scheduled, finished)
 
 
 def phase(session: Session, job: Job, unschedulable: bool) -> str:
@@ -65,12 +70,10 @@ def phase(session: Session, job: Job, unschedulable: bool) -> str:
 def _phase(job: Job, seen: _Seen, unschedulable: bool) -> str:
     """The PodGroup phase: scheduled tasks are those in ``SCHEDULED`` and the releasing ones still on a
     node; the job is Completed when every scheduled task finished."""
-    counts = seen.counts
-    if unschedulable and counts[TaskStatus.RUNNING]:
+    if unschedulable and TaskStatus.RUNNING in seen.counts:
         return vc.PodGroupPhase.UNKNOWN
-    scheduled = sum(counts[s] for s in SCHEDULED) + seen.releasing_on_node
-    if job.tasks and scheduled >= job.min_member:
-        if scheduled == sum(counts[s] for s in FINISHED):
+    if job.tasks and seen.scheduled >= job.min_member:
+        if seen.scheduled == seen.finished:
             return vc.PodGroupPhase.COMPLETED
         return vc.PodGroupPhase.RUNNING
     return vc.PodGroupPhase.INQUEUE if job.phase == vc.PodGroupPhase.INQUEUE else vc.PodGroupPhase.PENDING
@@ -139,9 +142,9 @@ def _status(session: Session, job: Job, seen: _Seen) -> dict[str, Any]:
     status = {
         **old_status,
         "phase": str(_phase(job, seen, unschedulable)),
-        "running": counts[TaskStatus.RUNNING],
-        "succeeded": counts[TaskStatus.SUCCEEDED],
-        "failed": counts[TaskStatus.FAILED],
+        "running": counts.get(TaskStatus.RUNNING, 0),
+        "succeeded": counts.get(TaskStatus.SUCCEEDED, 0),
+        "failed": counts.get(TaskStatus.FAILED, 0),
     }
     if conditions:
         status["conditions"] = conditions

@@ -10,16 +10,19 @@ from collections.abc import Iterator, Mapping, Sequence
 from functools import partial
 from typing import Any
 
+import numpy as np
 from vcworld import World, node
 
 from gangplane.schedulers.base import ClusterView
 from gangplane.schedulers.core.objects import PodInfo
 from gangplane.schedulers.core.resources import PODS
 from gangplane.schedulers.passes import build_snapshot
-from gangplane.schedulers.volcano import VolcanoConfig, VolcanoScheduler, status
+from gangplane.schedulers.volcano import VolcanoConfig, VolcanoScheduler, status, vec
 from gangplane.schedulers.volcano import queues as qs
+from gangplane.schedulers.volcano.book import LastFilling, QueueBook, QueueDemand
 from gangplane.schedulers.volcano.kept import Kept
 from gangplane.schedulers.volcano.memo import Memo
+from gangplane.schedulers.volcano.proportion import QueuePolicy
 from gangplane.schedulers.volcano.reopen import _read, _Recent
 from gangplane.schedulers.volcano.session import open_session
 from gangplane.store.catalog import VOLCANO_QUEUES
@@ -184,3 +187,25 @@ def test_a_queue_holding_the_status_it_was_written_writes_nothing_more() -> None
     session.queue_objs = {**session.queue_objs, **w.queues}
     assert status.queue_writes_of(session, _Counts(), said, set()) == []
     assert all(said[name].inputs[0] == "2" and said[name].write is None for name in ("a", "b"))
+
+
+def test_a_queues_share_test_is_answered_again_only_when_its_vectors_move(monkeypatch: Any) -> None:
+    """``QueueBook.may_give`` (reclaim asks it of every holding queue each pass) compares a queue's
+    allocation with its share once while both are the vectors it answered for, across kept passes."""
+    compared: list[int] = []
+    real = vec.le
+    monkeypatch.setattr(vec, "le", lambda a, b: compared.append(1) or real(a, b))
+    policies = [QueuePolicy(name, np.full(2, np.inf), vec.zeros(2)) for name in ("a", "b")]
+    held = np.array([3.0, 0.0])
+    wanted = np.array([4.0, 0.0])  # b waits for 4: the share of each is 2
+    demands = {
+        "a": QueueDemand(held, held, vec.zeros(2), vec.zeros(2)),
+        "b": QueueDemand(vec.zeros(2), wanted, vec.zeros(2), vec.zeros(2)),
+    }
+    kept, total = LastFilling(), np.array([4.0, 0.0])
+    first = QueueBook(["gpu", "x"], total, policies, demands, kept=kept)
+    assert first.may_give("a") and len(compared) == 1  # holds 3 of a share of 2
+    second = QueueBook(["gpu", "x"], total, policies, demands, kept=kept)  # the next pass, nothing moved
+    assert second.may_give("a") and second.may_give("a") and len(compared) == 1
+    second.release("a", np.array([2.0, 0.0]))  # a victim taken: the allocation moved
+    assert not second.may_give("a") and len(compared) == 2

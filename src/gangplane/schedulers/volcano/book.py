@@ -68,7 +68,8 @@ class QueueBook:
         self.total = total
         self.policy = policy
         self.hierarchical = hierarchical and policy == SharePolicy.CAPACITY
-        self.attrs = _build_attrs(total, policies, demands, policy, self.hierarchical, kept or LastFilling())
+        self._kept = kept or LastFilling()
+        self.attrs = _build_attrs(total, policies, demands, policy, self.hierarchical, self._kept)
         tree = [p for p in policies if p.name != ROOT] if self.hierarchical else []  # flat: never read
         self.parents = {p.name: (p.parent or ROOT) for p in tree}
         self._children = {p.parent or ROOT for p in tree}
@@ -209,7 +210,7 @@ class QueueBook:
         attr = self.attrs[victim_queue]
         if not attr.policy.reclaimable:
             return False
-        return self.policy != SharePolicy.PROPORTION or not vec.le(attr.allocated, attr.deserved)
+        return self.policy != SharePolicy.PROPORTION or not self._kept.within(victim_queue, attr)
 
     # ------------------------------------------------------------ events
 
@@ -230,7 +231,8 @@ class LastFilling:
     """The proportion plugin's last ``deserved`` with what it was computed from (the total, each queue's
     weight, capability, guarantee and request, and the rounds of the filling): a pass reuses it while the
     total and specs recur and every changed request would have capped no round differently
-    (``proportion.same_rounds``: a queue still short of its request, as a busy queue is)."""
+    (``proportion.same_rounds``: a queue still short of its request, as a busy queue is). It also keeps
+    each queue's last "holds no more than its share" answer (``within``)."""
 
     def __init__(self) -> None:
         self._spec: tuple[object, ...] = ()
@@ -247,6 +249,7 @@ class LastFilling:
         self._guaranteed: dict[str, frozenset[int]] = {}  # ... its guarantee is not +0.0 on
         self._on: list[int] | None = None  # the dimensions some request or guarantee is not +0.0 on
         self._bounds: tuple[list[int], Bounds] | None = None  # ``_bounds_on``, with the ``on`` it is for
+        self._within: dict[str, tuple[Vec, Vec, bool]] = {}  # ``within``: per queue, by its two vectors
 
     def capabilities(self, total: Vec, policies: Sequence[QueuePolicy]) -> dict[str, Vec]:
         """``proportion.real_capabilities``, computed again only when the total or a queue's spec changed."""
@@ -289,6 +292,17 @@ class LastFilling:
             self._value = prop.spread(filled, self._on, len(total))
             self._spec = spec
         return self._value
+
+    def within(self, name: str, attr: QueueAttr) -> bool:
+        """``vec.le(allocated, deserved)`` of a queue, kept while both are the vectors it was answered for
+        (held, so no id is reused; a queue's vectors are replaced, never changed in place): reclaim asks it
+        of every queue holding a victim each pass, and most queues' allocation and share do not move."""
+        found = self._within.get(name)
+        if found is not None and found[0] is attr.allocated and found[1] is attr.deserved:
+            return found[2]
+        answer = vec.le(attr.allocated, attr.deserved)
+        self._within[name] = (attr.allocated, attr.deserved, answer)
+        return answer
 
     def _bounds_on(self, total: Vec, policies: Sequence[QueuePolicy]) -> Bounds:
         """The capabilities and guarantees, what is left to give and whether a dimension outside the active

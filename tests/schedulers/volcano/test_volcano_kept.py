@@ -187,3 +187,34 @@ def test_a_groups_status_write_is_taken_without_parsing_the_group_again(monkeypa
     driver.cycle()
     assert parsed == ["running"]
     assert w.phase("waiting") == "Pending" and not w.bound("waiting")
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    jobs=jobs_strategy,
+    edits=st.lists(
+        st.tuples(st.integers(0, 20), st.sampled_from(["weight", "malformed", "mended"])), max_size=6
+    ),
+)
+def test_queues_edited_between_passes_decide_as_a_plain_session(
+    jobs: list[tuple[int, int, str, int, bool, bool]], edits: list[tuple[int, str]]
+) -> None:
+    """A Queue's spec changed, made malformed or mended between passes: the kept session reads again only
+    the Queues that are new objects (``reopen._read``) and still decides as a plain one."""
+    config = VolcanoConfig(explain=False)
+    w = World(nodes=[node("n0", gpu=4), node("n1", gpu=4)], config=config)
+    for name in ("a", "b", "c"):
+        w.add_queue(name)
+    driver, ages = Driver(w, config), dict[str, int]()
+    for at in range(24):
+        for i, (size, gpu, queue, prio, _topology, minres) in enumerate(jobs):
+            if i == at:
+                w.add_job(f"j{i}", size, gpu=gpu, queue=queue, priority=prio, min_resources=minres)
+        for when, edit in edits:
+            if when == at:
+                spec = w.queues["b" if edit == "weight" else "c"]["spec"]
+                spec["weight"] = {"weight": spec["weight"] + 1 if isinstance(spec["weight"], int) else 2,
+                                  "malformed": "many", "mended": 1}[edit]  # fmt: skip
+        driver.cycle()
+        w.resubmit_evicted()
+        _finish_and_leave(w, ages, 3)

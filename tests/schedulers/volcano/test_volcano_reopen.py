@@ -10,16 +10,19 @@ from collections.abc import Iterator, Mapping, Sequence
 from functools import partial
 from typing import Any
 
+import numpy as np
 from vcworld import World, node
 
 from gangplane.schedulers.base import ClusterView
 from gangplane.schedulers.core.objects import PodInfo
 from gangplane.schedulers.core.resources import PODS
 from gangplane.schedulers.passes import build_snapshot
-from gangplane.schedulers.volcano import VolcanoConfig, VolcanoScheduler, status
+from gangplane.schedulers.volcano import VolcanoConfig, VolcanoScheduler, status, vec
 from gangplane.schedulers.volcano import queues as qs
+from gangplane.schedulers.volcano.book import LastFilling, QueueBook, QueueDemand
 from gangplane.schedulers.volcano.kept import Kept
 from gangplane.schedulers.volcano.memo import Memo
+from gangplane.schedulers.volcano.proportion import QueuePolicy
 from gangplane.schedulers.volcano.reopen import _read, _Recent
 from gangplane.schedulers.volcano.session import open_session
 from gangplane.store.catalog import VOLCANO_QUEUES
@@ -56,6 +59,43 @@ def test_a_pass_reads_again_only_the_kinds_of_objects_that_changed() -> None:
     assert second.tree is first.tree and second.classes is first.classes
     assert all(p is q for p, q in zip(second.policies, first.policies, strict=True))  # the memo's, unchanged
     assert second.context == first.context
+
+
+def test_a_queue_status_write_asks_the_memo_for_that_queue_alone() -> None:
+    """The Queues not written this pass (the built-in ones included) keep the last pass's policies
+    unasked, and the list of policies is the last one when none changed; a malformed Queue stays aside
+    for the same reason until it is written again."""
+    w = _world()
+    w.add_queue("bad", weight="many")
+    objects = w.objects()
+    view, memo = _view(w, objects), _AskedMemo()
+    first = _read(view, memo, None)
+    assert first.broken_queues.keys() == {"bad"} and "bad" not in first.queue_objs
+    queues = list(objects[VOLCANO_QUEUES])
+    queues[0] = {**queues[0], "status": {**queues[0]["status"], "running": 1}}  # a status write of Queue a
+    memo.asked.clear()
+    second = _read(_view(w, {**objects, VOLCANO_QUEUES: queues}), memo, first)
+    assert memo.asked == ["a"]
+    assert second.policies is first.policies and second.queue_objs["a"] is queues[0]
+    assert second.broken_queues == first.broken_queues and second.context is first.context
+    queues[2] = {**queues[2], "spec": {"weight": 3}}  # the malformed Queue mended
+    memo.asked.clear()
+    third = _read(_view(w, {**objects, VOLCANO_QUEUES: queues}), memo, second)
+    assert memo.asked == ["bad"] and not third.broken_queues
+    assert [p.name for p in third.policies] == ["a", "b", "bad", "default", "root"]
+    assert third.context != second.context  # the set of queues changed: every job is parsed again
+
+
+class _AskedMemo(Memo):
+    """A memo that notes which Queues it was asked for."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.asked: list[str] = []
+
+    def policy(self, obj: Mapping[str, Any], index: Any, parse: Any) -> Any:
+        self.asked.append(obj["metadata"]["name"])
+        return super().policy(obj, index, parse)
 
 
 class _Untouchable(Sequence[PodInfo]):
@@ -147,3 +187,25 @@ def test_a_queue_holding_the_status_it_was_written_writes_nothing_more() -> None
     session.queue_objs = {**session.queue_objs, **w.queues}
     assert status.queue_writes_of(session, _Counts(), said, set()) == []
     assert all(said[name].inputs[0] == "2" and said[name].write is None for name in ("a", "b"))
+
+
+def test_a_queues_share_test_is_answered_again_only_when_its_vectors_move(monkeypatch: Any) -> None:
+    """``QueueBook.may_give`` (reclaim asks it of every holding queue each pass) compares a queue's
+    allocation with its share once while both are the vectors it answered for, across kept passes."""
+    compared: list[int] = []
+    real = vec.le
+    monkeypatch.setattr(vec, "le", lambda a, b: compared.append(1) or real(a, b))
+    policies = [QueuePolicy(name, np.full(2, np.inf), vec.zeros(2)) for name in ("a", "b")]
+    held = np.array([3.0, 0.0])
+    wanted = np.array([4.0, 0.0])  # b waits for 4: the share of each is 2
+    demands = {
+        "a": QueueDemand(held, held, vec.zeros(2), vec.zeros(2)),
+        "b": QueueDemand(vec.zeros(2), wanted, vec.zeros(2), vec.zeros(2)),
+    }
+    kept, total = LastFilling(), np.array([4.0, 0.0])
+    first = QueueBook(["gpu", "x"], total, policies, demands, kept=kept)
+    assert first.may_give("a") and len(compared) == 1  # holds 3 of a share of 2
+    second = QueueBook(["gpu", "x"], total, policies, demands, kept=kept)  # the next pass, nothing moved
+    assert second.may_give("a") and second.may_give("a") and len(compared) == 1
+    second.release("a", np.array([2.0, 0.0]))  # a victim taken: the allocation moved
+    assert not second.may_give("a") and len(compared) == 2

@@ -4,10 +4,15 @@ same order, so queue shares and every decision built on them are unchanged."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from gangplane.schedulers.volcano import proportion as prop
 from gangplane.schedulers.volcano import vec
 from gangplane.schedulers.volcano.book import LastFilling
 from gangplane.schedulers.volcano.proportion import QueuePolicy, proportion_deserved, real_capabilities
@@ -103,3 +108,60 @@ def test_kept_filling_equals_a_fresh_one_as_requests_move(
         got = kept.deserved(total, policies, requests)
         expected = proportion_deserved(total, policies, requests)
         assert {n: v.tobytes() for n, v in got.items()} == {n: v.tobytes() for n, v in expected.items()}
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=st.data(), queues=st.integers(1, 15))
+def test_one_dimension_filling_equals_the_vector_form(data: st.DataObject, queues: int) -> None:
+    """Every queue asking for one resource alone (a GPU trace) takes the float path of the filling
+    (``proportion._water_fill_one``): still the vector form to the bit, and no list compared per value."""
+    total = np.array([data.draw(amounts), 0.0, data.draw(st.sampled_from([0.0, 7.0]))])
+    policies = [
+        QueuePolicy(
+            name=f"q{i}",
+            capability=np.array([data.draw(caps), float("inf"), float("inf")]),
+            guarantee=np.array([data.draw(st.sampled_from([0.0, 0.0, 5.0, 50.0])), 0.0, 0.0]),
+            weight=data.draw(st.integers(1, 7)),
+        )
+        for i in range(queues)
+    ]
+    requests = {
+        p.name: np.array([data.draw(amounts), 0.0, 0.0]) for p in policies if data.draw(st.booleans())
+    }
+    requests["q0"] = np.array([float(data.draw(st.integers(1, 1000))), 0.0, 0.0])  # one dimension active
+    expected = vector_form(total, policies, requests)
+    with _no_list_comparison():
+        got = proportion_deserved(total, policies, requests)
+    assert {n: v.tobytes() for n, v in got.items()} == {n: v.tobytes() for n, v in expected.items()}
+
+
+@contextmanager
+def _no_list_comparison() -> Iterator[None]:
+    def refuse(a: list[float], b: list[float]) -> bool:
+        raise AssertionError("the one-dimension filling compared lists")
+
+    kept = prop._le
+    prop._le = refuse
+    try:
+        yield
+    finally:
+        prop._le = kept
+
+
+def test_a_kept_filling_picks_its_bounds_once_while_total_and_specs_recur(monkeypatch: Any) -> None:
+    """The capabilities, guarantees and what is left to give, on the active dimensions, are taken once
+    for every filling over the same total, specs and active dimensions; refillings read only requests."""
+    picked: list[int] = []
+    real = prop.idle_beyond
+    monkeypatch.setattr(prop, "idle_beyond", lambda left, on: picked.append(len(on)) or real(left, on))
+    total = np.array([64.0, 0.0])
+    policies = [QueuePolicy(f"q{i}", np.array([np.inf, np.inf]), vec.zeros(2)) for i in range(3)]
+    kept, requests = LastFilling(), {p.name: np.array([1.0, 0.0]) for p in policies}
+    for step in range(1, 6):  # each one a request met by its share: the filling runs again
+        requests["q0"] = np.array([float(step), 0.0])
+        got = kept.deserved(total, policies, requests)
+        assert got["q0"].tolist() == [float(step), 0.0]
+    assert picked == [1]
+    requests["q1"] = np.array([1.0, 2.0])  # a second dimension asked for: taken again
+    kept.deserved(total, policies, requests)
+    assert picked == [1, 2]

@@ -93,27 +93,34 @@ def fill_deserved(
     capabilities: Mapping[str, Vec],
     rounds: dict[str, Rounds] | None = None,
 ) -> dict[str, Vec]:
-    """``proportion_deserved`` from what a kept caller has at hand: the requests and guarantees as lists,
-    the ``active`` dimensions of those lists, and ``real_capabilities``."""
+    """``proportion_deserved`` from the requests and guarantees as lists, the ``active`` dimensions of those
+    lists, and ``real_capabilities``."""
     asked, guarantees, on = lists
-    dims = len(total)
-    caps = {name: _pick(cap.tolist(), on) for name, cap in capabilities.items()}
+    caps = {name: pick(cap.tolist(), on) for name, cap in capabilities.items()}
     left = total.tolist()
-    idle = any(left[d] > _EPS for d in range(dims) if d not in on)  # what the loop never takes from
-    filled = _fill(
+    filled = water_fill(
         policies,
-        {n: _pick(v, on) for n, v in asked.items()},
-        (caps, {n: _pick(g, on) for n, g in guarantees.items()}),
-        (_pick(left, on), idle),
+        {n: pick(v, on) for n, v in asked.items()},
+        (caps, {n: pick(g, on) for n, g in guarantees.items()}),
+        (pick(left, on), idle_beyond(left, on)),
         rounds,
     )
-    out = {}
-    for name, values in filled.items():
-        full = [0.0] * dims
-        for d, value in zip(on, values, strict=True):
-            full[d] = value
-        out[name] = np.array(full, dtype=np.float64)
-    return out
+    return spread(filled, on, len(total))
+
+
+def idle_beyond(left: list[float], on: list[int]) -> bool:
+    """Whether a dimension outside ``on`` has more than nothing to give (the loop never takes from it)."""
+    return any(left[d] > _EPS for d in range(len(left)) if d not in on)
+
+
+def spread(filled: Mapping[str, list[float]], on: list[int], dims: int) -> dict[str, Vec]:
+    """The filled values on the ``on`` dimensions as full vectors, +0.0 elsewhere: the rows of one array
+    (never changed in place: a queue's deserved is replaced, not updated)."""
+    names = list(filled)
+    rows = np.zeros((len(names), dims), dtype=np.float64)
+    for at, d in enumerate(on):  # a column at a time: plain slices, not a fancy index
+        rows[:, d] = [filled[name][at] for name in names]
+    return dict(zip(names, rows, strict=True))
 
 
 def active(vectors: Sequence[Sequence[float]], dims: int) -> list[int]:
@@ -122,53 +129,104 @@ def active(vectors: Sequence[Sequence[float]], dims: int) -> list[int]:
     return [d for d in range(dims) if any(v[d] != 0.0 or math.copysign(1.0, v[d]) < 0 for v in vectors)]
 
 
-def _pick(values: list[float], on: list[int]) -> list[float]:
+def pick(values: list[float], on: list[int]) -> list[float]:
     return [values[d] for d in on]
 
 
-def _fill(
+def water_fill(
     policies: Sequence[QueuePolicy],
     asked: Mapping[str, list[float]],
     bounds: tuple[Mapping[str, list[float]], Mapping[str, list[float]]],
     start: tuple[list[float], bool],
     rounds: dict[str, Rounds] | None,
 ) -> dict[str, list[float]]:
-    """The water-filling loop over the active dimensions; ``idle``: some inactive dimension keeps more
-    than nothing to give, so the loop never stops for want of anything left."""
+    """The water-filling loop over the active dimensions (``asked``, ``bounds``: capabilities and
+    guarantees, and ``start``: what is left to give, all on those dimensions only); ``idle``: some
+    inactive dimension keeps more than nothing to give, so the loop never stops for want of anything left.
+    The queues still short of their request are kept in a list (in policy order, as the loop visits them),
+    so a round costs only those."""
+    if len(start[0]) == 1:
+        return _water_fill_one(policies, asked, bounds, start, rounds)
     caps, guarantees = bounds
     remaining, idle = start
-    dims = len(remaining)
-    deserved = {p.name: [0.0] * dims for p in policies}
-    satisfied: set[str] = set()
+    dims = range(len(remaining))
+    deserved = {p.name: [0.0] * len(dims) for p in policies}
+    live = [(p.name, p.weight, asked[p.name], caps[p.name], guarantees[p.name]) for p in policies]
     for _ in range(len(policies) + 64):  # converges in ≤ len(policies) rounds in practice
-        weight = sum(p.weight for p in policies if p.name not in satisfied)
+        weight = sum(entry[1] for entry in live)
         if weight == 0:
             break
-        increased, decreased = [0.0] * dims, [0.0] * dims
-        for policy in policies:
-            name = policy.name
-            if name in satisfied:
-                continue
-            old, request = deserved[name], asked[name]
-            reach = [
-                min(o + r * policy.weight / weight, c)
-                for o, r, c in zip(old, remaining, caps[name], strict=True)
-            ]
-            new = [max(min(x, q), g) for x, q, g in zip(reach, request, guarantees[name], strict=True)]
+        increased, decreased = [0.0] * len(dims), [0.0] * len(dims)
+        still = []
+        for entry in live:
+            name, share, request, cap, guarantee = entry
+            old = deserved[name]
+            reach = [min(o + r * share / weight, c) for o, r, c in zip(old, remaining, cap, strict=True)]
+            new = [max(min(x, q), g) for x, q, g in zip(reach, request, guarantee, strict=True)]
             deserved[name] = new
             if rounds is not None:
                 rounds.setdefault(name, []).append((reach, new))
-            if _le(request, new) or (_le(new, old) and _le(old, new)):
-                satisfied.add(name)
-            for d in range(dims):
+            if not (_le(request, new) or (_le(new, old) and _le(old, new))):
+                still.append(entry)
+            for d in dims:
                 increased[d] += max(new[d] - old[d], 0.0)
                 decreased[d] += max(old[d] - new[d], 0.0)
+        live = still
         before = remaining
         remaining = [max(r - i + c, 0.0) for r, i, c in zip(remaining, increased, decreased, strict=True)]
         empty = not idle and all(r <= _EPS for r in remaining)
         if empty or (_le(remaining, before) and _le(before, remaining)):
             break
     return deserved
+
+
+def _water_fill_one(
+    policies: Sequence[QueuePolicy],
+    asked: Mapping[str, list[float]],
+    bounds: tuple[Mapping[str, list[float]], Mapping[str, list[float]]],
+    start: tuple[list[float], bool],
+    rounds: dict[str, Rounds] | None,
+) -> dict[str, list[float]]:
+    """``water_fill`` over one active dimension (every queue asks for one resource alone, as on a GPU
+    trace) on plain floats: the same operations on each value in the same order (``_le`` written out),
+    without a list per value. Every queue takes part in the first round, so each has its ``rounds``."""
+    caps, guarantees = bounds
+    (remaining,), idle = start
+    deserved = dict.fromkeys((p.name for p in policies), 0.0)
+    live = [
+        (p.name, p.weight, asked[p.name][0], caps[p.name][0], guarantees[p.name][0],
+         None if rounds is None else rounds.setdefault(p.name, []))
+        for p in policies
+    ]  # fmt: skip
+    weight = sum(p.weight for p in policies)
+    for _ in range(len(policies) + 64):
+        if weight == 0:
+            break
+        increased = decreased = 0.0
+        still, still_weight = [], 0
+        for entry in live:
+            name, share, request, cap, guarantee, track = entry
+            old = deserved[name]
+            reach = min(old + remaining * share / weight, cap)
+            new = deserved[name] = max(min(reach, request), guarantee)
+            if track is not None:
+                track.append(([reach], [new]))
+            top = new + _EPS * max(1.0, abs(new))
+            if not (request <= top or (new <= old + _EPS * max(1.0, abs(old)) and old <= top)):
+                still.append(entry)
+                still_weight += share
+            increased += max(new - old, 0.0)
+            decreased += max(old - new, 0.0)
+        live, weight = still, still_weight
+        before = remaining
+        remaining = max(remaining - increased + decreased, 0.0)
+        empty = not idle and remaining <= _EPS
+        if empty or (
+            remaining <= before + _EPS * max(1.0, abs(before))
+            and before <= remaining + _EPS * max(1.0, abs(remaining))
+        ):
+            break
+    return {name: [value] for name, value in deserved.items()}
 
 
 def same_rounds(rounds: Rounds, old: list[float], new: list[float]) -> bool:
@@ -184,8 +242,11 @@ def same_rounds(rounds: Rounds, old: list[float], new: list[float]) -> bool:
 
 
 def _le(a: list[float], b: list[float]) -> bool:
-    """``vec.le`` on lists."""
-    return all(x <= y + _EPS * max(1.0, abs(y)) for x, y in zip(a, b, strict=True))
+    """``vec.le`` on lists (a loop: called a few times per queue and round of every filling)."""
+    for x, y in zip(a, b, strict=True):  # noqa: SIM110 (a loop: no generator per call)
+        if not x <= y + _EPS * max(1.0, abs(y)):
+            return False
+    return True
 
 
 # ---------------------------------------------------------------- capacity

@@ -19,11 +19,16 @@ from gangplane.schedulers.volcano.jobs import Job, TaskStatus
 from gangplane.schedulers.volcano.proportion import ROOT, QueuePolicy, QueueState
 from gangplane.schedulers.volcano.vec import Vec
 
+_ROOT_QUEUE: Mapping[str, Any] = {"metadata": {"name": ROOT}, "spec": {"weight": 1, "reclaimable": False}}
+_DEFAULT_QUEUE: Mapping[str, Any] = {"metadata": {"name": vc.DEFAULT_QUEUE}, "spec": {"weight": 1}}
+
 
 def with_builtin_queues(objs: Sequence[Mapping[str, Any]]) -> dict[str, Mapping[str, Any]]:
+    """The Queues by name, with ``root`` and ``default`` where missing: the same two objects every cycle
+    (read-only, as every Queue object is), so a kept session sees them unchanged."""
     found: dict[str, Mapping[str, Any]] = {q["metadata"]["name"]: q for q in objs}
-    found.setdefault(ROOT, {"metadata": {"name": ROOT}, "spec": {"weight": 1, "reclaimable": False}})
-    found.setdefault(vc.DEFAULT_QUEUE, {"metadata": {"name": vc.DEFAULT_QUEUE}, "spec": {"weight": 1}})
+    found.setdefault(ROOT, _ROOT_QUEUE)
+    found.setdefault(vc.DEFAULT_QUEUE, _DEFAULT_QUEUE)
     return dict(sorted(found.items()))
 
 

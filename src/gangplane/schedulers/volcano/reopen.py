@@ -17,7 +17,7 @@ from gangplane.schedulers.base import ClusterView
 from gangplane.schedulers.core.classes import PriorityClasses, priority_classes
 from gangplane.schedulers.core.evicting import Evicting
 from gangplane.schedulers.core.objects import PodInfo, pod_key
-from gangplane.schedulers.core.resources import PODS
+from gangplane.schedulers.core.resources import PODS, ResourceIndex
 from gangplane.schedulers.core.snapshot import Snapshot
 from gangplane.schedulers.volcano import jobs as jb
 from gangplane.schedulers.volcano import queues as qs
@@ -26,6 +26,7 @@ from gangplane.schedulers.volcano.config import VolcanoConfig
 from gangplane.schedulers.volcano.hypernodes import HyperNodeTree, build_tree
 from gangplane.schedulers.volcano.kept import Inputs, Kept
 from gangplane.schedulers.volcano.memo import Memo, revision
+from gangplane.schedulers.volcano.proportion import QueuePolicy
 from gangplane.schedulers.volcano.session import (
     Session,
     _auto_group,
@@ -72,34 +73,78 @@ def _read(view: ClusterView, memo: Memo, last: Inputs | None) -> Inputs:
     """The HyperNode tree, Queues with their policies and PriorityClasses of this pass. Each is the last
     pass's while every object it is read from is the same object (the objects are read-only and held in
     ``last``, so no id is reused), else read again: a Queue status write, the most frequent change, reads
-    the Queues again and nothing else."""
+    the written Queues again and nothing else."""
     snapshot, index = view.snapshot, view.snapshot.index
     sources = (
         tuple(view.objects_of(HYPERNODES)),
         tuple(view.objects_of(VOLCANO_QUEUES)),
         tuple(view.objects_of(PRIORITY_CLASSES)),
     )
-    olds = last.sources if last is not None else ((), (), ())
-    same = [last is not None and _same(old, new) for old, new in zip(olds, sources, strict=True)]
-    if last is not None and last.index == index and last.nodes is snapshot.nodes and all(same):
+    if last is None or last.index != index:
+        return _read_all(view, memo, sources)
+    same = [_same(old, new) for old, new in zip(last.sources, sources, strict=True)]
+    if last.nodes is snapshot.nodes and all(same):
         return last
-    if last is not None and last.nodes is snapshot.nodes and same[0]:
-        tree = last.tree
-    else:
-        tree = build_tree(sources[0], snapshot.nodes)
-    if last is not None and last.index == index and same[1]:
+    tree = last.tree if last.nodes is snapshot.nodes and same[0] else build_tree(sources[0], snapshot.nodes)
+    if same[1]:
         queue_objs, policies, broken_queues = last.queue_objs, last.policies, last.broken_queues
     else:
-        queue_objs = dict(qs.with_builtin_queues(sources[1]))
-        policies, broken_queues = _policies(queue_objs, index, memo)
-        for name in broken_queues:
-            del queue_objs[name]
-    classes = last.classes if last is not None and same[2] else priority_classes(sources[2])
+        queue_objs, policies, broken_queues = _reread_queues(sources[1], index, memo, last)
+    classes = last.classes if same[2] else priority_classes(sources[2])
+    context = _context(index, tree, classes, queue_objs, broken_queues)
+    if context == last.context:
+        context = last.context  # compared every pass: the same tuple compares at once
+    return Inputs(index, snapshot.nodes, sources, tree, queue_objs, policies, broken_queues, classes, context)
+
+
+def _read_all(view: ClusterView, memo: Memo, sources: tuple[tuple[Mapping[str, Any], ...], ...]) -> Inputs:
+    snapshot, index = view.snapshot, view.snapshot.index
+    tree = build_tree(sources[0], snapshot.nodes)
+    queue_objs = dict(qs.with_builtin_queues(sources[1]))
+    policies, broken_queues = _policies(queue_objs, index, memo)
+    for name in broken_queues:
+        del queue_objs[name]
+    classes = priority_classes(sources[2])
+    context = _context(index, tree, classes, queue_objs, broken_queues)
+    return Inputs(index, snapshot.nodes, sources, tree, queue_objs, policies, broken_queues, classes, context)
+
+
+def _reread_queues(
+    objs: Sequence[Mapping[str, Any]], index: ResourceIndex, memo: Memo, last: Inputs
+) -> tuple[dict[str, Mapping[str, Any]], list[QueuePolicy], dict[str, str]]:
+    """``_policies`` of these Queues, asking the memo only for those that are not the last pass's objects:
+    for one read before under the same index the memo would answer as it did (the same policy, or broken
+    for the same reason). The last pass's list of policies is handed on when every policy is the same."""
+    queue_objs = dict(qs.with_builtin_queues(objs))
+    held = {q["metadata"]["name"]: q for q in last.sources[1]} | dict(last.queue_objs)
+    changed = {name: obj for name, obj in queue_objs.items() if held.get(name) is not obj}
+    fresh, broken = _policies(changed, index, memo)
+    was = {p.name: p for p in (*last.policies, *fresh)}
+    broken |= {
+        name: why for name, why in last.broken_queues.items() if name in queue_objs and name not in changed
+    }
+    broken_queues = {name: broken[name] for name in queue_objs if name in broken}  # in ``_policies``' order
+    policies = [was[name] for name in queue_objs if name not in broken_queues]
+    for name in broken_queues:
+        del queue_objs[name]
+    if len(policies) == len(last.policies) and all(
+        p is q for p, q in zip(policies, last.policies, strict=True)
+    ):
+        policies = last.policies  # the same list: the share book compares it at once
+    return queue_objs, policies, broken_queues
+
+
+def _context(
+    index: ResourceIndex,
+    tree: HyperNodeTree,
+    classes: PriorityClasses,
+    queue_objs: Mapping[str, Mapping[str, Any]],
+    broken_queues: Mapping[str, str],
+) -> tuple[object, ...]:
+    """What every job's parse depends on besides its own objects (a change parses every job again)."""
     tiers = (tuple(sorted(tree.tier_names.items())), tree.root_tier)
-    context = (index, *tiers, tuple(sorted(classes.values.items())), tuple(sorted(classes.invalid.items())),
-               tuple(queue_objs), tuple(sorted(broken_queues.items())))  # fmt: skip
-    found = (tree, queue_objs, policies, broken_queues, classes, context)
-    return Inputs(index, snapshot.nodes, sources, *found)
+    return (index, *tiers, tuple(sorted(classes.values.items())), tuple(sorted(classes.invalid.items())),
+            tuple(queue_objs), tuple(sorted(broken_queues.items())))  # fmt: skip
 
 
 def _same(old: Sequence[object], new: Sequence[object]) -> bool:

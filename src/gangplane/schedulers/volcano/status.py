@@ -8,8 +8,8 @@ subresource: the shell replaces ``status`` on the whole object.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Collection, Iterable, Mapping
-from typing import Any
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from typing import Any, NamedTuple
 
 from gangplane.api.scheduling import volcano as vc
 from gangplane.clock import rfc3339
@@ -40,16 +40,40 @@ def why(session: Session, job: Job) -> str:
     return f"{head}: {reason}" if reason else head
 
 
+class _Seen(NamedTuple):
+    """A job's tasks counted in one walk: per status, the releasing ones still on a node, the scheduled
+    ones (``SCHEDULED`` and those releasing on a node) and the finished ones."""
+
+    counts: Counter[TaskStatus]
+    releasing_on_node: int
+    scheduled: int
+    finished: int
+
+
+def _seen(job: Job, statuses: Sequence[TaskStatus] | None = None) -> _Seen:
+    """``statuses``: the tasks' statuses when the caller has them already."""
+    counts = Counter(statuses if statuses is not None else [t.status for t in job.tasks])
+    on_node = (
+        sum(1 for t in job.tasks if t.status == TaskStatus.RELEASING and t.pod.node_name)
+        if TaskStatus.RELEASING in counts
+        else 0
+    )
+    scheduled = sum(n for status, n in counts.items() if status in SCHEDULED) + on_node
+    finished = sum(n for status, n in counts.items() if status in FINISHED)
+    return _Seen(counts, on_node, scheduled, finished)
+
+
 def phase(session: Session, job: Job, unschedulable: bool) -> str:
-    scheduled = [
-        t
-        for t in job.tasks
-        if t.status in SCHEDULED or (t.status == TaskStatus.RELEASING and t.pod.node_name)
-    ]
-    if unschedulable and job.count(frozenset({TaskStatus.RUNNING})):
+    return _phase(job, _seen(job), unschedulable)
+
+
+def _phase(job: Job, seen: _Seen, unschedulable: bool) -> str:
+    """The PodGroup phase: scheduled tasks are those in ``SCHEDULED`` and the releasing ones still on a
+    node; the job is Completed when every scheduled task finished."""
+    if unschedulable and TaskStatus.RUNNING in seen.counts:
         return vc.PodGroupPhase.UNKNOWN
-    if job.tasks and len(scheduled) >= job.min_member:
-        if all(t.status in FINISHED for t in scheduled):
+    if job.tasks and seen.scheduled >= job.min_member:
+        if seen.scheduled == seen.finished:
             return vc.PodGroupPhase.COMPLETED
         return vc.PodGroupPhase.RUNNING
     return vc.PodGroupPhase.INQUEUE if job.phase == vc.PodGroupPhase.INQUEUE else vc.PodGroupPhase.PENDING
@@ -59,17 +83,23 @@ def releasing_keeps_gang(job: Job, pipelined: bool) -> bool:
     """gang ``shouldSkipUnschedulableForReleasing``: an unready job whose scheduled tasks plus the releasing
     ones still on a node reach ``minMember``, with nothing pending or pipelined, is a gang shutting down, not
     an unschedulable one: its conditions are left as they are."""
-    releasing = sum(1 for t in job.tasks if t.status == TaskStatus.RELEASING and t.pod.node_name)
-    if not releasing or pipelined or any(t.status == TaskStatus.PENDING for t in job.tasks):
+    return _keeps_gang(job, _seen(job), pipelined)
+
+
+def _keeps_gang(job: Job, seen: _Seen, pipelined: bool) -> bool:
+    releasing, counts = seen.releasing_on_node, seen.counts
+    if not releasing or pipelined or counts[TaskStatus.PENDING]:
         return False
-    return job.count(_SCHEDULED_NOW) + releasing >= job.min_member
+    return sum(counts[s] for s in _SCHEDULED_NOW) + releasing >= job.min_member
 
 
-def _condition(session: Session, job: Job, old: list[Mapping[str, Any]]) -> dict[str, Any] | None:
+def _condition(
+    session: Session, job: Job, old: list[Mapping[str, Any]], seen: _Seen
+) -> dict[str, Any] | None:
     if not job.tasks:
         return None
     ready = job.ready()
-    if not ready and releasing_keeps_gang(job, job.key in session.pipelined):
+    if not ready and _keeps_gang(job, seen, job.key in session.pipelined):
         return None
     if ready:
         cond = {
@@ -98,31 +128,34 @@ def _condition(session: Session, job: Job, old: list[Mapping[str, Any]]) -> dict
 
 
 def pod_group_status(session: Session, job: Job) -> dict[str, Any]:
+    return _status(session, job, _seen(job))
+
+
+def _status(session: Session, job: Job, seen: _Seen) -> dict[str, Any]:
     old_status = dict(job.obj.get("status") or {})
     old_conditions = list(old_status.get("conditions") or [])
-    cond = _condition(session, job, old_conditions)
+    cond = _condition(session, job, old_conditions, seen)
     conditions = [c for c in old_conditions if cond is None or c.get("type") != cond["type"]]
     conditions += [cond] if cond is not None else []
-    counts = Counter(t.status for t in job.tasks)
+    counts = seen.counts
     unschedulable = cond is not None and cond["type"] == vc.PodGroupConditionType.UNSCHEDULABLE
     status = {
         **old_status,
-        "phase": str(phase(session, job, unschedulable)),
-        "running": counts[TaskStatus.RUNNING],
-        "succeeded": counts[TaskStatus.SUCCEEDED],
-        "failed": counts[TaskStatus.FAILED],
+        "phase": str(_phase(job, seen, unschedulable)),
+        "running": counts.get(TaskStatus.RUNNING, 0),
+        "succeeded": counts.get(TaskStatus.SUCCEEDED, 0),
+        "failed": counts.get(TaskStatus.FAILED, 0),
     }
     if conditions:
         status["conditions"] = conditions
     return status
 
 
-def _inputs(session: Session, job: Job) -> tuple[object, ...]:
+def _inputs(session: Session, job: Job, statuses: tuple[TaskStatus, ...]) -> tuple[object, ...]:
     """Everything a job's new status is computed from besides ``now`` (used only when it changes), or ``()``
     when its objects carry no resourceVersion."""
     if not job.revision:
         return ()
-    statuses = tuple(t.status for t in job.tasks)
     said = (
         (session.messages.get(job.key), session.inqueue_reasons.get(job.key))
         if session.config.explain
@@ -139,14 +172,16 @@ def pod_group_writes(
     (``settled``) is not recomputed."""
     writes, phases = [], {}
     for job in session.jobs.values() if jobs is None else jobs:
-        inputs = _inputs(session, job)
+        statuses = tuple([t.status for t in job.tasks])
+        inputs = _inputs(session, job, statuses)
         if inputs and (kept := settled.get(job.key)) is not None and kept.inputs == inputs:
             phases[job.key] = kept.phase
             continue
-        phases[job.key] = phase(session, job, False)
+        seen = _seen(job, statuses)
+        phases[job.key] = _phase(job, seen, False)
         if job.synthetic:
             continue
-        status, old = pod_group_status(session, job), job.obj.get("status") or {}
+        status, old = _status(session, job, seen), job.obj.get("status") or {}
         if status != old:
             writes.append(StatusWrite(VOLCANO_PODGROUPS, job.namespace, job.name, status, old))
             phases[job.key] = str(status["phase"])

@@ -14,7 +14,7 @@ import numpy as np
 import numpy.typing as npt
 
 from gangplane.api.scheduling import volcano as vc
-from gangplane.schedulers.core.resources import PODS, Vector
+from gangplane.schedulers.core.resources import PODS, ResourceIndex, Vector
 from gangplane.schedulers.volcano import vec
 from gangplane.schedulers.volcano.book import quantity_text
 from gangplane.schedulers.volcano.jobs import Job
@@ -40,7 +40,12 @@ class _Overcommit:
         self.total = session.book.total
         self.used = session.qvec(session.snapshot.requested.sum(axis=0))
         self.idle: Vec | None = None if self.factor is None else self.total * self.factor - self.used
-        leaves = [a for name, a in session.book.attrs.items() if session.book.is_leaf(name)]
+        book = session.book
+        leaves = (
+            [a for name, a in book.attrs.items() if book.is_leaf(name)]
+            if book.hierarchical
+            else book.attrs.values()
+        )
         self.inqueue = sum((a.inqueue for a in leaves), start=vec.zeros(len(session.index)))
 
     def reason(self, minimum: Vec) -> str | None:
@@ -140,8 +145,9 @@ def _enqueue_by_shape(session: Session, index: Indexes) -> None:
                 _admit(session, session.jobs[key], overcommit, None)
         return
     shapes = {shape for per_shape in lines.values() for shape in per_shape if shape is not None}
-    verdicts = _Verdicts(overcommit, shapes, session.index.position(PODS))
-    live = {q: [s for s in per_shape if s is None or verdicts.fits(s)] for q, per_shape in lines.items()}
+    verdicts = _Verdicts(overcommit, shapes, session.index)
+    fits = verdicts.current()
+    live = {q: [s for s in per_shape if s is None or fits[s]] for q, per_shape in lines.items()}
     cursors = {q: dict.fromkeys(shapes, 0) for q, shapes in live.items() if shapes}
     unlimited = any(None in cursor for cursor in cursors.values())  # jobs admitted whatever the sums
     first = {q: min(line[0] for line in lines[q].values()) for q in cursors}
@@ -175,25 +181,26 @@ class _Verdicts:
     all of them in one vector test (the same IEEE operations per element as ``vec.le_on``) and again only
     after an admission moved the sum: nothing else it reads moves within the pass."""
 
-    def __init__(self, overcommit: _Overcommit, shapes: set[bytes], pods: int) -> None:
+    def __init__(self, overcommit: _Overcommit, shapes: set[bytes], index: ResourceIndex) -> None:
         self.overcommit = overcommit
         self.keys = list(shapes)
         # the rows as ``Session.qvec`` makes them: minResources rows are int64 (``ResourceIndex.vector``)
         rows = np.frombuffer(b"".join(self.keys), dtype=np.int64).astype(np.float64)
-        self.rows = rows.reshape(len(self.keys), -1) if self.keys else rows.reshape(0, 0)
-        self.rows[:, pods : pods + 1] = 0.0
+        self.rows = rows.reshape(len(self.keys), len(index))
+        self.rows[:, index.position(PODS)] = 0.0
         self._fits: dict[bytes, bool] | None = None
 
     def fits(self, shape: bytes) -> bool:
-        return self._current()[shape]
+        return self.current()[shape]
 
     def any(self) -> bool:
-        return any(self._current().values())
+        return any(self.current().values())
 
     def moved(self) -> None:
         self._fits = None
 
-    def _current(self) -> dict[bytes, bool]:
+    def current(self) -> dict[bytes, bool]:
+        """Each shape's verdict at the current Inqueue sum."""
         if self._fits is None:
             self._fits = dict(zip(self.keys, self.overcommit.fits_rows(self.rows).tolist(), strict=True))
         return self._fits

@@ -38,3 +38,18 @@ def test_an_unbounded_below_bound_refuses_and_a_nan_bound_refuses() -> None:
     assert vec.le(np.array([1.0 + 5e-10]), np.array([1.0]))  # within EPS × 1
     assert vec.le(np.array([1e9 * (1 + 5e-10)]), np.array([1e9]))  # within EPS × |b|
     assert not vec.le(np.array([-1e9 * (1 - 2e-9)]), np.array([-1e9]))
+
+
+def _share_with_max(allocated: list[float], deserved: list[float]) -> float:
+    """``vec.share`` as written before, with ``max`` and ``float``."""
+    result = 0.0
+    for used, entitled in zip(allocated, deserved, strict=True):
+        result = max(result, used / entitled if entitled > vec.EPS else float(used > vec.EPS))
+    return result
+
+
+def test_the_share_answers_as_with_max_on_every_pair_of_edge_values() -> None:
+    for used, entitled in product(VALUES, VALUES):
+        for a, b in (([used], [entitled]), ([used, 0.5], [entitled, 1.0]), ([0.5, used], [1.0, entitled])):
+            got, want = vec.share(np.array(a), np.array(b)), _share_with_max(a, b)
+            assert got == want or (got != got and want != want), (a, b)

@@ -56,8 +56,9 @@ def share(allocated: Vec, deserved: Vec) -> float:
     """``max_d allocated_d / deserved_d`` with 0/0 = 0 and x/0 = 1 (volcano ``helpers.Share``)."""
     result = 0.0
     for used, entitled in zip(allocated.tolist(), deserved.tolist(), strict=True):
-        ratio = used / entitled if entitled > _EPS else float(used > _EPS)
-        result = max(result, ratio)
+        ratio = used / entitled if entitled > _EPS else (1.0 if used > _EPS else 0.0)
+        if ratio > result:  # ``max(result, ratio)`` without the call (QueueOrder asks it per queue and turn)
+            result = ratio
     return result
 
 

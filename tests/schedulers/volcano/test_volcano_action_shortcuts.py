@@ -2,15 +2,18 @@
 costs").
 
 Each shortcut is switched off in a reference run — allocate sorts every candidate up front, preempt and
-reclaim walk every starving candidate whatever the per-queue aggregates say, and a job recounts its tasks
-on every question — and random worlds (queues, priorities, gangs arriving, finishing, evicted and coming
-back) must get the same bindings, evictions and status writes, cycle after cycle, from both.
+reclaim walk every starving candidate whatever the per-queue aggregates say, a job recounts its tasks on every
+question, enqueue tests every live shape at its turn (no overcommit verdicts), the quota test stacks and sorts
+the requests and builds its refusal's text, and the vector comparisons run on numpy — and random worlds
+(queues, priorities, gangs arriving, finishing, evicted and coming back) must get the same bindings, evictions
+and status writes, cycle after cycle, from both.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from heapq import heapify, heappop, heappush
 
 import numpy as np
 import pytest
@@ -23,12 +26,13 @@ from vcworld import World, node
 from gangplane.schedulers.base import CycleResult
 from gangplane.schedulers.core.objects import PodInfo
 from gangplane.schedulers.core.resources import ResourceIndex
-from gangplane.schedulers.volcano import VolcanoConfig, jobs
+from gangplane.schedulers.volcano import VolcanoConfig, jobs, placement, vec
 from gangplane.schedulers.volcano.actions import allocate, enqueue, preempt, reclaim
 from gangplane.schedulers.volcano.book import SharePolicy
-from gangplane.schedulers.volcano.jobs import Job
+from gangplane.schedulers.volcano.jobs import Job, Task
 from gangplane.schedulers.volcano.kept import Indexes, LeastMinimum
 from gangplane.schedulers.volcano.session import Session
+from gangplane.schedulers.volcano.vec import Vec
 
 
 def _all_turns(session: Session) -> dict[str, allocate._Turns]:
@@ -63,11 +67,58 @@ def _stacked_enqueue(real: Callable[[Session, Indexes], None]) -> Callable[[Sess
     return by_shape
 
 
+def _every_shape_enqueue(session: Session, index: Indexes) -> None:
+    """enqueue's round robin as it was before ``_Verdicts``: every live shape takes its turn and is tested
+    there, the book first, then the overcommit factor, one minimum at a time."""
+    overcommit = enqueue._Overcommit(session)
+    lines = {q: per_shape for q, per_shape in index.lines.items() if per_shape}
+    least = index.least.get()
+    if least is not None and not overcommit.fits(least):
+        for per_shape in lines.values():
+            for _, key in per_shape.get(None, ()):
+                enqueue._admit(session, session.jobs[key], overcommit, None)
+        return
+    first = {q: min(line[0] for line in per_shape.values()) for q, per_shape in lines.items()}
+    ranked = sorted(lines, key=lambda q: (session.book.order_key(q), first[q]))
+    cursors = {q: {shape: 0 for shape in lines[q]} for q in ranked}
+    turns = [t for at, q in enumerate(ranked) if (t := enqueue._next_turn(lines[q], cursors[q], at, q))]
+    heapify(turns)
+    while turns:
+        _, at, queue, shape = heappop(turns)
+        line, cursor = lines[queue][shape], cursors[queue]
+        job = session.jobs[line[cursor[shape]][1]]
+        minimum = None if shape is None else session.qvec(job.min_resources)  # type: ignore[arg-type]
+        if minimum is None or (session.book.enqueueable(queue, minimum) and overcommit.fits(minimum)):
+            enqueue._admit(session, job, overcommit, minimum)
+            cursor[shape] += 1
+        else:
+            del cursor[shape]
+        if t := enqueue._next_turn(lines[queue], cursor, at, queue):
+            heappush(turns, t)
+
+
+def _least_requests_stacked(session: Session, candidates: list[Task], count: int) -> object:
+    """The quota test's least requests as computed before they were kept by their bytes."""
+    return np.sort(np.array([session.qvec(t.pod.requests) for t in candidates]), axis=0)[:count].sum(axis=0)
+
+
+def _numpy_le_on(a: Vec, b: Vec, dims: Vec | None = None) -> bool:
+    """``vec.le``/``vec.le_on`` in the numpy form they had before the Python loops."""
+    keep = np.ones(len(a), dtype=bool) if dims is None else dims > 0
+    return bool(np.all(a[keep] <= b[keep] + vec.EPS * np.maximum(1.0, np.abs(b[keep]))))
+
+
 @contextmanager
 def full_walks() -> Iterator[None]:
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(allocate, "_turns", _all_turns)
-        patch.setattr(enqueue, "_enqueue_by_shape", _stacked_enqueue(enqueue._enqueue_by_shape))
+        patch.setattr(enqueue, "_enqueue_by_shape", _stacked_enqueue(_every_shape_enqueue))
+        patch.setattr(placement, "least_requests", _least_requests_stacked)
+        patch.setattr(
+            placement, "quota_refuses", lambda s, j, c, n: placement.quota_rules_out(s, j, c, n) is not None
+        )
+        patch.setattr(vec, "le", _numpy_le_on)
+        patch.setattr(vec, "le_on", _numpy_le_on)
         for module in (preempt, reclaim):
             patch.setattr(module, "quiet_candidates", lambda session: False)
         patch.setattr(preempt, "_may_find_victims", lambda session, candidates: True)

@@ -113,7 +113,12 @@ class QueueBook:
         return vec.le(bound, attr.allocated)
 
     def allocatable(self, name: str, request: Vec) -> bool:
-        """``allocatable_reason(...) is None`` without building the message (hot path)."""
+        """``allocatable_reason(...) is None`` without building the message (hot path: without the
+        hierarchy the chain is the queue alone, tested without building it)."""
+        if not self.hierarchical:
+            attr = self.attrs[name]
+            bound = attr.deserved if self.policy == SharePolicy.PROPORTION else attr.real_capability
+            return attr.policy.is_open and vec.le_on(attr.allocated + request, bound, request)
         for queue in self.chain(name):
             attr = self.attrs[queue]
             if not attr.policy.is_open or not vec.le_on(
@@ -152,6 +157,12 @@ class QueueBook:
 
     def enqueueable(self, name: str, min_resources: Vec) -> bool:
         """``enqueue_reason(...) is None`` without building the message (hot path)."""
+        if not self.hierarchical:  # the chain is the queue alone
+            attr = self.attrs[name]
+            held = attr.allocated + attr.inqueue - attr.elastic
+            return attr.policy.is_open and vec.le_on(
+                held + min_resources, attr.real_capability, min_resources
+            )
         for queue in self.chain(name):
             attr = self.attrs[queue]
             held = attr.allocated + attr.inqueue - attr.elastic

@@ -13,9 +13,11 @@ import numpy as np
 
 from gangplane.schedulers.core.fit import Mask
 from gangplane.schedulers.core.gang import place_gang
+from gangplane.schedulers.core.resources import PODS
 from gangplane.schedulers.volcano.hypernodes import HyperNodeInfo
 from gangplane.schedulers.volcano.jobs import Job, Task
 from gangplane.schedulers.volcano.session import Session
+from gangplane.schedulers.volcano.vec import Vec
 
 
 @dataclass(slots=True)
@@ -60,7 +62,10 @@ def try_place(session: Session, job: Job, allowed: Mask | None = None, explain: 
     candidates = [t for t in job.pending() if not t.best_effort]
     if len(candidates) < max(missing, 1):
         return Attempt(False, message=_short_of_quota(job, missing, len(candidates), ""))
-    if (refusal := quota_rules_out(session, job, candidates, max(missing, 1))) is not None:
+    if not explain:  # nobody reads the refusal: the test alone, no text
+        if quota_refuses(session, job, candidates, max(missing, 1)):
+            return Attempt(False)
+    elif (refusal := quota_rules_out(session, job, candidates, max(missing, 1))) is not None:
         return Attempt(
             False, message=f"gang needs {max(missing, 1)} more pods, more than the queue admits: {refusal}"
         )
@@ -93,11 +98,37 @@ def try_place(session: Session, job: Job, allowed: Mask | None = None, explain: 
 def quota_rules_out(session: Session, job: Job, candidates: list[Task], count: int) -> str | None:
     """The queue's refusal when not even the ``count`` smallest requests (per resource) fit its room: no set
     of ``count`` tasks could then pass, so the placement is not tried."""
-    rows = np.sort(np.array([session.qvec(t.pod.requests) for t in candidates]), axis=0)
-    least = rows[:count].sum(axis=0)
+    least = least_requests(session, candidates, count)
     if session.book.allocatable(job.queue, least):
         return None
     return session.book.allocatable_reason(job.queue, least) or "the queue admits none"
+
+
+def quota_refuses(session: Session, job: Job, candidates: list[Task], count: int) -> bool:
+    """``quota_rules_out(...) is not None`` without building the refusal's text (a waiting head is refused
+    pass after pass, and without "why pending" text nobody reads it)."""
+    return not session.book.allocatable(job.queue, least_requests(session, candidates, count))
+
+
+_LEAST_KEPT = 4096  # distinct (requests, count) answers kept; a replay's gangs repeat few shapes
+_least: dict[tuple[object, ...], Vec] = {}
+
+
+def least_requests(session: Session, candidates: list[Task], count: int) -> Vec:
+    """Per resource, the sum of the ``count`` smallest of the candidates' requests (queue-math vectors).
+
+    A function of the request rows alone, so it is kept by their bytes: the same waiting heads ask it
+    pass after pass, and stacking and sorting their rows was most of the quota test. Read-only."""
+    rows = [t.pod.requests for t in candidates]
+    pods = session.index.position(PODS)  # the column ``qvec`` clears
+    key = (tuple(r.tobytes() for r in rows), rows[0].dtype.str if rows else "", count, pods)
+    if (found := _least.get(key)) is None:
+        least = np.sort(np.array([session.qvec(r) for r in rows]), axis=0)[:count].sum(axis=0)
+        least.flags.writeable = False
+        if len(_least) >= _LEAST_KEPT:
+            _least.clear()
+        found = _least[key] = least
+    return found
 
 
 def _kept(job: Job, placed: list[tuple[Task, int]], missing: int) -> tuple[list[tuple[Task, int]], str]:

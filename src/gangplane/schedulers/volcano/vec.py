@@ -27,18 +27,21 @@ def unbounded(dims: int) -> Vec:
 
 def le(a: Vec, b: Vec) -> bool:
     """``a <= b`` in every dimension, within ``EPS × max(1, |b|)`` (``b`` unbounded: any ``a`` fits). On
-    Python floats: a handful of dimensions, compared a few times per job and pass, where numpy's per-call
-    cost dominated."""
-    return all(x <= y + _EPS * max(1.0, abs(y)) for x, y in zip(a.tolist(), b.tolist(), strict=True))
+    Python floats in a plain loop with ``max(1, |b|)`` written out: a handful of dimensions, compared
+    hundreds of thousands of times per replay, where numpy's per-call cost, then the generator's and the
+    ``max``/``abs`` calls', dominated. ``not x <= ...`` keeps a NaN bound (``b = -inf``) refusing."""
+    for x, y in zip(a.tolist(), b.tolist(), strict=True):
+        if not x <= y + _EPS * (y if y > 1.0 else -y if y < -1.0 else 1.0):  # max(1, |y|), NaN: 1
+            return False
+    return True
 
 
 def le_on(a: Vec, b: Vec, dims: Vec) -> bool:
     """``a <= b`` on the dimensions where ``dims`` is positive (the candidate's requested dimensions)."""
-    return all(
-        x <= y + _EPS * max(1.0, abs(y))
-        for x, y, d in zip(a.tolist(), b.tolist(), dims.tolist(), strict=True)
-        if d > 0
-    )
+    for x, y, d in zip(a.tolist(), b.tolist(), dims.tolist(), strict=True):
+        if d > 0 and not x <= y + _EPS * (y if y > 1.0 else -y if y < -1.0 else 1.0):
+            return False
+    return True
 
 
 def equal(a: Vec, b: Vec) -> bool:
@@ -53,8 +56,9 @@ def share(allocated: Vec, deserved: Vec) -> float:
     """``max_d allocated_d / deserved_d`` with 0/0 = 0 and x/0 = 1 (volcano ``helpers.Share``)."""
     result = 0.0
     for used, entitled in zip(allocated.tolist(), deserved.tolist(), strict=True):
-        ratio = used / entitled if entitled > _EPS else float(used > _EPS)
-        result = max(result, ratio)
+        ratio = used / entitled if entitled > _EPS else (1.0 if used > _EPS else 0.0)
+        if ratio > result:  # ``max(result, ratio)`` without the call (QueueOrder asks it per queue and turn)
+            result = ratio
     return result
 
 

@@ -11,9 +11,10 @@ from bisect import bisect_left
 from heapq import heapify, heappop, heappush
 
 import numpy as np
+import numpy.typing as npt
 
 from gangplane.api.scheduling import volcano as vc
-from gangplane.schedulers.core.resources import Vector
+from gangplane.schedulers.core.resources import PODS, ResourceIndex, Vector
 from gangplane.schedulers.volcano import vec
 from gangplane.schedulers.volcano.book import quantity_text
 from gangplane.schedulers.volcano.jobs import Job
@@ -39,7 +40,12 @@ class _Overcommit:
         self.total = session.book.total
         self.used = session.qvec(session.snapshot.requested.sum(axis=0))
         self.idle: Vec | None = None if self.factor is None else self.total * self.factor - self.used
-        leaves = [a for name, a in session.book.attrs.items() if session.book.is_leaf(name)]
+        book = session.book
+        leaves = (
+            [a for name, a in book.attrs.items() if book.is_leaf(name)]
+            if book.hierarchical
+            else book.attrs.values()
+        )
         self.inqueue = sum((a.inqueue for a in leaves), start=vec.zeros(len(session.index)))
 
     def reason(self, minimum: Vec) -> str | None:
@@ -56,6 +62,15 @@ class _Overcommit:
 
     def fits(self, minimum: Vec) -> bool:
         return self.idle is None or vec.le_on(self.inqueue + minimum, self.idle, minimum)
+
+    def fits_rows(self, minima: Vec) -> npt.NDArray[np.bool_]:
+        """``fits`` of each row of ``minima`` (one row per minimum), as one vector test."""
+        if self.idle is None:
+            return np.ones(len(minima), dtype=np.bool_)
+        idle = self.idle
+        bound = idle + vec.EPS * np.maximum(1.0, np.abs(idle))  # ``vec.le_on``'s bound, per dimension
+        fits: npt.NDArray[np.bool_] = np.all((self.inqueue + minima <= bound) | ~(minima > 0), axis=1)
+        return fits
 
     def refuses_all(self, minima: list[Vector]) -> bool:
         """Would ``fits`` refuse each of ``minima``? Yes when, on a dimension all of them request, not even
@@ -112,32 +127,83 @@ def _enqueue_by_shape(session: Session, index: Indexes) -> None:
     (turn = place in the queue's line, then queue order), but once a (queue, ``minResources``) shape is
     refused every later job of that shape is too (admissions only add to what is Inqueue), so the shape
     leaves the round; lines hold only jobs holding nothing, whose order is fixed. The first job of each
-    queue's live shapes takes its turn from a heap."""
-    overcommit = _Overcommit(session)
+    queue's live shapes takes its turn from a heap.
+
+    The overcommit test is answered for every lined shape at once (``_Verdicts``) and again only after an
+    admission: a shape it refuses would only be refused at its turn, a no-op, so it never takes one, a
+    queue with no shape left takes none, and the pass ends once no shape passes it (unless jobs without
+    ``minResources``, always admitted, are lined). Turns keep their places in the whole lines, so the
+    admissions and their order are those of the round robin over every shape."""
     lines = {q: per_shape for q, per_shape in index.lines.items() if per_shape}
+    if not lines:
+        return
+    overcommit = _Overcommit(session)
     least = index.least.get()
     if least is not None and not overcommit.fits(least):
         for per_shape in lines.values():  # nothing with minResources is admitted: only the rest
             for _, key in per_shape.get(None, ()):
                 _admit(session, session.jobs[key], overcommit, None)
         return
-    first = {q: min(line[0] for line in per_shape.values()) for q, per_shape in lines.items()}
-    ranked = sorted(lines, key=lambda q: (session.book.order_key(q), first[q]))
-    cursors = {q: {shape: 0 for shape in lines[q]} for q in ranked}
+    shapes = {shape for per_shape in lines.values() for shape in per_shape if shape is not None}
+    verdicts = _Verdicts(overcommit, shapes, session.index)
+    fits = verdicts.current()
+    live = {q: [s for s in per_shape if s is None or fits[s]] for q, per_shape in lines.items()}
+    cursors = {q: dict.fromkeys(shapes, 0) for q, shapes in live.items() if shapes}
+    unlimited = any(None in cursor for cursor in cursors.values())  # jobs admitted whatever the sums
+    first = {q: min(line[0] for line in lines[q].values()) for q in cursors}
+    ranked = sorted(cursors, key=lambda q: (session.book.order_key(q), first[q]))
     turns = [turn for at, q in enumerate(ranked) if (turn := _next_turn(lines[q], cursors[q], at, q))]
     heapify(turns)
     while turns:
         _, at, queue, shape = heappop(turns)
         line, cursor = lines[queue][shape], cursors[queue]
         job = session.jobs[line[cursor[shape]][1]]
-        minimum = None if shape is None else session.qvec(job.min_resources)  # type: ignore[arg-type]
-        if minimum is None or (session.book.enqueueable(queue, minimum) and overcommit.fits(minimum)):
+        if shape is None:
+            _admit(session, job, overcommit, None)
+            cursor[shape] += 1
+        elif verdicts.fits(shape) and session.book.enqueueable(
+            queue,
+            minimum := session.qvec(job.min_resources),  # type: ignore[arg-type]
+        ):
             _admit(session, job, overcommit, minimum)
             cursor[shape] += 1
+            verdicts.moved()
+            if not unlimited and not verdicts.any():
+                return  # every turn left would be refused
         else:
             del cursor[shape]  # refused: so is the rest of the shape
         if turn := _next_turn(lines[queue], cursor, at, queue):
             heappush(turns, turn)
+
+
+class _Verdicts:
+    """``_Overcommit.fits`` of each lined ``minResources`` shape at the current Inqueue sum, answered for
+    all of them in one vector test (the same IEEE operations per element as ``vec.le_on``) and again only
+    after an admission moved the sum: nothing else it reads moves within the pass."""
+
+    def __init__(self, overcommit: _Overcommit, shapes: set[bytes], index: ResourceIndex) -> None:
+        self.overcommit = overcommit
+        self.keys = list(shapes)
+        # the rows as ``Session.qvec`` makes them: minResources rows are int64 (``ResourceIndex.vector``)
+        rows = np.frombuffer(b"".join(self.keys), dtype=np.int64).astype(np.float64)
+        self.rows = rows.reshape(len(self.keys), len(index))
+        self.rows[:, index.position(PODS)] = 0.0
+        self._fits: dict[bytes, bool] | None = None
+
+    def fits(self, shape: bytes) -> bool:
+        return self.current()[shape]
+
+    def any(self) -> bool:
+        return any(self.current().values())
+
+    def moved(self) -> None:
+        self._fits = None
+
+    def current(self) -> dict[bytes, bool]:
+        """Each shape's verdict at the current Inqueue sum."""
+        if self._fits is None:
+            self._fits = dict(zip(self.keys, self.overcommit.fits_rows(self.rows).tolist(), strict=True))
+        return self._fits
 
 
 def _next_turn(

@@ -98,7 +98,7 @@ def _may_reclaim(session: Session, job: Job) -> bool:
     candidates = [t for t in job.pending() if not t.best_effort]
     count = max(placement.needed(job), 1)
     if not session.config.hierarchical and (
-        len(candidates) < count or placement.quota_rules_out(session, job, candidates, count) is not None
+        len(candidates) < count or placement.quota_refuses(session, job, candidates, count)
     ):
         return False  # its own queue admits too few pods, and evicting other queues' pods never changes that
     return session.book.preemptive(job.queue, _missing_request(session, job))

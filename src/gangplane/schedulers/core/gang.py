@@ -103,14 +103,34 @@ def _spread_take(capacity: Counts, wanted: int) -> Counts:
     return take
 
 
-def _columns(snapshot: Snapshot, cols: Rows) -> tuple[Floats, Floats]:
-    """Allocatable of ``cols`` as floats and its reciprocal (``inf`` where zero); static, so cached."""
-    key = ("columns", cols.tobytes())
-    if key not in snapshot.cache:
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    """What ``choose_nodes`` reads of one request row besides usage, all static for the snapshot: the
+    requested columns, their allocatable as floats, the request as floats, and for the scored columns
+    (every requested one but ``pods``) their positions among ``cols`` and the allocatable's reciprocal
+    (``inf`` where zero)."""
+
+    cols: Rows
+    alloc: Floats
+    request: Floats
+    scored: Rows
+    inverse: Floats
+    width: int  # how many columns are scored (at least 1: the mean's divisor)
+
+
+def _plan(snapshot: Snapshot, requests: Vector) -> _Plan:
+    """``_Plan`` of ``requests``, cached on the snapshot by the row's bytes (gangs repeat few shapes)."""
+    key = ("plan", requests.tobytes())
+    found: _Plan | None = snapshot.cache.get(key)
+    if found is None:
+        cols = np.flatnonzero(requests)
         alloc = snapshot.allocatable[:, cols].astype(np.float64)
+        scored = np.flatnonzero(cols != snapshot.index.position(PODS))
         with np.errstate(divide="ignore"):
-            snapshot.cache[key] = (alloc, np.where(alloc > 0, 1.0 / alloc, np.inf))
-    found: tuple[Floats, Floats] = snapshot.cache[key]
+            inverse = np.where(alloc > 0, 1.0 / alloc, np.inf)[:, scored]
+        request = requests[cols].astype(np.float64)
+        found = _Plan(cols, alloc, request, scored, inverse, max(int(scored.size), 1))
+        snapshot.cache[key] = found
     return found
 
 
@@ -121,19 +141,20 @@ def choose_nodes(
 
     Float arithmetic is exact here (amounts stay far below 2**53) and much faster than int64 division. Only
     the ``wanted`` best-scored nodes with room are needed (each takes at least one member), so this partially
-    sorts instead of sorting every node."""
+    sorts instead of sorting every node; a single member takes the best node alone (the first of equals)."""
     mask = static_mask(snapshot, pod) if allowed is None else static_mask(snapshot, pod) & allowed
-    cols = np.flatnonzero(pod.requests)
-    alloc, inverse = _columns(snapshot, cols)
-    used = snapshot.requested[:, cols]
-    request = pod.requests[cols].astype(np.float64)
-    capacity = np.floor(((alloc - used) / request).min(axis=1))
+    plan = _plan(snapshot, pod.requests)
+    used = snapshot.requested[:, plan.cols]
+    capacity = np.floor(((plan.alloc - used) / plan.request).min(axis=1))
     rows = np.flatnonzero((capacity >= 1) & mask)
     if rows.size == 0 or wanted <= 0:
         return rows[:0]
-    scored = cols != snapshot.index.position(PODS)
-    fraction = np.minimum((used[rows][:, scored] + request[scored]) * inverse[rows][:, scored], 1.0)
-    utilisation = fraction.sum(axis=1) / max(int(scored.sum()), 1)
+    scored = plan.scored
+    fraction = np.minimum((used[rows][:, scored] + plan.request[scored]) * plan.inverse[rows], 1.0)
+    utilisation = fraction.sum(axis=1) / plan.width
+    if wanted == 1:  # argmax/argmin take the first of equals: the lower row, as ``_top`` does
+        at = int(utilisation.argmax() if strategy is Strategy.BINPACK else utilisation.argmin())
+        return rows[at : at + 1]
     best = _top(utilisation if strategy is Strategy.BINPACK else -utilisation, wanted)
     rows = rows[best]
     counts = capacity[rows].astype(np.int64)

@@ -7,7 +7,7 @@ callers decide to commit (bind), pipeline (keep the reservation only) or roll ba
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -20,11 +20,14 @@ from gangplane.schedulers.volcano.session import Session
 from gangplane.schedulers.volcano.vec import Vec
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class Attempt:
     ok: bool
-    placed: list[tuple[Task, int]] = field(default_factory=list)  # (task, node row), assumed in the snapshot
+    placed: tuple[tuple[Task, int], ...] = ()  # (task, node row), assumed in the snapshot
     message: str = ""
+
+
+_REFUSED = Attempt(False)  # the quota test's refusal without text: shared, the same every time
 
 
 def needed(job: Job) -> int:
@@ -64,7 +67,7 @@ def try_place(session: Session, job: Job, allowed: Mask | None = None, explain: 
         return Attempt(False, message=_short_of_quota(job, missing, len(candidates), ""))
     if not explain:  # nobody reads the refusal: the test alone, no text
         if quota_refuses(session, job, candidates, max(missing, 1)):
-            return Attempt(False)
+            return _REFUSED
     elif (refusal := quota_rules_out(session, job, candidates, max(missing, 1))) is not None:
         return Attempt(
             False, message=f"gang needs {max(missing, 1)} more pods, more than the queue admits: {refusal}"
@@ -92,7 +95,7 @@ def try_place(session: Session, job: Job, allowed: Mask | None = None, explain: 
     for key in rows:
         if key not in kept_keys:
             session.snapshot.forget(key)
-    return Attempt(True, kept)
+    return Attempt(True, tuple(kept))
 
 
 def quota_rules_out(session: Session, job: Job, candidates: list[Task], count: int) -> str | None:

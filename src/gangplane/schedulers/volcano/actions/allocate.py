@@ -202,10 +202,11 @@ def allocate(session: Session) -> None:
     per_queue = _turns(session)
     hopeless: dict[tuple[object, ...], str] = {}  # capacity only shrinks during allocate
     queue: str | None = None  # whose turn it is: the queue order and Overused move only with a placement
-    keys: dict[str, tuple[int, float, int, tuple[str, str]]] = {}  # queues' order keys since a placement
+    # The queues' order keys: a placement moves only its own queue's (per_queue holds leaves, and a leaf's
+    # key reads its own attributes alone; the chain above it holds no turns).
+    keys = {q: session.book.order_key(q) for q in per_queue}
     while per_queue:
         if queue is None:
-            keys = keys or {q: session.book.order_key(q) for q in per_queue}
             queue = min(per_queue, key=keys.__getitem__)
             if session.book.overused(queue):
                 for job in per_queue[queue].jobs() if session.config.explain else ():
@@ -228,7 +229,7 @@ def allocate(session: Session) -> None:
         placement.commit(session, job, attempt)
         if line is not None:
             turns.enter(line, at + 1)
-        queue, keys = None, {}
+        keys[queue], queue = session.book.order_key(queue), None
         session.messages.pop(job.key, None)
         if job.ready() and any(not t.best_effort for t in job.pending()):
             turns.push(job)

@@ -18,7 +18,6 @@ import numpy as np
 from gangplane.schedulers.volcano import placement
 from gangplane.schedulers.volcano.actions import victims
 from gangplane.schedulers.volcano.actions.allocate import (
-    candidate_stand_ins,
     candidates,
     lined_candidates,
     quiet_candidates,
@@ -142,10 +141,14 @@ def _reclaimers(session: Session, may_reclaim: Callable[[Job], bool]) -> list[Jo
 def reclaim(session: Session) -> None:
     if quiet_candidates(session) and not _reaches(session, reachable(session)):
         return  # no candidate has a victim and nobody reads the messages: nothing would change
-    quiet = quiet_candidates(session) and session.kept is not None
-    chosen = candidate_stand_ins(session) if quiet else candidates(session)
-    if not _reaches(session, chosen) and (not session.config.explain or victims.quiet(session, chosen)):
-        return  # no queue can give to any candidate: no victim now or later in this action
+    if not (quiet_candidates(session) and session.kept is not None):
+        chosen = candidates(session)
+        if not _reaches(session, chosen) and (not session.config.explain or victims.quiet(session, chosen)):
+            return  # no queue can give to any candidate: no victim now or later in this action
+    # Quiet and kept: the same check over the candidates' stand-ins is left out. ``reachable`` passed and
+    # covers them, so it would return only for a non-leaf queue's or an ineligible job's sake (never on the
+    # Philly replay); where it would, the search below finds no giver and changes nothing but messages,
+    # which nobody reads here.
     may: dict[tuple[object, ...], bool] = {}  # by shape: the book does not move until a search evicts
 
     def may_reclaim(job: Job) -> bool:

@@ -58,6 +58,8 @@ def shapes(snapshot: Snapshot, pods: Sequence[PodInfo]) -> list[list[PodInfo]]:
     groups: dict[tuple[bytes, tuple[object, ...]], list[PodInfo]] = {}
     for pod in pods:
         groups.setdefault(_shape_key(pod), []).append(pod)
+    if len(groups) < 2:  # one shape (most gangs): nothing to order
+        return list(groups.values())
     if "capacity" not in snapshot.cache:
         snapshot.cache["capacity"] = np.maximum(snapshot.allocatable.sum(axis=0), 1).astype(np.float64)
     capacity = snapshot.cache["capacity"]

@@ -110,13 +110,13 @@ class Memo:
         kept = self._policies.get(name)
         if rv and kept is not None and kept[0] == (rv, index):
             return kept[1]
-        if kept is not None and kept[0][1] == index and kept[2] == _read_by_policy(obj):
+        if kept is not None and kept[0][1] == index and kept[2] == read_by_policy(obj):
             # a status write (counts, allocation) changed nothing the policy reads, or a built-in queue
             # (root, default: no resourceVersion) is the same as last pass
             self._policies[name] = ((rv, index), kept[1], kept[2])
             return kept[1]
         policy = parse()
-        self._policies[name] = ((rv, index), policy, deepcopy(_read_by_policy(obj)))  # not a view
+        self._policies[name] = ((rv, index), policy, deepcopy(read_by_policy(obj)))  # not a view
         return policy
 
     def demand(self, job: Job, compute: Callable[[Job], QueueDemand]) -> QueueDemand:
@@ -166,7 +166,7 @@ class Victims:
         self._jobs.update((pod, job) for pod, (_, job) in evicted.items())
 
 
-def _read_by_policy(obj: Mapping[str, Any]) -> tuple[object, ...]:
+def read_by_policy(obj: Mapping[str, Any]) -> tuple[object, ...]:
     """What ``queues.policy_of`` reads from a Queue: its spec, its state, and its name, creation time, uid
     and annotations."""
     meta = obj.get("metadata") or {}
@@ -174,4 +174,4 @@ def _read_by_policy(obj: Mapping[str, Any]) -> tuple[object, ...]:
     return (obj.get("spec"), (obj.get("status") or {}).get("state"), *(meta.get(k) for k in keys))
 
 
-__all__ = ["Memo", "Settled", "Victims", "revision"]
+__all__ = ["Memo", "Settled", "Victims", "read_by_policy", "revision"]

@@ -25,7 +25,7 @@ from gangplane.schedulers.volcano.book import QueueBook
 from gangplane.schedulers.volcano.config import VolcanoConfig
 from gangplane.schedulers.volcano.hypernodes import HyperNodeTree, build_tree
 from gangplane.schedulers.volcano.kept import Inputs, Kept
-from gangplane.schedulers.volcano.memo import Memo, revision
+from gangplane.schedulers.volcano.memo import Memo, read_by_policy, revision
 from gangplane.schedulers.volcano.proportion import QueuePolicy
 from gangplane.schedulers.volcano.session import (
     Session,
@@ -88,10 +88,16 @@ def _read(view: ClusterView, memo: Memo, last: Inputs | None) -> Inputs:
     tree = last.tree if last.nodes is snapshot.nodes and same[0] else build_tree(sources[0], snapshot.nodes)
     if same[1]:
         queue_objs, policies, broken_queues = last.queue_objs, last.policies, last.broken_queues
+    elif (restatused := _restatus_queues(sources[1], last)) is not None:
+        queue_objs, policies, broken_queues = restatused, last.policies, last.broken_queues
     else:
         queue_objs, policies, broken_queues = _reread_queues(sources[1], index, memo, last)
     classes = last.classes if same[2] else priority_classes(sources[2])
-    context = _context(index, tree, classes, queue_objs, broken_queues)
+    read_as_last = tree is last.tree and classes is last.classes and broken_queues is last.broken_queues
+    if read_as_last and queue_objs.keys() == last.queue_objs.keys():
+        context = last.context  # what it is read from is the last pass's (the index was compared above)
+    else:
+        context = _context(index, tree, classes, queue_objs, broken_queues)
     if context == last.context:
         context = last.context  # compared every pass: the same tuple compares at once
     return Inputs(index, snapshot.nodes, sources, tree, queue_objs, policies, broken_queues, classes, context)
@@ -107,6 +113,24 @@ def _read_all(view: ClusterView, memo: Memo, sources: tuple[tuple[Mapping[str, A
     classes = priority_classes(sources[2])
     context = _context(index, tree, classes, queue_objs, broken_queues)
     return Inputs(index, snapshot.nodes, sources, tree, queue_objs, policies, broken_queues, classes, context)
+
+
+def _restatus_queues(objs: Sequence[Mapping[str, Any]], last: Inputs) -> dict[str, Mapping[str, Any]] | None:
+    """The Queues by name when each is the last pass's object or differs from it only where no policy reads
+    (a status write of its counts and allocation: the scheduler's own, most passes), else ``None``. Each
+    policy, the broken ones' reasons and the order of the names then stand as read; only the objects move."""
+    held = last.sources[1]
+    if len(objs) != len(held):
+        return None
+    moved = [(old, new) for old, new in zip(held, objs, strict=True) if old is not new]
+    if any(read_by_policy(old) != read_by_policy(new) for old, new in moved):
+        return None
+    queue_objs = dict(last.queue_objs)
+    for old, new in moved:
+        name = old["metadata"]["name"]
+        if queue_objs.get(name) is old:  # not a broken Queue, nor one a later namesake hid
+            queue_objs[name] = new
+    return queue_objs
 
 
 def _reread_queues(

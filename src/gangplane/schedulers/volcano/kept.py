@@ -260,9 +260,10 @@ class Kept:
         self.orders.pop(key, None)
 
     def put(self, job: Job, demand: Callable[[Job], QueueDemand]) -> None:
-        self.drop(job.key)
+        if job.key in self.jobs or job.key in self.left_out:
+            self.drop(job.key)
         found = demand(job)
-        rows = np.stack((found.allocated, found.request, found.inqueue, found.elastic))
+        rows = np.array((found.allocated, found.request, found.inqueue, found.elastic))
         parsed = _Parsed(job.phase, tuple(t.status for t in job.tasks), rows)
         self.jobs[job.key], self.parsed[job.key] = job, parsed
         insort(self.keys, job.key)

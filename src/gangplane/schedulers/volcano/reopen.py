@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from functools import partial
+from operator import is_
 from typing import Any
 
 from gangplane.api.scheduling import volcano as vc
@@ -172,7 +173,7 @@ def _context(
 
 
 def _same(old: Sequence[object], new: Sequence[object]) -> bool:
-    return len(old) == len(new) and all(x is y for x, y in zip(old, new, strict=True))
+    return old is new or (len(old) == len(new) and all(map(is_, old, new)))
 
 
 def _kept_total(snapshot: Snapshot, kept: Kept) -> Vec:

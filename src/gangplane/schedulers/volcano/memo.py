@@ -141,6 +141,26 @@ class Memo:
         self._seen = set()
 
 
+class Stamping(Memo):
+    """A memo that keeps nothing: each job is built and stamped with the resourceVersions it was parsed from
+    (``Job.revision``) as ``Memo.job`` stamps a job it keeps. A kept session (``reopen``) keeps its jobs
+    itself and reads only the stamp; an empty memo did the same with a record per job it threw away."""
+
+    def job(
+        self,
+        pg: Mapping[str, Any],
+        key: str,
+        members: Members,
+        context: tuple[object, ...],
+        build: Callable[[], Job],
+    ) -> Job:
+        job = build()
+        group, pods = revision(pg), [revision(pod) for pod, _ in members]
+        if group and all(pods):
+            job.revision = (group, *pods)
+        return job
+
+
 class Victims:
     """The pods this scheduler evicted, Releasing until the view shows their deletion (``Evicting``), and
     their jobs: a job with a victim in flight is parsed again every session (its tasks' statuses depend on
@@ -174,4 +194,4 @@ def read_by_policy(obj: Mapping[str, Any]) -> tuple[object, ...]:
     return (obj.get("spec"), (obj.get("status") or {}).get("state"), *(meta.get(k) for k in keys))
 
 
-__all__ = ["Memo", "Settled", "Victims", "read_by_policy", "revision"]
+__all__ = ["Memo", "Settled", "Stamping", "Victims", "read_by_policy", "revision"]

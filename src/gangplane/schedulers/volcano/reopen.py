@@ -26,7 +26,7 @@ from gangplane.schedulers.volcano.book import QueueBook
 from gangplane.schedulers.volcano.config import VolcanoConfig
 from gangplane.schedulers.volcano.hypernodes import HyperNodeTree, build_tree
 from gangplane.schedulers.volcano.kept import Inputs, Kept
-from gangplane.schedulers.volcano.memo import Memo, read_by_policy, revision
+from gangplane.schedulers.volcano.memo import Memo, Stamping, read_by_policy, revision
 from gangplane.schedulers.volcano.proportion import QueuePolicy
 from gangplane.schedulers.volcano.session import (
     Session,
@@ -201,7 +201,7 @@ def _bring_level(
     queue_objs, broken_queues, classes = queues
     context = (view.snapshot.index, tuple(sorted(tree.tier_names.items())), tree.root_tier)
     pending = _Recent(view.pending, view.changes.pending)
-    scratch = Memo()  # sets each job's revision; nothing is kept in it
+    stamping = Stamping()  # sets each job's revision; nothing is kept in it
     for key in sorted(view.changes.groups | kept.reread):
         old = kept.jobs.get(key)
         members = [
@@ -223,7 +223,7 @@ def _bring_level(
             if members:
                 kept.left_out[key] = f"PodGroup {key} does not exist"
             continue
-        job = _job(view, tree, pg, members, classes, (scratch, key, context))
+        job = _job(view, tree, pg, members, classes, (stamping, key, context))
         if isinstance(job, str):
             kept.left_out[key] = job
         elif job.queue in broken_queues:

@@ -61,7 +61,7 @@ def test_a_pass_reads_again_only_the_kinds_of_objects_that_changed() -> None:
     assert second.context == first.context
 
 
-def test_a_queue_status_write_asks_the_memo_for_that_queue_alone() -> None:
+def test_a_queue_status_write_asks_the_memo_nothing_and_a_spec_write_that_queue_alone() -> None:
     """A Queue status write (the scheduler's own, most passes) changes nothing a policy reads: the policies,
     the malformed Queues' reasons and the context stand unasked, with the written object taken. A spec
     write asks the memo for that Queue alone (the built-in ones included keep the last pass's policies),

@@ -228,9 +228,10 @@ class _Watched(Mapping[ResourceType, Sequence[Mapping[str, Any]]]):
 
     def __init__(self, objects: Objects, types: Iterable[ResourceType]) -> None:
         self._objects, self._types = objects, tuple(dict.fromkeys(types))
+        self._ids = frozenset(map(id, self._types))  # the catalog's own constants, found without ``__eq__``
 
     def __getitem__(self, rt: ResourceType) -> Sequence[Mapping[str, Any]]:
-        if rt not in self._types:
+        if id(rt) not in self._ids and rt not in self._types:
             raise KeyError(rt)
         return self._objects.get(rt, ())
 

@@ -193,14 +193,16 @@ def test_a_groups_status_write_is_taken_without_parsing_the_group_again(monkeypa
 @given(
     jobs=jobs_strategy,
     edits=st.lists(
-        st.tuples(st.integers(0, 20), st.sampled_from(["weight", "malformed", "mended"])), max_size=6
+        st.tuples(st.integers(0, 20), st.sampled_from(["weight", "malformed", "mended", "closed", "opened"])),
+        max_size=6,
     ),
 )
 def test_queues_edited_between_passes_decide_as_a_plain_session(
     jobs: list[tuple[int, int, str, int, bool, bool]], edits: list[tuple[int, str]]
 ) -> None:
-    """A Queue's spec changed, made malformed or mended between passes: the kept session reads again only
-    the Queues that are new objects (``reopen._read``) and still decides as a plain one."""
+    """A Queue's spec changed, made malformed or mended, or its state (in its status) closed or opened
+    between passes: the kept session reads again only the Queues that are new objects and not a status
+    write alone (``reopen._read``) and still decides as a plain one."""
     config = VolcanoConfig(explain=False)
     w = World(nodes=[node("n0", gpu=4), node("n1", gpu=4)], config=config)
     for name in ("a", "b", "c"):
@@ -211,7 +213,9 @@ def test_queues_edited_between_passes_decide_as_a_plain_session(
             if i == at:
                 w.add_job(f"j{i}", size, gpu=gpu, queue=queue, priority=prio, min_resources=minres)
         for when, edit in edits:
-            if when == at:
+            if when == at and edit in ("closed", "opened"):
+                w.queues["a"]["status"] = {**w.queues["a"].get("status", {}), "state": edit.capitalize()}
+            elif when == at:
                 spec = w.queues["b" if edit == "weight" else "c"]["spec"]
                 spec["weight"] = {"weight": spec["weight"] + 1 if isinstance(spec["weight"], int) else 2,
                                   "malformed": "many", "mended": 1}[edit]  # fmt: skip

@@ -61,10 +61,12 @@ def test_a_pass_reads_again_only_the_kinds_of_objects_that_changed() -> None:
     assert second.context == first.context
 
 
-def test_a_queue_status_write_asks_the_memo_for_that_queue_alone() -> None:
-    """The Queues not written this pass (the built-in ones included) keep the last pass's policies
-    unasked, and the list of policies is the last one when none changed; a malformed Queue stays aside
-    for the same reason until it is written again."""
+def test_a_queue_status_write_asks_the_memo_nothing_and_a_spec_write_that_queue_alone() -> None:
+    """A Queue status write (the scheduler's own, most passes) changes nothing a policy reads: the policies,
+    the malformed Queues' reasons and the context stand unasked, with the written object taken. A spec
+    write asks the memo for that Queue alone (the built-in ones included keep the last pass's policies),
+    and the list of policies is the last one when none changed; a malformed Queue stays aside for the
+    same reason until it is written again."""
     w = _world()
     w.add_queue("bad", weight="many")
     objects = w.objects()
@@ -73,17 +75,23 @@ def test_a_queue_status_write_asks_the_memo_for_that_queue_alone() -> None:
     assert first.broken_queues.keys() == {"bad"} and "bad" not in first.queue_objs
     queues = list(objects[VOLCANO_QUEUES])
     queues[0] = {**queues[0], "status": {**queues[0]["status"], "running": 1}}  # a status write of Queue a
+    queues[2] = {**queues[2], "status": {**queues[2]["status"], "running": 0}}  # ... and of the malformed one
     memo.asked.clear()
     second = _read(_view(w, {**objects, VOLCANO_QUEUES: queues}), memo, first)
-    assert memo.asked == ["a"]
+    assert memo.asked == []
     assert second.policies is first.policies and second.queue_objs["a"] is queues[0]
-    assert second.broken_queues == first.broken_queues and second.context is first.context
+    assert list(second.queue_objs) == list(first.queue_objs) and "bad" not in second.queue_objs
+    assert second.broken_queues is first.broken_queues and second.context is first.context
+    queues[0] = {**queues[0], "spec": {**queues[0]["spec"], "reclaimable": False}}  # a spec write of Queue a
+    third = _read(_view(w, {**objects, VOLCANO_QUEUES: queues}), memo, second)
+    assert memo.asked == ["a"] and not third.policies[0].reclaimable and third.queue_objs["a"] is queues[0]
+    assert third.broken_queues == first.broken_queues and third.context is first.context
     queues[2] = {**queues[2], "spec": {"weight": 3}}  # the malformed Queue mended
     memo.asked.clear()
-    third = _read(_view(w, {**objects, VOLCANO_QUEUES: queues}), memo, second)
-    assert memo.asked == ["bad"] and not third.broken_queues
-    assert [p.name for p in third.policies] == ["a", "b", "bad", "default", "root"]
-    assert third.context != second.context  # the set of queues changed: every job is parsed again
+    fourth = _read(_view(w, {**objects, VOLCANO_QUEUES: queues}), memo, third)
+    assert memo.asked == ["bad"] and not fourth.broken_queues
+    assert [p.name for p in fourth.policies] == ["a", "b", "bad", "default", "root"]
+    assert fourth.context != third.context  # the set of queues changed: every job is parsed again
 
 
 class _AskedMemo(Memo):

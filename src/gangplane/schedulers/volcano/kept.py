@@ -115,6 +115,11 @@ class Indexes:
     work_loose: set[str] = field(default_factory=set)  # with work, not in ``work_lines`` (holding, invalid)
 
     marks: dict[str, _Marks] = field(default_factory=dict)  # per job key, what ``add`` found
+    tables: tuple[set[str], ...] = field(init=False)  # the sets above in ``_Marks.flags`` order
+
+    def __post_init__(self) -> None:
+        self.tables = (self.pending_phase, self.pending_holding, self.with_work, self.evictable,
+                       self.releasing, self.best_effort)  # fmt: skip
 
     def add(self, job: Job) -> None:
         marks = self.marks[job.key] = _marks(job)
@@ -126,9 +131,7 @@ class Indexes:
 
     def _move(self, marks: _Marks, add: bool) -> None:
         key, queue = marks.key, marks.queue
-        tables = (self.pending_phase, self.pending_holding, self.with_work, self.evictable, self.releasing,
-                  self.best_effort)  # fmt: skip
-        for table, member in zip(tables, marks.flags, strict=True):
+        for table, member in zip(self.tables, marks.flags, strict=True):
             if member:
                 (table.add if add else table.discard)(key)
         if marks.lowest is not None:
@@ -163,11 +166,12 @@ class _Marks:
 
 def _marks(job: Job) -> _Marks:
     pending = job.pending()
-    holding = any(t.status in HOLDING for t in job.tasks)
-    evictable = any(t.status in EVICTABLE for t in job.tasks)
+    statuses = {t.status for t in job.tasks}
+    holding = not statuses.isdisjoint(HOLDING)
+    evictable = not statuses.isdisjoint(EVICTABLE)
     pending_phase = job.phase in PENDING_PHASES
     work = not pending_phase and any(not t.best_effort for t in pending)
-    releasing = any(t.status == TaskStatus.RELEASING for t in job.tasks)
+    releasing = TaskStatus.RELEASING in statuses
     flags = (pending_phase, pending_phase and holding, work, evictable, releasing,
              any(t.best_effort for t in pending))  # fmt: skip
     entry = (static_order(job), job.key) if not holding else None
@@ -260,9 +264,10 @@ class Kept:
         self.orders.pop(key, None)
 
     def put(self, job: Job, demand: Callable[[Job], QueueDemand]) -> None:
-        self.drop(job.key)
+        if job.key in self.jobs or job.key in self.left_out:
+            self.drop(job.key)
         found = demand(job)
-        rows = np.stack((found.allocated, found.request, found.inqueue, found.elastic))
+        rows = np.array((found.allocated, found.request, found.inqueue, found.elastic))
         parsed = _Parsed(job.phase, tuple(t.status for t in job.tasks), rows)
         self.jobs[job.key], self.parsed[job.key] = job, parsed
         insort(self.keys, job.key)

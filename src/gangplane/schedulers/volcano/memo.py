@@ -110,13 +110,13 @@ class Memo:
         kept = self._policies.get(name)
         if rv and kept is not None and kept[0] == (rv, index):
             return kept[1]
-        if kept is not None and kept[0][1] == index and kept[2] == _read_by_policy(obj):
+        if kept is not None and kept[0][1] == index and kept[2] == read_by_policy(obj):
             # a status write (counts, allocation) changed nothing the policy reads, or a built-in queue
             # (root, default: no resourceVersion) is the same as last pass
             self._policies[name] = ((rv, index), kept[1], kept[2])
             return kept[1]
         policy = parse()
-        self._policies[name] = ((rv, index), policy, deepcopy(_read_by_policy(obj)))  # not a view
+        self._policies[name] = ((rv, index), policy, deepcopy(read_by_policy(obj)))  # not a view
         return policy
 
     def demand(self, job: Job, compute: Callable[[Job], QueueDemand]) -> QueueDemand:
@@ -139,6 +139,26 @@ class Memo:
             for key in [k for k in table if k not in self._seen]:
                 del table[key]
         self._seen = set()
+
+
+class Stamping(Memo):
+    """A memo that keeps nothing: each job is built and stamped with the resourceVersions it was parsed from
+    (``Job.revision``) as ``Memo.job`` stamps a job it keeps. A kept session (``reopen``) keeps its jobs
+    itself and reads only the stamp; an empty memo did the same with a record per job it threw away."""
+
+    def job(
+        self,
+        pg: Mapping[str, Any],
+        key: str,
+        members: Members,
+        context: tuple[object, ...],
+        build: Callable[[], Job],
+    ) -> Job:
+        job = build()
+        group, pods = revision(pg), [revision(pod) for pod, _ in members]
+        if group and all(pods):
+            job.revision = (group, *pods)
+        return job
 
 
 class Victims:
@@ -166,7 +186,7 @@ class Victims:
         self._jobs.update((pod, job) for pod, (_, job) in evicted.items())
 
 
-def _read_by_policy(obj: Mapping[str, Any]) -> tuple[object, ...]:
+def read_by_policy(obj: Mapping[str, Any]) -> tuple[object, ...]:
     """What ``queues.policy_of`` reads from a Queue: its spec, its state, and its name, creation time, uid
     and annotations."""
     meta = obj.get("metadata") or {}
@@ -174,4 +194,4 @@ def _read_by_policy(obj: Mapping[str, Any]) -> tuple[object, ...]:
     return (obj.get("spec"), (obj.get("status") or {}).get("state"), *(meta.get(k) for k in keys))
 
 
-__all__ = ["Memo", "Settled", "Victims", "revision"]
+__all__ = ["Memo", "Settled", "Stamping", "Victims", "read_by_policy", "revision"]

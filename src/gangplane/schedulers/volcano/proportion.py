@@ -233,10 +233,22 @@ def same_rounds(rounds: Rounds, old: list[float], new: list[float]) -> bool:
     """Whether a queue's request ``new`` leaves every round it took part in as request ``old`` did: each
     round's request cap gives the same values and the same "request met" answer. Then the whole filling is
     the same (no other queue reads this request), so it need not be redone."""
+    if len(old) == 1 and len(new) == 1:
+        return _same_rounds_one(rounds, old[0], new[0])
     for reach, got in rounds:
         if _le(old, got) != _le(new, got):
             return False
         if any(min(x, o) != min(x, n) for x, o, n in zip(reach, old, new, strict=True)):
+            return False
+    return True
+
+
+def _same_rounds_one(rounds: Rounds, old: float, new: float) -> bool:
+    """``same_rounds`` over one active dimension on plain floats (the same comparisons, ``_le`` written out):
+    asked every pass of a GPU trace for the queue whose request moved."""
+    for (reach,), (got,) in rounds:
+        top = got + _EPS * max(1.0, abs(got))
+        if (old <= top) != (new <= top) or min(reach, old) != min(reach, new):
             return False
     return True
 

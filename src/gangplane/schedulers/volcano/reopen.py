@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from functools import partial
+from operator import is_
 from typing import Any
 
 from gangplane.api.scheduling import volcano as vc
@@ -25,7 +26,7 @@ from gangplane.schedulers.volcano.book import QueueBook
 from gangplane.schedulers.volcano.config import VolcanoConfig
 from gangplane.schedulers.volcano.hypernodes import HyperNodeTree, build_tree
 from gangplane.schedulers.volcano.kept import Inputs, Kept
-from gangplane.schedulers.volcano.memo import Memo, revision
+from gangplane.schedulers.volcano.memo import Memo, Stamping, read_by_policy, revision
 from gangplane.schedulers.volcano.proportion import QueuePolicy
 from gangplane.schedulers.volcano.session import (
     Session,
@@ -88,10 +89,16 @@ def _read(view: ClusterView, memo: Memo, last: Inputs | None) -> Inputs:
     tree = last.tree if last.nodes is snapshot.nodes and same[0] else build_tree(sources[0], snapshot.nodes)
     if same[1]:
         queue_objs, policies, broken_queues = last.queue_objs, last.policies, last.broken_queues
+    elif (restatused := _restatus_queues(sources[1], last)) is not None:
+        queue_objs, policies, broken_queues = restatused, last.policies, last.broken_queues
     else:
         queue_objs, policies, broken_queues = _reread_queues(sources[1], index, memo, last)
     classes = last.classes if same[2] else priority_classes(sources[2])
-    context = _context(index, tree, classes, queue_objs, broken_queues)
+    read_as_last = tree is last.tree and classes is last.classes and broken_queues is last.broken_queues
+    if read_as_last and queue_objs.keys() == last.queue_objs.keys():
+        context = last.context  # what it is read from is the last pass's (the index was compared above)
+    else:
+        context = _context(index, tree, classes, queue_objs, broken_queues)
     if context == last.context:
         context = last.context  # compared every pass: the same tuple compares at once
     return Inputs(index, snapshot.nodes, sources, tree, queue_objs, policies, broken_queues, classes, context)
@@ -107,6 +114,24 @@ def _read_all(view: ClusterView, memo: Memo, sources: tuple[tuple[Mapping[str, A
     classes = priority_classes(sources[2])
     context = _context(index, tree, classes, queue_objs, broken_queues)
     return Inputs(index, snapshot.nodes, sources, tree, queue_objs, policies, broken_queues, classes, context)
+
+
+def _restatus_queues(objs: Sequence[Mapping[str, Any]], last: Inputs) -> dict[str, Mapping[str, Any]] | None:
+    """The Queues by name when each is the last pass's object or differs from it only where no policy reads
+    (a status write of its counts and allocation: the scheduler's own, most passes), else ``None``. Each
+    policy, the broken ones' reasons and the order of the names then stand as read; only the objects move."""
+    held = last.sources[1]
+    if len(objs) != len(held):
+        return None
+    moved = [(old, new) for old, new in zip(held, objs, strict=True) if old is not new]
+    if any(read_by_policy(old) != read_by_policy(new) for old, new in moved):
+        return None
+    queue_objs = dict(last.queue_objs)
+    for old, new in moved:
+        name = old["metadata"]["name"]
+        if queue_objs.get(name) is old:  # not a broken Queue, nor one a later namesake hid
+            queue_objs[name] = new
+    return queue_objs
 
 
 def _reread_queues(
@@ -148,7 +173,7 @@ def _context(
 
 
 def _same(old: Sequence[object], new: Sequence[object]) -> bool:
-    return len(old) == len(new) and all(x is y for x, y in zip(old, new, strict=True))
+    return old is new or (len(old) == len(new) and all(map(is_, old, new)))
 
 
 def _kept_total(snapshot: Snapshot, kept: Kept) -> Vec:
@@ -176,7 +201,7 @@ def _bring_level(
     queue_objs, broken_queues, classes = queues
     context = (view.snapshot.index, tuple(sorted(tree.tier_names.items())), tree.root_tier)
     pending = _Recent(view.pending, view.changes.pending)
-    scratch = Memo()  # sets each job's revision; nothing is kept in it
+    stamping = Stamping()  # sets each job's revision; nothing is kept in it
     for key in sorted(view.changes.groups | kept.reread):
         old = kept.jobs.get(key)
         members = [
@@ -198,7 +223,7 @@ def _bring_level(
             if members:
                 kept.left_out[key] = f"PodGroup {key} does not exist"
             continue
-        job = _job(view, tree, pg, members, classes, (scratch, key, context))
+        job = _job(view, tree, pg, members, classes, (stamping, key, context))
         if isinstance(job, str):
             kept.left_out[key] = job
         elif job.queue in broken_queues:

@@ -104,3 +104,63 @@ def test_closing_a_job_walks_its_tasks_once() -> None:
     _Walked.walks = 0
     status.pod_group_writes(_Session(False, job.key), {}, [job])  # type: ignore[arg-type]
     assert _Walked.walks == 1
+
+
+def _close_twice(
+    job: Job, pipelined: bool, moved: TaskStatus | None, monkeypatch: Any
+) -> tuple[list[Any], list[Any], int]:
+    """Close ``job`` (its status written and stored back as a store would), then close it again as the
+    next pass would with the last close's writes kept, and without: both answers, and how many statuses
+    the kept close computed. ``moved``: a first task's status set between the passes."""
+    session: Any = _Session(pipelined, job.key)
+    job.revision = ("1", "7")
+    wrote: dict[str, status.Wrote] = {}
+    written, _ = status.pod_group_writes(session, {}, [job], ({}, wrote))
+    if written:
+        job.obj, job.revision = {"status": dict(written[0].status)}, ("2", "7")
+    if moved is not None and job.tasks:
+        job.set_status(job.tasks[0], moved)
+    computed = []
+    real = status._status
+    monkeypatch.setattr(status, "_status", lambda *a: computed.append(1) or real(*a))
+    kept_settled: dict[str, Any] = {}
+    kept = status.pod_group_writes(session, kept_settled, [job], (wrote, {}))
+    monkeypatch.setattr(status, "_status", real)
+    plain_settled: dict[str, Any] = {}
+    plain = status.pod_group_writes(session, plain_settled, [job])
+    return [kept, kept_settled], [plain, plain_settled], len(computed)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    tasks=task_lists,
+    min_member=st.integers(0, 5),
+    phase=phases,
+    pipelined=st.booleans(),
+    moved=st.one_of(st.none(), st.sampled_from(list(TaskStatus))),
+)
+def test_a_status_coming_back_as_written_answers_as_computing_it_again(
+    tasks: list[tuple[TaskStatus, bool]],
+    min_member: int,
+    phase: str,
+    pipelined: bool,
+    moved: TaskStatus | None,
+) -> None:
+    """The close after a write reads the written status back: it answers (writes, phases, settled) as a
+    close computing every status again, whether or not a task moved in between."""
+    import pytest
+
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        kept, plain, _ = _close_twice(_job(tasks, min_member, phase), pipelined, moved, monkeypatch)
+    assert kept == plain
+
+
+def test_the_scheduler_own_write_coming_back_is_not_computed_again(monkeypatch: Any) -> None:
+    """A waiting gang's Unschedulable condition, written by one close, comes back in the next pass: that
+    close settles it without computing its status (about a third of the statuses a Philly replay computed
+    were such returns), and computes it again once a task moved."""
+    tasks = [(TaskStatus.PENDING, False)] * 2
+    kept, plain, computed = _close_twice(_job(tasks, 2, "Pending"), False, None, monkeypatch)
+    assert kept == plain and computed == 0
+    kept, plain, computed = _close_twice(_job(tasks, 2, "Pending"), False, TaskStatus.BOUND, monkeypatch)
+    assert kept == plain and computed == 1

@@ -222,3 +222,27 @@ def test_queues_edited_between_passes_decide_as_a_plain_session(
         driver.cycle()
         w.resubmit_evicted()
         _finish_and_leave(w, ages, 3)
+
+
+def test_a_waiting_gangs_own_status_write_is_settled_as_it_comes_back(monkeypatch: Any) -> None:
+    """A gang that cannot fit gets its Unschedulable status written; the next pass reads that write back and
+    settles it without computing the status again (``status.Wrote``), deciding as a plain session
+    (``Driver.cycle`` compares the writes too)."""
+    from gangplane.schedulers.volcano import status
+
+    config = VolcanoConfig(explain=False, overcommit_factor=None)
+    w = World(nodes=[node("n0", gpu=4)], config=config)
+    w.add_job("running", 4, gpu=1)
+    w.add_job("waiting", 2, gpu=1)
+    driver = Driver(w, config)
+    back: list[str] = []
+    real = status._came_back
+    monkeypatch.setattr(
+        status, "_came_back", lambda s, job, *a: real(s, job, *a) and not back.append(job.name)
+    )
+    first = driver.cycle()
+    assert {x.name for x in first.status_writes if x.rt == VOLCANO_PODGROUPS} == {"running", "waiting"}
+    assert back == []
+    second = driver.cycle()
+    assert "waiting" in back and "waiting" not in {x.name for x in second.status_writes}
+    assert w.phase("waiting") == "Pending"

@@ -51,6 +51,7 @@ class VolcanoScheduler:
         self._memo = Memo()  # parsed objects by resourceVersion: a cache, equal views still decide alike
         self._kept = Kept()  # the session kept across passes when no "why pending" text is built
         self._victims = Victims()  # pods evicted, Releasing until the view shows their deletion
+        self._wrote: dict[str, status.Wrote] = {}  # the PodGroup statuses the last kept close wrote
 
     @property
     def name(self) -> str:
@@ -80,9 +81,13 @@ class VolcanoScheduler:
             for action in self.config.actions:
                 ACTIONS[action](session)
             self._victims.end(session.evicted, view.now)
-            return close_kept(session, view, self._kept)
+            wrote: dict[str, status.Wrote] = {}
+            result = close_kept(session, view, self._kept, (self._wrote, wrote))
+            self._wrote = wrote
+            return result
         except BaseException:
             self._kept.clear()
+            self._wrote = {}
             raise
 
 
@@ -100,13 +105,19 @@ def close(session: Session, view: ClusterView, settled: dict[str, Settled] | Non
     )
 
 
-def close_kept(session: Session, view: ClusterView, kept: Kept) -> CycleResult:
+def close_kept(
+    session: Session,
+    view: ClusterView,
+    kept: Kept,
+    wrote: tuple[Mapping[str, status.Wrote], dict[str, status.Wrote]] | None = None,
+) -> CycleResult:
     """``close`` over the jobs whose status may have changed: those the session or the view changed, and
     those whose last status was not settled; every other job keeps its status and phase (without "why
-    pending" text a status depends on the job alone). Then the session's changes to jobs are put back."""
+    pending" text a status depends on the job alone). Then the session's changes to jobs are put back.
+    ``wrote``: the last close's PodGroup writes, and this close's to fill (``status.pod_group_writes``)."""
     visit = kept.visit | session.touched | session.pipelined
     jobs = [kept.jobs[key] for key in sorted(visit) if key in kept.jobs]
-    pod_group_writes, phases = status.pod_group_writes(session, kept.settled, jobs)
+    pod_group_writes, phases = status.pod_group_writes(session, kept.settled, jobs, wrote)
     for job in jobs:
         kept.note_phase(job.key, job.queue, phases[job.key])
     kept.visit = {job.key for job in jobs if job.key not in kept.settled} | session.touched

@@ -164,18 +164,58 @@ def _inputs(session: Session, job: Job, statuses: tuple[TaskStatus, ...]) -> tup
     return (job.revision, job.phase, statuses, job.key in session.pipelined, said)
 
 
+class Wrote(NamedTuple):
+    """A PodGroup status a close wrote, with what it was computed from besides the stored status: the job
+    as parsed (the same object: its spec and pods), its pods' resourceVersions, its phase, its tasks'
+    statuses and whether it was pipelined; and the phase it then counted as were the status unchanged."""
+
+    job: Job
+    basis: tuple[object, ...]
+    status: Mapping[str, Any]
+    phase: str
+
+
+def _basis(session: Session, job: Job, statuses: tuple[TaskStatus, ...]) -> tuple[object, ...]:
+    return (job.revision[1:], job.phase, statuses, job.key in session.pipelined)
+
+
+def _came_back(session: Session, job: Job, statuses: tuple[TaskStatus, ...], wrote: Wrote | None) -> bool:
+    """Does the job now hold the status the last close wrote for it, all else as then? Then its status is
+    computed again as that one (each part reads the same inputs, the condition found among the written
+    ones) and equals the stored one: no write, and the phase noted then. Without "why pending" text only:
+    that text reads the session."""
+    return (
+        wrote is not None
+        and wrote.job is job
+        and not session.config.explain
+        and wrote.basis == _basis(session, job, statuses)
+        and job.obj.get("status") == wrote.status
+    )
+
+
 def pod_group_writes(
-    session: Session, settled: dict[str, Settled], jobs: Iterable[Job] | None = None
+    session: Session,
+    settled: dict[str, Settled],
+    jobs: Iterable[Job] | None = None,
+    wrote: tuple[Mapping[str, Wrote], dict[str, Wrote]] | None = None,
 ) -> tuple[list[StatusWrite], dict[str, str]]:
     """The PodGroup status writes, and the phase for the queue counts, of ``jobs`` (default: every job of
     the session), in order. A job whose status inputs are those of a session that left its status as it was
-    (``settled``) is not recomputed."""
+    (``settled``) is not recomputed. ``wrote``, where the caller keeps it: the writes of the last close, by
+    job key, read; and this close's, filled. A job holding what the last close wrote for it, its inputs as
+    they were then, is settled without computing its status again (its own write came back)."""
     writes, phases = [], {}
+    last, now = wrote if wrote is not None else ({}, None)
     for job in session.jobs.values() if jobs is None else jobs:
         statuses = tuple([t.status for t in job.tasks])
         inputs = _inputs(session, job, statuses)
         if inputs and (kept := settled.get(job.key)) is not None and kept.inputs == inputs:
             phases[job.key] = kept.phase
+            continue
+        if inputs and _came_back(session, job, statuses, back := last.get(job.key)):
+            assert back is not None
+            phases[job.key] = back.phase
+            settled[job.key] = Settled(inputs, back.phase)
             continue
         seen = _seen(job, statuses)
         phases[job.key] = _phase(job, seen, False)
@@ -184,6 +224,8 @@ def pod_group_writes(
         status, old = _status(session, job, seen), job.obj.get("status") or {}
         if status != old:
             writes.append(StatusWrite(VOLCANO_PODGROUPS, job.namespace, job.name, status, old))
+            if now is not None and inputs:
+                now[job.key] = Wrote(job, _basis(session, job, statuses), status, phases[job.key])
             phases[job.key] = str(status["phase"])
             settled.pop(job.key, None)
         elif inputs:

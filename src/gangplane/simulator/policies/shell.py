@@ -24,7 +24,7 @@ from __future__ import annotations
 from bisect import bisect_left, insort
 from collections.abc import Iterator, Mapping, Sequence
 from itertools import chain
-from typing import Any, Protocol, overload
+from typing import Any, Protocol, TypeVar, overload
 
 from gangplane.schedulers.base import Changes, CycleResult, Scheduler
 from gangplane.schedulers.core.objects import PodInfo
@@ -38,6 +38,7 @@ from gangplane.store.base import ResourceType
 from gangplane.store.catalog import PODS
 
 Obj = dict[str, Any]
+_T = TypeVar("_T")
 SCHEDULE_PERIOD = 1.0
 RUNNING = "Running"
 
@@ -75,6 +76,7 @@ class GroupShell:
         self._queues = {name: self._stamp(q) for name, q in integration.queue_objects().items()}
         self._groups: dict[int, Obj] = {}
         self._pods: dict[int, list[Obj]] = {}
+        self._sorted: dict[int, tuple[list[Obj], list[Obj]]] = {}  # ``_members``: a pod list, sorted by name
         self._jobs: dict[int, JobSpec] = {}
         self._pending: dict[int, tuple[PodInfo, ...]] = {}  # waiting jobs' members as the core sees them
         self._ids: list[int] = []  # job ids held, ascending (kept by bisection, never sorted whole)
@@ -98,6 +100,7 @@ class GroupShell:
         self.placer.release(job_id)
         for table in (self._groups, self._pods, self._jobs):
             del table[job_id]
+        self._sorted.pop(job_id, None)
         _remove(self._ids, job_id)
         if self._pending.pop(job_id, None) is not None:
             _remove(self._waiting, job_id)
@@ -143,9 +146,19 @@ class GroupShell:
         return next((p for p in self._pending.get(job_of(pod_key), ()) if p.key == pod_key), None)
 
     def _members(self, group: str) -> Sequence[Mapping[str, Any]]:
+        """A job's pods in key order, as the contract says (sorted once per pod list: a list is replaced
+        whole, never changed in place, and is held with its sorted copy, so its identity says it stands)."""
         namespace, _, name = group.partition("/")
-        pods = self._pods.get(int(name[1:]), []) if namespace == NAMESPACE and name[:1] == "j" else []
-        return sorted(pods, key=lambda pod: pod["metadata"]["name"])  # key order, as the contract says
+        if namespace != NAMESPACE or name[:1] != "j":
+            return []
+        job_id = int(name[1:])
+        pods = self._pods.get(job_id)
+        if pods is None:
+            return []
+        known = self._sorted.get(job_id)
+        if known is None or known[0] is not pods:
+            known = self._sorted[job_id] = (pods, sorted(pods, key=lambda pod: pod["metadata"]["name"]))
+        return list(known[1])
 
     def _get(self, rt: ResourceType, key: str) -> Mapping[str, Any] | None:
         namespace, _, name = key.rpartition("/")  # a cluster-scoped key is its name alone
@@ -243,14 +256,31 @@ class _LazyLists(Mapping[ResourceType, Sequence[Mapping[str, Any]]]):
         self._shell = shell
         self._types = (PODS, shell.integration.group_type, shell.integration.queue_type,
                        *shell.integration.static_objects())  # fmt: skip
+        self._known = frozenset(self._types)
         self._built: dict[ResourceType, Sequence[Mapping[str, Any]]] = {}
 
     def __getitem__(self, rt: ResourceType) -> Sequence[Mapping[str, Any]]:
-        if rt not in self._types:
+        if rt not in self._known:
             raise KeyError(rt)
         if rt not in self._built:
             self._built[rt] = self._shell.lists(rt)
         return self._built[rt]
+
+    @overload
+    def get(self, rt: ResourceType, /) -> Sequence[Mapping[str, Any]] | None: ...
+
+    @overload
+    def get(
+        self, rt: ResourceType, /, default: Sequence[Mapping[str, Any]] | _T
+    ) -> Sequence[Mapping[str, Any]] | _T: ...
+
+    def get(self, rt: ResourceType, /, default: object = None) -> object:
+        """``Mapping.get`` without raising and catching ``KeyError`` for a type the shell does not hold
+        (asked every pass: a scheduler reads the types it watches, HyperNodes among them)."""
+        return self[rt] if rt in self._known else default
+
+    def __contains__(self, rt: object) -> bool:
+        return rt in self._known
 
     def __iter__(self) -> Iterator[ResourceType]:
         return iter(self._types)

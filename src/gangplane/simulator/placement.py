@@ -14,8 +14,7 @@ GPUs only; they live between ``block`` and ``unblock`` and are never reported as
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import replace
+from collections.abc import Callable, Mapping
 
 import numpy as np
 
@@ -111,7 +110,7 @@ class GangPlacer:
         """Assume ``job``'s members where a scheduler core bound them (``pod key -> node``), as bound, running
         pods (``node_name`` and ``phase`` set, as the loop shell's snapshot has them); the node of each member.
         ``KeyError`` unless every member is bound."""
-        pods = tuple(replace(p, node_name=nodes[p.key], phase="Running") for p in self.pods(job))
+        pods = self.pods(job, lambda key: nodes[key])
         for pod in pods:
             self.snapshot.assume(pod, self.snapshot.node_position(pod.node_name))
         self._placed[job.id] = pods
@@ -192,13 +191,17 @@ class GangPlacer:
             if row is not None:
                 self.snapshot.assume(pod, row)
 
-    def pods(self, job: JobSpec) -> tuple[PodInfo, ...]:
-        """``job``'s members as the core sees them: ``sim/j<id>-<i>``, gang ``sim/j<id>``, created at arrival."""
+    def pods(self, job: JobSpec, bound: Callable[[str], str] | None = None) -> tuple[PodInfo, ...]:
+        """``job``'s members as the core sees them: ``sim/j<id>-<i>``, gang ``sim/j<id>``, created at arrival;
+        with ``bound`` (pod key -> node), as bound, running pods on those nodes (built so, not copied)."""
         requests = self._vector(job)
         group = f"{NAMESPACE}/j{job.id}"
+        keys = [f"{group}-{i}" for i in range(job.members)]
+        where = [bound(key) for key in keys] if bound is not None else [""] * job.members
+        phase = "Running" if bound is not None else "Pending"
         return tuple(
             PodInfo(
-                f"{group}-{i}",
+                key,
                 NAMESPACE,
                 f"j{job.id}-{i}",
                 "",
@@ -206,8 +209,10 @@ class GangPlacer:
                 priority=job.priority,
                 group=group,
                 created=job.arrival,
+                node_name=where[i],
+                phase=phase,
             )
-            for i in range(job.members)
+            for i, key in enumerate(keys)
         )
 
     def _vector(self, job: JobSpec) -> Vector:

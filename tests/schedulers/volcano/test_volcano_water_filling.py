@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from gangplane.schedulers.volcano import proportion as prop
 from gangplane.schedulers.volcano import vec
-from gangplane.schedulers.volcano.book import LastFilling
+from gangplane.schedulers.volcano.filling import LastFilling
 from gangplane.schedulers.volcano.proportion import QueuePolicy, proportion_deserved, real_capabilities
 from gangplane.schedulers.volcano.vec import Vec
 

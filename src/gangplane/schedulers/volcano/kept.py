@@ -26,7 +26,8 @@ from gangplane.schedulers.base import StatusWrite
 from gangplane.schedulers.core.classes import PriorityClasses
 from gangplane.schedulers.core.objects import NodeInfo
 from gangplane.schedulers.core.resources import ResourceIndex
-from gangplane.schedulers.volcano.book import LastFilling, QueueDemand
+from gangplane.schedulers.volcano.book import QueueDemand
+from gangplane.schedulers.volcano.filling import LastFilling
 from gangplane.schedulers.volcano.hypernodes import HyperNodeTree
 from gangplane.schedulers.volcano.jobs import HOLDING, Job, TaskStatus
 from gangplane.schedulers.volcano.memo import Settled

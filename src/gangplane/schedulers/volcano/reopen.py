@@ -3,7 +3,7 @@
 
 What a pass reads besides the jobs (HyperNodes, Queues and their policies, PriorityClasses) is read again only
 when one of those objects is a new object (``_Inputs``); the jobs are brought level by ``view.changes``
-(``_bring_level``); the queue book keeps its water-filling (``book.LastFilling``). Pure: no I/O, no clock.
+(``_bring_level``); the queue book keeps its water-filling (``filling.LastFilling``). Pure: no I/O, no clock.
 """
 
 from __future__ import annotations

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import re
 
 import pytest
 
@@ -98,3 +99,23 @@ def test_job_ports_come_from_below_the_ephemeral_range_and_are_free() -> None:
     again = [FreeJobPorts(random.Random(7))() for _ in range(5)]
     assert first == again  # seeded: reproducible
     assert all(p in JOB_PORTS and p < 32768 for p in first)
+
+
+def _compiled_patterns() -> set[str]:
+    return {key[1] for key in re._cache if isinstance(key[1], str)}  # type: ignore[attr-defined]
+
+
+def test_a_job_whose_texts_name_no_host_compiles_no_pattern() -> None:
+    # A compiled pattern per job would stay in re's module cache (512 entries) long after the job.
+    re.purge()
+    job = job_identity(jobset_pod(jobset="nohosts"))
+    env = {"PATH": "/bin", "MASTER_PORT": "29500", "OTHER": "other-node-0-0.other"}
+    assert rewrite_env(env, job, ports) == {**env, "MASTER_PORT": "40001"}
+    assert rewrite_args(["true", "nohosts"], job, ports) == ["true", "nohosts"]
+    assert not any("nohosts" in pattern for pattern in _compiled_patterns())
+
+
+def test_a_text_naming_the_job_is_still_rewritten_alongside_others() -> None:
+    job = job_identity(jobset_pod(jobset="js"))
+    env = {"A": "plain", "B": "js-node-0-0.js:29500", "C": "js-"}
+    assert rewrite_env(env, job, ports) == {"A": "plain", "B": "127.0.0.1:40001", "C": "js-"}

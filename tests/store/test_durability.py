@@ -6,6 +6,7 @@ import sqlite3
 from pathlib import Path
 
 from gangplane.store import ListOptions, SqliteStore
+from gangplane.store.sqlite import JOURNAL_CACHE_KIB, SqliteJournal
 
 from .conftest import JOB, NODE, POD, owner_ref, pod
 
@@ -63,3 +64,11 @@ def test_store_file_with_the_earlier_without_rowid_table_keeps_working(tmp_path:
         sqlite3.connect(path).execute("SELECT sql FROM sqlite_master WHERE name = 'objects'").fetchone()
     )
     assert table.endswith("WITHOUT ROWID")
+
+
+def test_journal_page_cache_is_kept_small(tmp_path: Path) -> None:
+    # The engine holds every object; SQLite's default 2,000 KiB page cache would only duplicate pages.
+    journal = SqliteJournal(tmp_path / "s.db")
+    assert journal._db.execute("PRAGMA cache_size").fetchone() == (-JOURNAL_CACHE_KIB,)
+    assert JOURNAL_CACHE_KIB < 2000
+    journal.close()

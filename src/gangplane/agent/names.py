@@ -80,22 +80,41 @@ def rewrite_env(env: Mapping[str, str], job: JobIdentity | None, ports: PortMap)
     """The environment a local process of ``job`` gets: hosts and rendezvous ports made local."""
     if job is None:
         return dict(env)
-    pattern = host_pattern(job)
-    return {name: _rewrite_value(name, value, pattern, ports) for name, value in env.items()}
+    hosts = _JobHosts(job, ports)
+    return {name: _rewrite_value(name, value, hosts, ports) for name, value in env.items()}
 
 
-def _rewrite_value(name: str, value: str, pattern: re.Pattern[str], ports: PortMap) -> str:
+def _rewrite_value(name: str, value: str, hosts: _JobHosts, ports: PortMap) -> str:
     if name in PORT_VARIABLES and value.strip().isdigit():
         return str(ports(int(value)))
-    return rewrite_text(value, pattern, ports)
+    return hosts.rewrite(value)
 
 
 def rewrite_args(args: list[str], job: JobIdentity | None, ports: PortMap) -> list[str]:
     """Command and args with job hosts made local (torchtune's ``--rdzv_endpoint=<host>:29500``)."""
     if job is None:
         return list(args)
-    pattern = host_pattern(job)
-    return [rewrite_text(arg, pattern, ports) for arg in args]
+    hosts = _JobHosts(job, ports)
+    return [hosts.rewrite(arg) for arg in args]
+
+
+class _JobHosts:
+    """``rewrite_text`` for one job's texts, its pattern compiled only for a text that names the job.
+
+    Every job host starts with ``<jobset>-``, so a text without it is left as it is without a pattern: most
+    texts, and all of a job whose pods are given no host address. Each compiled pattern (one per job) stays in
+    ``re``'s module cache until 512 newer ones push it out, ~1 MiB of the agents' memory once that is full."""
+
+    def __init__(self, job: JobIdentity, ports: PortMap) -> None:
+        self._job, self._ports = job, ports
+        self._pattern: re.Pattern[str] | None = None
+
+    def rewrite(self, text: str) -> str:
+        if f"{self._job.jobset}-" not in text:
+            return text
+        if self._pattern is None:
+            self._pattern = host_pattern(self._job)
+        return rewrite_text(text, self._pattern, self._ports)
 
 
 def free_port() -> int:

@@ -78,6 +78,12 @@ def _decode_row(rt: ResourceType, key: Key, body: str) -> tuple[Object, str | No
     return obj, problem
 
 
+# SQLite's page cache (default 2,000 KiB, filled as the database grows): the journal is read once, at start,
+# and the engine holds every object in memory, so a write needs only the B-tree pages on its path, which the
+# OS keeps cached; a small cache saves ~1.7 MiB of the server's memory.
+JOURNAL_CACHE_KIB = 256
+
+
 class SqliteJournal:
     """One connection, used only under the engine's lock; statements are cached (prepared) by ``sqlite3``."""
 
@@ -88,6 +94,7 @@ class SqliteJournal:
         self._db = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute(f"PRAGMA synchronous={synchronous}")
+        self._db.execute(f"PRAGMA cache_size=-{JOURNAL_CACHE_KIB}")
         for statement in _SCHEMA:
             self._db.execute(statement)
         self._types: dict[TypeKey, ResourceType] = {}

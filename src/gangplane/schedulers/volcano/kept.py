@@ -265,8 +265,7 @@ class Kept:
         self.orders.pop(key, None)
 
     def put(self, job: Job, demand: Callable[[Job], QueueDemand]) -> None:
-        if job.key in self.jobs or job.key in self.left_out:
-            self.drop(job.key)
+        self.drop(job.key)
         found = demand(job)
         rows = np.array((found.allocated, found.request, found.inqueue, found.elastic))
         parsed = _Parsed(job.phase, tuple(t.status for t in job.tasks), rows)

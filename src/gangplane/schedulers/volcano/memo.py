@@ -94,8 +94,7 @@ class Memo:
         self._jobs.pop(key, None)
         job = build()
         pods = [(revision(pod), info) for pod, info in members]
-        if inputs[0] and all(rv for rv, _ in pods):
-            job.revision = (str(inputs[0]), *(rv for rv, _ in pods))
+        if _stamp(job, inputs[0], [rv for rv, _ in pods]):
             statuses = tuple(t.status for t in job.tasks)
             self._jobs[key] = _Kept(inputs, pods, job, job.phase, statuses)
         return job
@@ -155,10 +154,17 @@ class Stamping(Memo):
         build: Callable[[], Job],
     ) -> Job:
         job = build()
-        group, pods = revision(pg), [revision(pod) for pod, _ in members]
-        if group and all(pods):
-            job.revision = (group, *pods)
+        _stamp(job, revision(pg), [revision(pod) for pod, _ in members])
         return job
+
+
+def _stamp(job: Job, group: object, pods: Sequence[str]) -> bool:
+    """Stamp ``job`` with the resourceVersions it was parsed from (``Job.revision``) when every object has
+    one; whether it did."""
+    if not group or not all(pods):
+        return False
+    job.revision = (str(group), *pods)
+    return True
 
 
 class Victims:

@@ -9,11 +9,15 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Collection, Iterable, Mapping, Sequence
+from functools import lru_cache
 from typing import Any, NamedTuple
+
+import numpy as np
 
 from gangplane.api.scheduling import volcano as vc
 from gangplane.clock import rfc3339
 from gangplane.schedulers.base import PendingReason, Status, StatusWrite
+from gangplane.schedulers.core.resources import ResourceIndex
 from gangplane.schedulers.volcano.jobs import Job, TaskStatus
 from gangplane.schedulers.volcano.kept import QueueSaid
 from gangplane.schedulers.volcano.memo import Settled, revision
@@ -27,6 +31,10 @@ FINISHED = frozenset({TaskStatus.FAILED, TaskStatus.SUCCEEDED})
 _SCHEDULED_NOW = frozenset({TaskStatus.RUNNING, TaskStatus.BOUND, *FINISHED})  # upstream ``ScheduledStatus``
 _PHASES = tuple(p.value for p in vc.PodGroupPhase)  # the Queue status counts, in order (read every pass)
 _BUILT_IN = (vc.ROOT_QUEUE, vc.DEFAULT_QUEUE)
+_COUNT_FIELDS = tuple(p.value.lower() for p in vc.PodGroupPhase)  # the Queue status count names, in order
+_OPEN = vc.QueueState.OPEN.value
+_NOT_ENOUGH_TASKS = vc.PodGroupConditionReason.NOT_ENOUGH_TASKS
+_NOT_ENOUGH_RESOURCES = vc.PodGroupConditionReason.NOT_ENOUGH_RESOURCES
 
 
 def why(session: Session, job: Job) -> str:
@@ -52,15 +60,25 @@ class _Seen(NamedTuple):
 
 def _seen(job: Job, statuses: Sequence[TaskStatus] | None = None) -> _Seen:
     """``statuses``: the tasks' statuses when the caller has them already."""
-    counts = Counter(statuses if statuses is not None else [t.status for t in job.tasks])
+    counts, scheduled, finished = _counted(
+        tuple(statuses) if statuses is not None else tuple([t.status for t in job.tasks])
+    )
     on_node = (
         sum(1 for t in job.tasks if t.status == TaskStatus.RELEASING and t.pod.node_name)
         if TaskStatus.RELEASING in counts
         else 0
     )
-    scheduled = sum(n for status, n in counts.items() if status in SCHEDULED) + on_node
+    return _Seen(counts, on_node, scheduled + on_node, finished)
+
+
+@lru_cache(maxsize=1024)
+def _counted(statuses: tuple[TaskStatus, ...]) -> tuple[Counter[TaskStatus], int, int]:
+    """The count per status, the scheduled and the finished ones, remembered by the statuses: jobs of a trace
+    repeat few patterns (all pending, all running), pass after pass. The count is shared: only read."""
+    counts = Counter(statuses)
+    scheduled = sum(n for status, n in counts.items() if status in SCHEDULED)
     finished = sum(n for status, n in counts.items() if status in FINISHED)
-    return _Seen(counts, on_node, scheduled, finished)
+    return counts, scheduled, finished
 
 
 def phase(session: Session, job: Job, unschedulable: bool) -> str:
@@ -94,7 +112,7 @@ def _keeps_gang(job: Job, seen: _Seen, pipelined: bool) -> bool:
 
 
 def _condition(
-    session: Session, job: Job, old: list[Mapping[str, Any]], seen: _Seen
+    session: Session, job: Job, old: Sequence[Mapping[str, Any]], seen: _Seen
 ) -> dict[str, Any] | None:
     if not job.tasks:
         return None
@@ -102,29 +120,27 @@ def _condition(
     if not ready and _keeps_gang(job, seen, job.key in session.pipelined):
         return None
     if ready:
-        cond = {
-            "type": vc.PodGroupConditionType.SCHEDULED,
-            "status": "True",
-            "reason": "tasks in gang are ready",
-            "message": "",
-        }
+        kind, reason, message = vc.PodGroupConditionType.SCHEDULED, "tasks in gang are ready", ""
     else:
         invalid = job.valid_reason() is not None
-        reason = (
-            vc.PodGroupConditionReason.NOT_ENOUGH_TASKS
-            if invalid
-            else vc.PodGroupConditionReason.NOT_ENOUGH_RESOURCES
-        )
-        cond = {
-            "type": vc.PodGroupConditionType.UNSCHEDULABLE,
-            "status": "True",
-            "reason": str(reason),
-            "message": why(session, job),
-        }
-    same = next((c for c in old if all(c.get(k) == v for k, v in cond.items())), None)
-    if same is not None:
-        return dict(same)
-    return {**cond, "transitionID": f"cycle-{session.now:.3f}", "lastTransitionTime": rfc3339(session.now)}
+        kind, message = vc.PodGroupConditionType.UNSCHEDULABLE, why(session, job)
+        reason = str(_NOT_ENOUGH_TASKS if invalid else _NOT_ENOUGH_RESOURCES)
+    for c in old:  # a held condition saying the same keeps its transition (compared field by field)
+        if (
+            c.get("type") == kind
+            and c.get("status") == "True"
+            and c.get("reason") == reason
+            and c.get("message") == message
+        ):
+            return dict(c)
+    return {
+        "type": kind,
+        "status": "True",
+        "reason": reason,
+        "message": message,
+        "transitionID": f"cycle-{session.now:.3f}",
+        "lastTransitionTime": rfc3339(session.now),
+    }
 
 
 def pod_group_status(session: Session, job: Job) -> dict[str, Any]:
@@ -132,8 +148,8 @@ def pod_group_status(session: Session, job: Job) -> dict[str, Any]:
 
 
 def _status(session: Session, job: Job, seen: _Seen) -> dict[str, Any]:
-    old_status = dict(job.obj.get("status") or {})
-    old_conditions = list(old_status.get("conditions") or [])
+    old_status = job.obj.get("status") or {}
+    old_conditions = old_status.get("conditions") or ()
     cond = _condition(session, job, old_conditions, seen)
     conditions = [c for c in old_conditions if cond is None or c.get("type") != cond["type"]]
     conditions += [cond] if cond is not None else []
@@ -252,7 +268,8 @@ def queue_writes_of(
     for name, obj in session.queue_objs.items():
         if name in _BUILT_IN and "uid" not in (obj.get("metadata") or {}):
             continue  # the built-in queue exists only in memory this cycle
-        allocated = attrs[name].allocated if name in attrs else None
+        attr = attrs.get(name)
+        allocated = None if attr is None else attr.allocated
         known = None if said is None else said.get(name)
         if (
             known is None
@@ -281,7 +298,8 @@ def _queue_answer(
     computed again); else computed."""
     name = obj["metadata"]["name"]
     counts = tuple([per_queue.get((name, p), 0) for p in _PHASES])
-    inputs = (revision(obj), counts, None if allocated is None else allocated.tobytes())
+    raw = None if allocated is None else allocated.tobytes()
+    inputs = (revision(obj), counts, raw)
     if known is not None and inputs[0] and known.inputs == inputs:
         return QueueSaid(inputs, known.write, obj, allocated)
     if (
@@ -291,24 +309,40 @@ def _queue_answer(
         and (obj.get("status") or {}) == known.write.status
     ):
         return QueueSaid(inputs, None, obj, allocated)  # its own write came back
-    return QueueSaid(inputs, _queue_write(session, obj, counts), obj, allocated)
+    return QueueSaid(inputs, _queue_write(session, obj, counts, allocated, raw), obj, allocated)
 
 
-def _queue_write(session: Session, obj: Mapping[str, Any], counts: tuple[int, ...]) -> StatusWrite | None:
+def _queue_write(
+    session: Session, obj: Mapping[str, Any], counts: tuple[int, ...], allocated: Any, raw: bytes | None
+) -> StatusWrite | None:
+    """``allocated``: the queue's allocation vector in the session's book and ``raw`` its bytes, both
+    ``None`` when it has none."""
     name = obj["metadata"]["name"]
     old = dict(obj.get("status") or {})
-    allocated = session.book.attr(name).allocated if name in session.book else None
     status = {
         **old,
-        "state": old.get("state") or vc.QueueState.OPEN.value,
-        "allocated": {} if allocated is None else _describe(session, allocated),
-        **{p.value.lower(): n for p, n in zip(vc.PodGroupPhase, counts, strict=True)},
+        "state": old.get("state") or _OPEN,
+        "allocated": {} if raw is None else _describe(session.index, allocated, raw),
+        **dict(zip(_COUNT_FIELDS, counts, strict=True)),
     }
     return StatusWrite(VOLCANO_QUEUES, "", name, status, old) if status != old else None
 
 
-def _describe(session: Session, allocated: Any) -> dict[str, str]:
-    return session.index.describe(allocated.round().astype("int64"))
+def _describe(index: ResourceIndex, allocated: Any, raw: bytes) -> dict[str, str]:
+    """The allocation (``raw``: its bytes) as quantities, a fresh dict each time: it goes into a status the
+    store keeps, and the remembered one is never handed out."""
+    return _described(index, allocated.dtype, allocated.shape, raw).copy()
+
+
+@lru_cache(maxsize=256)
+def _described(
+    index: ResourceIndex, dtype: np.dtype[Any], shape: tuple[int, ...], raw: bytes
+) -> dict[str, str]:
+    """Quantities of an allocation given by its type, shape and bytes, remembered: a queue's allocation moves
+    by whole jobs and comes back to amounts it held before, pass after pass (the index is keyed by its
+    names, all that ``describe`` reads of it)."""
+    row = np.frombuffer(raw, dtype=dtype).reshape(shape)
+    return index.describe(row.round().astype("int64"))
 
 
 def pending_reasons(session: Session) -> list[PendingReason]:

@@ -137,3 +137,31 @@ def test_a_held_condition_saying_otherwise_is_replaced_at_this_pass() -> None:
             "lastTransitionTime": rfc3339(12.5),
         }
     ]
+
+
+def test_a_kept_close_notes_only_phases_that_moved(monkeypatch: Any) -> None:
+    """A visited job whose phase is the one noted already leaves the queue counts untouched, so the kept
+    close does not note it again (a waiting gang's own write comes back each pass); the decisions stay a
+    plain session's (``Driver.cycle`` compares them)."""
+    from test_volcano_kept import Driver
+    from vcworld import World, node
+
+    from gangplane.schedulers.volcano.kept import Kept
+
+    config = VolcanoConfig(explain=False, overcommit_factor=None)
+    w = World(nodes=[node("n0", gpu=4)], config=config)
+    w.add_job("running", 4, gpu=1)
+    w.add_job("waiting", 2, gpu=1)
+    driver = Driver(w, config)
+    noted: list[tuple[str, bool]] = []
+    real = Kept.note_phase
+
+    def note(kept: Kept, key: str, queue: str, phase: str) -> None:
+        noted.append((key, kept.phases.get(key) == phase))
+        real(kept, key, queue, phase)
+
+    monkeypatch.setattr(Kept, "note_phase", note)
+    for _ in range(3):
+        driver.cycle()
+    assert ("ns/waiting", False) in noted and not any(same for _, same in noted)
+    assert w.phase("waiting") == "Pending"

@@ -30,7 +30,7 @@ SCHEDULED = frozenset(
 FINISHED = frozenset({TaskStatus.FAILED, TaskStatus.SUCCEEDED})
 _SCHEDULED_NOW = frozenset({TaskStatus.RUNNING, TaskStatus.BOUND, *FINISHED})  # upstream ``ScheduledStatus``
 _PHASES = tuple(p.value for p in vc.PodGroupPhase)  # the Queue status counts, in order (read every pass)
-_BUILT_IN = (vc.ROOT_QUEUE, vc.DEFAULT_QUEUE)
+_BUILT_IN = frozenset({vc.ROOT_QUEUE, vc.DEFAULT_QUEUE})
 _COUNT_FIELDS = tuple(p.value.lower() for p in vc.PodGroupPhase)  # the Queue status count names, in order
 _OPEN = vc.QueueState.OPEN.value
 _NOT_ENOUGH_TASKS = vc.PodGroupConditionReason.NOT_ENOUGH_TASKS
@@ -195,14 +195,13 @@ def _basis(session: Session, job: Job, statuses: tuple[TaskStatus, ...]) -> tupl
     return (job.revision[1:], job.phase, statuses, job.key in session.pipelined)
 
 
-def _came_back(session: Session, job: Job, statuses: tuple[TaskStatus, ...], wrote: Wrote | None) -> bool:
+def _came_back(session: Session, job: Job, statuses: tuple[TaskStatus, ...], wrote: Wrote) -> bool:
     """Does the job now hold the status the last close wrote for it, all else as then? Then its status is
     computed again as that one (each part reads the same inputs, the condition found among the written
     ones) and equals the stored one: no write, and the phase noted then. Without "why pending" text only:
     that text reads the session."""
     return (
-        wrote is not None
-        and wrote.job is job
+        wrote.job is job
         and not session.config.explain
         and wrote.basis == _basis(session, job, statuses)
         and job.obj.get("status") == wrote.status
@@ -228,8 +227,8 @@ def pod_group_writes(
         if inputs and (kept := settled.get(job.key)) is not None and kept.inputs == inputs:
             phases[job.key] = kept.phase
             continue
-        if inputs and _came_back(session, job, statuses, back := last.get(job.key)):
-            assert back is not None
+        back = last.get(job.key) if inputs else None
+        if back is not None and _came_back(session, job, statuses, back):
             phases[job.key] = back.phase
             settled[job.key] = Settled(inputs, back.phase)
             continue

@@ -1,6 +1,7 @@
 """Shortcuts of a kept Volcano session's open that must answer as a parse does: a group whose PodGroup is
 as parsed but for its status and whose pods moved (most often a gang this scheduler bound, back with its
-pods on their nodes and Running) has only its tasks built again (``reopen._pods_moved``)."""
+pods on their nodes and Running) has only its tasks built again (``reopen._pods_moved``); a job's queue
+demand is computed once per what it reads (``kept.demand_inputs``)."""
 
 from __future__ import annotations
 
@@ -8,15 +9,18 @@ from dataclasses import replace
 from types import SimpleNamespace
 from typing import Any
 
+import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gangplane.api.scheduling import volcano as vc
 from gangplane.schedulers.core.classes import priority_classes
 from gangplane.schedulers.core.objects import PodInfo, pod_info
-from gangplane.schedulers.core.resources import ResourceIndex
+from gangplane.schedulers.core.resources import PODS, ResourceIndex
 from gangplane.schedulers.volcano import jobs as jb
+from gangplane.schedulers.volcano import queues as qs
 from gangplane.schedulers.volcano.hypernodes import build_tree
+from gangplane.schedulers.volcano.kept import Kept, demand_inputs
 from gangplane.schedulers.volcano.memo import Stamping
 from gangplane.schedulers.volcano.reopen import _pods_moved
 from gangplane.schedulers.volcano.session import _job
@@ -124,3 +128,34 @@ def test_a_moved_podgroup_spec_or_identity_is_parsed() -> None:
     classed = _parse(_group(1, "Pending", {**spec, "priorityClassName": "other"}), members)
     assert _pods_moved(classed, _group(2, "Pending", {**spec, "priorityClassName": "high"}), members, bad,
                        INDEX) is None  # fmt: skip
+
+
+@settings(max_examples=200, deadline=None)
+@given(groups=st.lists(st.lists(_pod, min_size=1, max_size=3), min_size=1, max_size=3))
+def test_a_jobs_demand_is_computed_once_per_what_it_reads(
+    groups: list[list[Pod]],
+) -> None:
+    """Jobs alike in all ``job_demand`` reads get their demand rows from one computation, and each job's
+    rows are the ones computed for it alone, over phases, gang minimums, ``minResources`` and pods."""
+    computed: list[str] = []
+
+    def demand(job: jb.Job) -> qs.QueueDemand:
+        computed.append(job.key)
+        return qs.job_demand(job, len(INDEX), INDEX.position(PODS))
+
+    kept, jobs = Kept(), []
+    for n, pods in enumerate(groups * 2):  # each group twice: the second time under another name
+        members = _members([(i, 10 + i, f) for i, f in enumerate(pods)])
+        for phase in ("Pending", "Inqueue", "Running"):
+            for minimum in (None, 1, 3):
+                for gang in (1, 2):
+                    least = {"minResources": {GPU: str(minimum)}} if minimum else {}
+                    group = _group(1, phase, {"minMember": gang, **least})
+                    group["metadata"]["name"] = f"g{n}-{phase}-{minimum}-{gang}"
+                    jobs.append(_parse(group, members))
+    for job in jobs:
+        kept.put(job, demand)
+        alone = qs.job_demand(job, len(INDEX), INDEX.position(PODS))
+        rows = np.array((alone.allocated, alone.request, alone.inqueue, alone.elastic))
+        assert kept.parsed[job.key].demand.tobytes() == rows.tobytes()
+    assert len(computed) == len({demand_inputs(job) for job in jobs}) <= len(jobs) // 2

@@ -192,6 +192,18 @@ def new_task(pod: Mapping[str, Any], info: PodInfo, index: ResourceIndex) -> Tas
     return Task(info, task_status(pod, info), role_of(info), best_effort)
 
 
+def renew_task(was: Task | None, pod: Mapping[str, Any], info: PodInfo, index: ResourceIndex) -> Task:
+    """``new_task`` of a pod whose task ``was`` built over the same ``index``: ``best_effort``, a count over
+    the requests, is taken from ``was`` when the requests are the same (by identity, else dtype and bytes)."""
+    if was is None or not _same_row(was.pod.requests, info.requests):
+        return new_task(pod, info, index)
+    return Task(info, task_status(pod, info), role_of(info), was.best_effort)
+
+
+def _same_row(a: Vector, b: Vector) -> bool:
+    return a is b or (a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes())
+
+
 def role_of(info: PodInfo) -> str:
     return info.annotations.get(vc.TASK_SPEC_KEY) or info.labels.get(vc.TASK_SPEC_KEY) or ""
 

@@ -182,6 +182,18 @@ def _marks(job: Job) -> _Marks:
     return _Marks(job.key, job.queue, flags, job.priority if evictable else None, enqueue_line, work_line)
 
 
+_ROWS_HELD = 4096  # distinct demand inputs held before they are forgotten (a trace has few shapes)
+
+
+def demand_inputs(job: Job) -> tuple[object, ...]:
+    """What a job's queue demand (``queues.job_demand``) reads besides the resource index: its phase, gang
+    minimum and ``minResources``, and each task's status, best-effort mark and requests (the held and
+    pending sums, and the ready count the inqueue part compares with the minimum). Jobs with equal inputs
+    have equal demands, so the rows are computed once per inputs (a trace's jobs come in few shapes)."""
+    tasks = tuple((t.status, t.best_effort, t.pod.requests.tobytes()) for t in job.tasks)
+    return (job.phase, job.min_member, enqueue_shape(job), tasks)
+
+
 @dataclass(frozen=True, slots=True)
 class Inputs:
     """What a pass read besides the jobs and the nodes' total (``reopen._read``), with what it was read
@@ -237,6 +249,7 @@ class Kept:
         self.total: tuple[tuple[object, bytes], Vec] | None = None  # Ready nodes' allocatable, by its inputs
         self.inputs: Inputs | None = None  # the last pass's tree, queues and classes (``reopen._read``)
         self.orders: dict[str, OrderKey] = {}  # job key -> its order as parsed, for the total in ``total``
+        self.rows: dict[tuple[object, ...], Vec] = {}  # ``demand_inputs`` -> demand rows, in this context
 
     def table(self) -> Mapping[str, Job]:
         return _Table(self.jobs, self.keys)
@@ -265,9 +278,17 @@ class Kept:
         self.orders.pop(key, None)
 
     def put(self, job: Job, demand: Callable[[Job], QueueDemand]) -> None:
+        """Keep ``job`` as parsed (in place of any job of its key); ``demand``: its queue demand, a function
+        of what ``demand_inputs`` reads under the kept context (its resource index gives the width)."""
         self.drop(job.key)
-        found = demand(job)
-        rows = np.array((found.allocated, found.request, found.inqueue, found.elastic))
+        inputs = demand_inputs(job)
+        rows = self.rows.get(inputs)
+        if rows is None:
+            found = demand(job)
+            rows = np.array((found.allocated, found.request, found.inqueue, found.elastic))
+            if len(self.rows) >= _ROWS_HELD:
+                self.rows = {}
+            self.rows[inputs] = rows
         parsed = _Parsed(job.phase, tuple(t.status for t in job.tasks), rows)
         self.jobs[job.key], self.parsed[job.key] = job, parsed
         insort(self.keys, job.key)

@@ -9,6 +9,7 @@ when one of those objects is a new object (``_Inputs``); the jobs are brought le
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import replace
 from functools import partial
 from operator import is_
 from typing import Any
@@ -33,8 +34,11 @@ from gangplane.schedulers.volcano.session import (
     _auto_group,
     _job,
     _jobs,
+    _key,
     _pod_info,
     _policies,
+    _priority,
+    _task_order,
     _total,
     group_of,
     mark_evicting,
@@ -199,7 +203,8 @@ def _bring_level(
     assert view.changes is not None
     demand, evicting = then
     queue_objs, broken_queues, classes = queues
-    context = (view.snapshot.index, tuple(sorted(tree.tier_names.items())), tree.root_tier)
+    index = view.snapshot.index
+    context = (index, tuple(sorted(tree.tier_names.items())), tree.root_tier)
     pending = _Recent(view.pending, view.changes.pending)
     stamping = Stamping()  # sets each job's revision; nothing is kept in it
     for key in sorted(view.changes.groups | kept.reread):
@@ -216,6 +221,10 @@ def _bring_level(
             _restatus(kept, old, pg, demand)
             continue
         kept.drop(key)
+        if old is not None and pg is not None and (moved := _pods_moved(old, pg, members, classes, index)):
+            mark_evicting(moved, evicting)
+            kept.put(moved, demand)
+            continue
         synthetic = pg is None and bool(members) and jb.group_key(members[0][0]) is None
         if synthetic:
             pg = _auto_group(members[0][0])
@@ -251,6 +260,43 @@ def _status_only(
     pods = old.revision[1:]
     return len(members) == len(pods) and all(
         revision(p) == rv for (p, _), rv in zip(members, pods, strict=True)
+    )
+
+
+def _pods_moved(
+    old: jb.Job,
+    pg: Mapping[str, Any],
+    members: Sequence[tuple[Mapping[str, Any], PodInfo]],
+    classes: PriorityClasses,
+    index: ResourceIndex,
+) -> jb.Job | None:
+    """``old`` parsed again from ``pg`` and ``members`` when the PodGroup is as ``old`` was parsed from but
+    for its status (most often a gang this scheduler bound, back with its pods on their nodes): what a parse
+    reads from the PodGroup stands (its spec, identity and creation; the context is the kept one), so only
+    the phase, the object and the tasks are read again, each task as a parse builds it from its pod and
+    info (``jb.renew_task``), in the parse's order, with the parse's priority and stamp. ``None`` when the
+    PodGroup moved (a parse then reads it)."""
+    spec = pg.get("spec")
+    meta = pg.get("metadata") or {}
+    if old.synthetic or spec != old.obj.get("spec") or _key(pg) != old.key:
+        return None
+    if (meta.get("creationTimestamp") or "", meta.get("uid") or "") != old.order:
+        return None
+    if classes.problem((spec or {}).get("priorityClassName")) is not None:
+        return None
+    was = {task.pod.key: task for task in old.tasks}
+    tasks = [jb.renew_task(was.get(info.key), pod, info, index) for pod, info in members]
+    rvs = [revision(pod) for pod, _ in members]
+    stamp = (revision(pg), *rvs) if revision(pg) and all(rvs) else ()
+    return replace(
+        old,
+        priority=_priority(pg, classes.values, [info for _, info in members]),
+        phase=(pg.get("status") or {}).get("phase") or vc.PodGroupPhase.PENDING,
+        obj=pg,
+        tasks=sorted(tasks, key=_task_order),
+        revision=stamp,
+        _shape=None,
+        _tally=None,
     )
 
 

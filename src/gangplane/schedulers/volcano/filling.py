@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 
 from gangplane.schedulers.volcano import proportion as prop
 from gangplane.schedulers.volcano import vec
+from gangplane.schedulers.volcano.carried import Carried
 from gangplane.schedulers.volcano.proportion import QueuePolicy
 from gangplane.schedulers.volcano.vec import Vec
 
@@ -36,6 +37,7 @@ class LastFilling:
         self._on: list[int] | None = None  # the dimensions some request or guarantee is not +0.0 on
         self._bounds: tuple[list[int], Bounds] | None = None  # ``_bounds_on``, with the ``on`` it is for
         self._within: dict[str, tuple[Vec, Vec, bool]] = {}  # ``within``: per queue, by its two vectors
+        self.carried = Carried()  # the book's and enqueue's other answers, carried the same way
 
     def capabilities(self, total: Vec, policies: Sequence[QueuePolicy]) -> dict[str, Vec]:
         """``proportion.real_capabilities``, computed again only when the total or a queue's spec changed."""

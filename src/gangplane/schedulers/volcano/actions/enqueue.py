@@ -17,6 +17,7 @@ from gangplane.api.scheduling import volcano as vc
 from gangplane.schedulers.core.resources import PODS, ResourceIndex, Vector
 from gangplane.schedulers.volcano import vec
 from gangplane.schedulers.volcano.book import quantity_text
+from gangplane.schedulers.volcano.carried import Room
 from gangplane.schedulers.volcano.jobs import Job
 from gangplane.schedulers.volcano.kept import PENDING_PHASES, Indexes, Line
 from gangplane.schedulers.volcano.session import Session
@@ -37,16 +38,24 @@ class _Overcommit:
 
     def __init__(self, session: Session) -> None:
         self.factor, self.names = session.config.overcommit_factor, session.index.names
-        self.total = session.book.total
-        self.used = session.qvec(session.snapshot.requested.sum(axis=0))
-        self.idle: Vec | None = None if self.factor is None else self.total * self.factor - self.used
         book = session.book
+        self.total, self.carried = book.total, book.carried
+        requested = session.snapshot.requested
+        self.used, self.idle = self.carried.room(
+            requested.tobytes(), (self.total, self.factor, session.index), lambda: self._room(session)
+        )
         leaves = (
             [a for name, a in book.attrs.items() if book.is_leaf(name)]
             if book.hierarchical
             else book.attrs.values()
         )
-        self.inqueue = sum((a.inqueue for a in leaves), start=vec.zeros(len(session.index)))
+        self.inqueue = self.carried.inqueue_sum([a.inqueue for a in leaves], len(session.index))
+
+    def _room(self, session: Session) -> Room:
+        """What the nodes hold and, under a factor, the total times it less that (carried while the
+        requested matrix holds the same bytes: a pass that binds or frees nothing leaves them)."""
+        used = session.qvec(session.snapshot.requested.sum(axis=0))
+        return used, None if self.factor is None else self.total * self.factor - used
 
     def reason(self, minimum: Vec) -> str | None:
         if self.idle is None or vec.le_on(self.inqueue + minimum, self.idle, minimum):
@@ -179,15 +188,14 @@ def _enqueue_by_shape(session: Session, index: Indexes) -> None:
 class _Verdicts:
     """``_Overcommit.fits`` of each lined ``minResources`` shape at the current Inqueue sum, answered for
     all of them in one vector test (the same IEEE operations per element as ``vec.le_on``) and again only
-    after an admission moved the sum: nothing else it reads moves within the pass."""
+    after an admission moved the sum: nothing else it reads moves within the pass. The verdicts at a sum
+    and room are carried to the next pass (``Carried.verdicts``) while both are the same vectors (a pass
+    that admits nothing and binds nothing leaves them): a shape answered there is not answered again."""
 
     def __init__(self, overcommit: _Overcommit, shapes: set[bytes], index: ResourceIndex) -> None:
         self.overcommit = overcommit
         self.keys = list(shapes)
-        # the rows as ``Session.qvec`` makes them: minResources rows are int64 (``ResourceIndex.vector``)
-        rows = np.frombuffer(b"".join(self.keys), dtype=np.int64).astype(np.float64)
-        self.rows = rows.reshape(len(self.keys), len(index))
-        self.rows[:, index.position(PODS)] = 0.0
+        self.index = index
         self._fits: dict[bytes, bool] | None = None
 
     def fits(self, shape: bytes) -> bool:
@@ -202,8 +210,19 @@ class _Verdicts:
     def current(self) -> dict[bytes, bool]:
         """Each shape's verdict at the current Inqueue sum."""
         if self._fits is None:
-            self._fits = dict(zip(self.keys, self.overcommit.fits_rows(self.rows).tolist(), strict=True))
+            known = self.overcommit.carried.verdicts(self.overcommit.inqueue, self.overcommit.idle)
+            if not all(key in known for key in self.keys):
+                known.update(zip(self.keys, self.overcommit.fits_rows(self._rows()).tolist(), strict=True))
+            self._fits = known if len(known) == len(self.keys) else {key: known[key] for key in self.keys}
         return self._fits
+
+    def _rows(self) -> Vec:
+        """The shapes' rows as ``Session.qvec`` makes them: minResources rows are int64
+        (``ResourceIndex.vector``), the ``pods`` column cleared."""
+        rows = np.frombuffer(b"".join(self.keys), dtype=np.int64).astype(np.float64)
+        rows = rows.reshape(len(self.keys), len(self.index))
+        rows[:, self.index.position(PODS)] = 0.0
+        return rows
 
 
 def _next_turn(

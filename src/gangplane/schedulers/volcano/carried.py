@@ -14,26 +14,32 @@ from __future__ import annotations
 from collections.abc import Callable
 from operator import is_
 
+import numpy as np
+import numpy.typing as npt
+
+from gangplane.schedulers.core.resources import ResourceIndex, Vector
+from gangplane.schedulers.core.snapshot import Matrix
 from gangplane.schedulers.volcano import vec
 from gangplane.schedulers.volcano.proportion import QueuePolicy
 from gangplane.schedulers.volcano.vec import Vec
 
 OrderKey = tuple[int, float, int, tuple[str, str]]
 Room = tuple[Vec, Vec | None]  # the overcommit's used and idle vectors
+ShapeRows = tuple[Vec, npt.NDArray[np.bool_]]  # minResources shapes as rows, and where each is not positive
 
 
 class Carried:
     """Per queue, its QueueOrder key and its Overused answer; for enqueue, the Inqueue sum over the leaf
     queues, the overcommit room (what the nodes hold, and the total times the factor less that) and the
-    overcommit verdict of each ``minResources`` shape at that sum and room."""
+    lined ``minResources`` shapes as rows."""
 
     def __init__(self) -> None:
         # by queue: (allocated, deserved, policy, share policy) and the key they give
         self.order_keys: dict[str, tuple[Vec, Vec, QueuePolicy, object, OrderKey]] = {}
         self.overused: dict[str, tuple[Vec, Vec, bool]] = {}  # by queue: (bound, allocated, answer)
         self._inqueue: tuple[list[Vec], Vec] | None = None
-        self._room: tuple[bytes, tuple[object, ...], Room] | None = None
-        self._verdicts: tuple[Vec, Vec | None, dict[bytes, bool]] = (_NONE, None, {})
+        self._room: tuple[bytes, Vec, float | None, Room] | None = None
+        self._shapes: tuple[set[bytes], ResourceIndex, list[bytes], Vec, npt.NDArray[np.bool_]] | None = None
 
     def inqueue_sum(self, parts: list[Vec], dims: int) -> Vec:
         """``sum(parts, start=zeros(dims))``, the same additions in the same order, kept while the parts
@@ -46,33 +52,39 @@ class Carried:
         self._inqueue = (parts, total)
         return total
 
-    def room(self, requested: bytes, inputs: tuple[object, ...], compute: Callable[[], Room]) -> Room:
-        """``compute()`` (the overcommit's used and idle vectors), kept while the nodes' requested matrix
-        holds the same bytes and ``inputs`` (the total, the factor, the resource index) are the same
-        objects."""
+    def room(
+        self, requested: Matrix, total: Vec, factor: float | None, qvec: Callable[[Vector], Vec]
+    ) -> Room:
+        """The overcommit's used (``qvec`` of the nodes' requested sums) and idle (``total × factor −
+        used``) vectors, kept while the requested matrix holds the same bytes (a pass that binds or frees
+        nothing leaves them) and the total and factor are the same objects."""
+        key = requested.tobytes()
         found = self._room
-        if (
-            found is not None
-            and found[0] == requested
-            and len(found[1]) == len(inputs)
-            and all(map(is_, found[1], inputs))
-        ):
-            return found[2]
-        answer = compute()
-        for vector in answer:
+        if found is not None and found[0] == key and found[1] is total and found[2] is factor:
+            return found[3]
+        used = qvec(requested.sum(axis=0))
+        idle = None if factor is None else total * factor - used
+        for vector in (used, idle):
             if vector is not None:
                 vector.flags.writeable = False
-        self._room = (requested, inputs, answer)
-        return answer
+        self._room = (key, total, factor, (used, idle))
+        return used, idle
 
-    def verdicts(self, inqueue: Vec, idle: Vec | None) -> dict[bytes, bool]:
-        """The verdicts known at this Inqueue sum and room (by shape): a new dict once either moved."""
-        found = self._verdicts
-        if found[0] is not inqueue or found[1] is not idle:
-            self._verdicts = found = (inqueue, idle, {})
-        return found[2]
+    def shape_rows(
+        self,
+        shapes: set[bytes],
+        index: ResourceIndex,
+        make: Callable[[list[bytes], ResourceIndex], ShapeRows],
+    ) -> tuple[list[bytes], Vec, npt.NDArray[np.bool_]]:
+        """The lined ``minResources`` shapes in a fixed order with ``make``'s rows for them, kept while the
+        shapes and the resource index are the same (the lines change far less often than passes run)."""
+        found = self._shapes
+        if found is None or found[1] is not index or found[0] != shapes:
+            keys = list(shapes)
+            rows, unasked = make(keys, index)
+            rows.flags.writeable = unasked.flags.writeable = False
+            self._shapes = found = (set(shapes), index, keys, rows, unasked)
+        return found[2], found[3], found[4]
 
 
-_NONE = vec.zeros(0)  # no Inqueue sum answered yet (held: its id is never another's)
-
-__all__ = ["Carried", "OrderKey"]
+__all__ = ["Carried", "OrderKey", "Room"]

@@ -17,7 +17,6 @@ from gangplane.api.scheduling import volcano as vc
 from gangplane.schedulers.core.resources import PODS, ResourceIndex, Vector
 from gangplane.schedulers.volcano import vec
 from gangplane.schedulers.volcano.book import quantity_text
-from gangplane.schedulers.volcano.carried import Room
 from gangplane.schedulers.volcano.jobs import Job
 from gangplane.schedulers.volcano.kept import PENDING_PHASES, Indexes, Line
 from gangplane.schedulers.volcano.session import Session
@@ -40,9 +39,8 @@ class _Overcommit:
         self.factor, self.names = session.config.overcommit_factor, session.index.names
         book = session.book
         self.total, self.carried = book.total, book.carried
-        requested = session.snapshot.requested
         self.used, self.idle = self.carried.room(
-            requested.tobytes(), (self.total, self.factor, session.index), lambda: self._room(session)
+            session.snapshot.requested, self.total, self.factor, session.qvec
         )
         leaves = (
             [a for name, a in book.attrs.items() if book.is_leaf(name)]
@@ -50,12 +48,6 @@ class _Overcommit:
             else book.attrs.values()
         )
         self.inqueue = self.carried.inqueue_sum([a.inqueue for a in leaves], len(session.index))
-
-    def _room(self, session: Session) -> Room:
-        """What the nodes hold and, under a factor, the total times it less that (carried while the
-        requested matrix holds the same bytes: a pass that binds or frees nothing leaves them)."""
-        used = session.qvec(session.snapshot.requested.sum(axis=0))
-        return used, None if self.factor is None else self.total * self.factor - used
 
     def reason(self, minimum: Vec) -> str | None:
         if self.idle is None or vec.le_on(self.inqueue + minimum, self.idle, minimum):
@@ -72,14 +64,26 @@ class _Overcommit:
     def fits(self, minimum: Vec) -> bool:
         return self.idle is None or vec.le_on(self.inqueue + minimum, self.idle, minimum)
 
-    def fits_rows(self, minima: Vec) -> npt.NDArray[np.bool_]:
-        """``fits`` of each row of ``minima`` (one row per minimum), as one vector test."""
+    def fits_rows(self, minima: Vec, unasked: npt.NDArray[np.bool_] | None = None) -> npt.NDArray[np.bool_]:
+        """``fits`` of each row of ``minima`` (one row per minimum), as one vector test; ``unasked``: where
+        ``minima`` is not positive, when the caller has it (it tests the same rows after each admission)."""
         if self.idle is None:
             return np.ones(len(minima), dtype=np.bool_)
-        idle = self.idle
-        bound = idle + vec.EPS * np.maximum(1.0, np.abs(idle))  # ``vec.le_on``'s bound, per dimension
-        fits: npt.NDArray[np.bool_] = np.all((self.inqueue + minima <= bound) | ~(minima > 0), axis=1)
+        unasked = ~(minima > 0) if unasked is None else unasked
+        fits: npt.NDArray[np.bool_] = np.all(
+            (self.inqueue + minima <= self._bound(self.idle)) | unasked, axis=1
+        )
         return fits
+
+    _bounds: tuple[Vec, Vec] | None = (
+        None  # ``_bound``'s last (idle, bound); on the class: every instance has one
+    )
+
+    def _bound(self, idle: Vec) -> Vec:
+        """``vec.le_on``'s bound per dimension, ``idle + EPS × max(1, |idle|)``: once per idle vector."""
+        if self._bounds is None or self._bounds[0] is not idle:
+            self._bounds = (idle, idle + vec.EPS * np.maximum(1.0, np.abs(idle)))
+        return self._bounds[1]
 
     def refuses_all(self, minima: list[Vector]) -> bool:
         """Would ``fits`` refuse each of ``minima``? Yes when, on a dimension all of them request, not even
@@ -188,14 +192,11 @@ def _enqueue_by_shape(session: Session, index: Indexes) -> None:
 class _Verdicts:
     """``_Overcommit.fits`` of each lined ``minResources`` shape at the current Inqueue sum, answered for
     all of them in one vector test (the same IEEE operations per element as ``vec.le_on``) and again only
-    after an admission moved the sum: nothing else it reads moves within the pass. The verdicts at a sum
-    and room are carried to the next pass (``Carried.verdicts``) while both are the same vectors (a pass
-    that admits nothing and binds nothing leaves them): a shape answered there is not answered again."""
+    after an admission moved the sum: nothing else it reads moves within the pass."""
 
     def __init__(self, overcommit: _Overcommit, shapes: set[bytes], index: ResourceIndex) -> None:
         self.overcommit = overcommit
-        self.keys = list(shapes)
-        self.index = index
+        self.keys, self.rows, self.unasked = overcommit.carried.shape_rows(shapes, index, _shape_rows)
         self._fits: dict[bytes, bool] | None = None
 
     def fits(self, shape: bytes) -> bool:
@@ -210,19 +211,17 @@ class _Verdicts:
     def current(self) -> dict[bytes, bool]:
         """Each shape's verdict at the current Inqueue sum."""
         if self._fits is None:
-            known = self.overcommit.carried.verdicts(self.overcommit.inqueue, self.overcommit.idle)
-            if not all(key in known for key in self.keys):
-                known.update(zip(self.keys, self.overcommit.fits_rows(self._rows()).tolist(), strict=True))
-            self._fits = known if len(known) == len(self.keys) else {key: known[key] for key in self.keys}
+            fits = self.overcommit.fits_rows(self.rows, self.unasked).tolist()
+            self._fits = dict(zip(self.keys, fits, strict=True))
         return self._fits
 
-    def _rows(self) -> Vec:
-        """The shapes' rows as ``Session.qvec`` makes them: minResources rows are int64
-        (``ResourceIndex.vector``), the ``pods`` column cleared."""
-        rows = np.frombuffer(b"".join(self.keys), dtype=np.int64).astype(np.float64)
-        rows = rows.reshape(len(self.keys), len(self.index))
-        rows[:, self.index.position(PODS)] = 0.0
-        return rows
+
+def _shape_rows(keys: list[bytes], index: ResourceIndex) -> tuple[Vec, npt.NDArray[np.bool_]]:
+    """The shapes' rows as ``Session.qvec`` makes them (minResources rows are int64: ``ResourceIndex.vector``)
+    and where each is not positive (the same for every test of a pass)."""
+    rows = np.frombuffer(b"".join(keys), dtype=np.int64).astype(np.float64).reshape(len(keys), len(index))
+    rows[:, index.position(PODS)] = 0.0
+    return rows, ~(rows > 0)
 
 
 def _next_turn(

@@ -127,15 +127,18 @@ def test_a_queues_order_and_overused_are_answered_again_only_when_its_vectors_mo
 
 
 def test_the_inqueue_sum_and_the_room_are_taken_again_only_when_their_inputs_move() -> None:
-    """The Inqueue sum is the same additions in the same order, kept while the parts are the same vectors;
+    """The Inqueue sum is the same additions in the same order, kept while the parts hold the same bytes;
     the overcommit room is kept while the nodes' requested matrix holds the same bytes. Both read-only."""
     carried, dims = Carried(), 2
     parts = [np.array([1.0, 0.0]), np.array([0.5, 2.0])]
     first = carried.inqueue_sum(list(parts), dims)
     assert first.tolist() == [1.5, 2.0] and not first.flags.writeable
     assert carried.inqueue_sum(list(parts), dims) is first
-    moved = carried.inqueue_sum([parts[0], np.array([0.5, 2.0])], dims)  # equal values, a new vector
-    assert moved is not first and moved.tobytes() == first.tobytes()
+    assert carried.inqueue_sum([parts[0], np.array([0.5, 2.0])], dims) is first  # the same bytes, new vector
+    moved = carried.inqueue_sum([parts[0], np.array([-0.0, 2.0])], dims)  # one sign moved: summed again
+    assert moved is not first and moved.tolist() == [1.0, 2.0]
+    assert carried.inqueue_sum([parts[0], np.array([-0.0, 2.0])], 3 - 1) is moved
+    assert carried.inqueue_sum([], 3).tolist() == [0.0, 0.0, 0.0]
     asked: list[int] = []
 
     def qvec(row: Any) -> Vec:

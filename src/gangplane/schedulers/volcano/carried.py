@@ -12,7 +12,6 @@ pass.
 from __future__ import annotations
 
 from collections.abc import Callable
-from operator import is_
 
 import numpy as np
 import numpy.typing as npt
@@ -37,19 +36,26 @@ class Carried:
         # by queue: (allocated, deserved, policy, share policy) and the key they give
         self.order_keys: dict[str, tuple[Vec, Vec, QueuePolicy, object, OrderKey]] = {}
         self.overused: dict[str, tuple[Vec, Vec, bool]] = {}  # by queue: (bound, allocated, answer)
-        self._inqueue: tuple[list[Vec], Vec] | None = None
+        self._inqueue: tuple[list[Vec], list[bytes], Vec, int] | None = None
         self._room: tuple[bytes, Vec, float | None, Room] | None = None
         self._shapes: tuple[set[bytes], ResourceIndex, list[bytes], Vec, npt.NDArray[np.bool_]] | None = None
 
     def inqueue_sum(self, parts: list[Vec], dims: int) -> Vec:
         """``sum(parts, start=zeros(dims))``, the same additions in the same order, kept while the parts
-        are the same vectors in the same order."""
+        hold the same bytes in the same order: a queue's demand vectors are new whenever one of its jobs
+        changes, but its Inqueue part moves only when a job is admitted, starts or leaves."""
         found = self._inqueue
-        if found is not None and len(found[0]) == len(parts) and all(map(is_, found[0], parts)):
-            return found[1]
+        if (
+            found is not None
+            and found[3] == dims
+            and len(found[0]) == len(parts)
+            and all(p is q or p.tobytes() == b for p, q, b in zip(parts, found[0], found[1], strict=True))
+        ):
+            self._inqueue = (parts, found[1], found[2], dims)  # hold these: the next pass compares them first
+            return found[2]
         total = sum(parts, start=vec.zeros(dims))
         total.flags.writeable = False
-        self._inqueue = (parts, total)
+        self._inqueue = (parts, [p.tobytes() for p in parts], total, dims)
         return total
 
     def room(

@@ -53,8 +53,13 @@ def reachable(session: Session) -> Iterable[Job]:
 
 
 def _untouched_head(session: Session, line: Line) -> str | None:
-    """The key of the line's first job the session has not touched (few are: a walk of a few entries)."""
-    return next((key for _, key in line if key not in session.touched), None)
+    """The key of the line's first job the session has not touched (few are: a walk of a few entries; a
+    loop, not a generator: asked of every kept line twice a pass)."""
+    touched = session.touched
+    for _, key in line:
+        if key not in touched:
+            return key
+    return None
 
 
 def _loose_candidates(session: Session, index: Indexes) -> list[Job]:

@@ -70,14 +70,12 @@ class _Overcommit:
         if self.idle is None:
             return np.ones(len(minima), dtype=np.bool_)
         unasked = ~(minima > 0) if unasked is None else unasked
-        fits: npt.NDArray[np.bool_] = np.all(
-            (self.inqueue + minima <= self._bound(self.idle)) | unasked, axis=1
-        )
+        within = self.inqueue + minima <= self._bound(self.idle)
+        fits: npt.NDArray[np.bool_] = np.logical_and.reduce(within | unasked, axis=1)  # ``np.all``, unwrapped
         return fits
 
-    _bounds: tuple[Vec, Vec] | None = (
-        None  # ``_bound``'s last (idle, bound); on the class: every instance has one
-    )
+    # ``_bound``'s last (idle, bound): on the class, so every instance has one
+    _bounds: tuple[Vec, Vec] | None = None
 
     def _bound(self, idle: Vec) -> Vec:
         """``vec.le_on``'s bound per dimension, ``idle + EPS × max(1, |idle|)``: once per idle vector."""

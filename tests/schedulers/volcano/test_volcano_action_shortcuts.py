@@ -4,7 +4,9 @@ costs").
 Each shortcut is switched off in a reference run — allocate sorts every candidate up front, preempt and
 reclaim walk every starving candidate whatever the per-queue aggregates say, a job recounts its tasks on every
 question, enqueue tests every live shape at its turn (no overcommit verdicts), the quota test stacks and sorts
-the requests and builds its refusal's text, and the vector comparisons run on numpy — and random worlds
+the requests and builds its refusal's text, the vector comparisons run on numpy, and no answer is carried
+from an earlier question or pass (queue order keys, Overused, enqueue's Inqueue sum, room and shape rows,
+the span of a queue's filling rounds) — and random worlds
 (queues, priorities, gangs arriving, finishing, evicted and coming back) must get the same bindings, evictions
 and status writes, cycle after cycle, from both.
 """
@@ -14,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from heapq import heapify, heappop, heappush
+from typing import Any
 
 import numpy as np
 import pytest
@@ -27,8 +30,11 @@ from gangplane.schedulers.base import CycleResult
 from gangplane.schedulers.core.objects import PodInfo
 from gangplane.schedulers.core.resources import ResourceIndex
 from gangplane.schedulers.volcano import VolcanoConfig, jobs, placement, vec
+from gangplane.schedulers.volcano import proportion as prop
 from gangplane.schedulers.volcano.actions import allocate, enqueue, preempt, reclaim
-from gangplane.schedulers.volcano.book import SharePolicy
+from gangplane.schedulers.volcano.book import QueueBook, SharePolicy
+from gangplane.schedulers.volcano.carried import Carried, Room, ShapeRows
+from gangplane.schedulers.volcano.filling import LastFilling
 from gangplane.schedulers.volcano.jobs import Job, Task
 from gangplane.schedulers.volcano.kept import Indexes, LeastMinimum
 from gangplane.schedulers.volcano.session import Session
@@ -108,6 +114,38 @@ def _numpy_le_on(a: Vec, b: Vec, dims: Vec | None = None) -> bool:
     return bool(np.all(a[keep] <= b[keep] + vec.EPS * np.maximum(1.0, np.abs(b[keep]))))
 
 
+def _asked_overused(book: QueueBook, name: str) -> bool:
+    attr = book.attrs[name]
+    return vec.le(
+        attr.deserved if book.policy == SharePolicy.PROPORTION else attr.real_capability, attr.allocated
+    )
+
+
+def _taken_room(carried: Carried, requested: Any, total: Vec, factor: float | None, qvec: Any) -> Room:
+    used = qvec(requested.sum(axis=0))
+    return used, None if factor is None else total * factor - used
+
+
+def _built_rows(carried: Carried, shapes: set[bytes], index: ResourceIndex, make: Any) -> Any:
+    keys = list(shapes)
+    rows: ShapeRows = make(keys, index)
+    return (keys, *rows)
+
+
+def _no_carried_answers(patch: pytest.MonkeyPatch) -> None:
+    """Every answer ``Carried`` and the filling's spans keep, asked afresh each time."""
+    patch.setattr(QueueBook, "order_key", lambda book, name: book._order_key(name, book.attrs[name]))
+    patch.setattr(QueueBook, "overused", _asked_overused)
+    patch.setattr(Carried, "inqueue_sum", lambda carried, parts, dims: sum(parts, start=vec.zeros(dims)))
+    patch.setattr(Carried, "room", _taken_room)
+    patch.setattr(Carried, "shape_rows", _built_rows)
+    patch.setattr(
+        LastFilling,
+        "_same_rounds",
+        lambda kept, name, old, new: prop.same_rounds(kept._rounds.get(name, []), old, new),
+    )
+
+
 @contextmanager
 def full_walks() -> Iterator[None]:
     with pytest.MonkeyPatch.context() as patch:
@@ -124,6 +162,7 @@ def full_walks() -> Iterator[None]:
         patch.setattr(preempt, "_may_find_victims", lambda session, candidates: True)
         patch.setattr(reclaim, "_reaches", lambda session, candidates: True)
         patch.setattr(Job, "tally", lambda job: jobs._count(job.tasks))
+        _no_carried_answers(patch)
         yield
 
 

@@ -19,6 +19,7 @@ import numpy as np
 from gangplane.api.quantity import format_quantity
 from gangplane.schedulers.volcano import proportion as prop
 from gangplane.schedulers.volcano import vec
+from gangplane.schedulers.volcano.carried import OrderKey
 from gangplane.schedulers.volcano.filling import LastFilling
 from gangplane.schedulers.volcano.proportion import ROOT, QueuePolicy
 from gangplane.schedulers.volcano.vec import Vec
@@ -69,6 +70,7 @@ class QueueBook:
         self.policy = policy
         self.hierarchical = hierarchical and policy == SharePolicy.CAPACITY
         self._kept = kept or LastFilling()
+        self.carried = self._kept.carried
         self.attrs = _build_attrs(total, policies, demands, policy, self.hierarchical, self._kept)
         tree = [p for p in policies if p.name != ROOT] if self.hierarchical else []  # flat: never read
         self.parents = {p.name: (p.parent or ROOT) for p in tree}
@@ -98,19 +100,41 @@ class QueueBook:
             return 1.0
         return vec.share(attr.allocated, attr.deserved)
 
-    def order_key(self, name: str) -> tuple[int, float, int, tuple[str, str]]:
-        """QueueOrder: higher priority, then lower share, then (capacity) deserved before best-effort."""
+    def order_key(self, name: str) -> OrderKey:
+        """QueueOrder: higher priority, then lower share, then (capacity) deserved before best-effort. Kept
+        (``Carried``) while the queue's allocation, deserved share and policy are the same objects: allocate
+        asks it of every queue with turns each pass, and most queues' do not move."""
         attr = self.attrs[name]
+        found = self.carried.order_keys.get(name)
+        if (
+            found is not None
+            and found[0] is attr.allocated
+            and found[1] is attr.deserved
+            and found[2] is attr.policy
+            and found[3] is self.policy
+        ):
+            return found[4]
+        key = self._order_key(name, attr)
+        self.carried.order_keys[name] = (attr.allocated, attr.deserved, attr.policy, self.policy, key)
+        return key
+
+    def _order_key(self, name: str, attr: QueueAttr) -> OrderKey:
         best_effort = int(self.policy == SharePolicy.CAPACITY and attr.policy.deserved is None)
         return (-attr.policy.priority, self.share(name), best_effort, attr.policy.order)
 
     # ------------------------------------------------------------ callbacks
 
     def overused(self, name: str) -> bool:
-        """Proportion: deserved ≤ allocated everywhere. Capacity: real capability ≤ allocated everywhere."""
+        """Proportion: deserved ≤ allocated everywhere. Capacity: real capability ≤ allocated everywhere.
+        Kept (``Carried``) while the bound and the allocation are the same objects."""
         attr = self.attrs[name]
         bound = attr.deserved if self.policy == SharePolicy.PROPORTION else attr.real_capability
-        return vec.le(bound, attr.allocated)
+        found = self.carried.overused.get(name)
+        if found is not None and found[0] is bound and found[1] is attr.allocated:
+            return found[2]
+        answer = vec.le(bound, attr.allocated)
+        self.carried.overused[name] = (bound, attr.allocated, answer)
+        return answer
 
     def allocatable(self, name: str, request: Vec) -> bool:
         """``allocatable_reason(...) is None`` without building the message (hot path: without the

@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 
 from gangplane.schedulers.volcano import proportion as prop
 from gangplane.schedulers.volcano import vec
+from gangplane.schedulers.volcano.carried import Carried
 from gangplane.schedulers.volcano.proportion import QueuePolicy
 from gangplane.schedulers.volcano.vec import Vec
 
@@ -27,6 +28,7 @@ class LastFilling:
         self._value: dict[str, Vec] = {}
         self._policies: Sequence[QueuePolicy] = ()  # the sequence last read (held: no id is reused)
         self._queue_specs: tuple[object, ...] = ()
+        self._names: tuple[str, ...] = ()  # the names of ``_policies``, in their order
         self._guarantees: dict[str, list[float]] = {}
         self._caps_of: tuple[bytes, tuple[object, ...]] | None = None
         self._caps: dict[str, Vec] = {}
@@ -36,6 +38,8 @@ class LastFilling:
         self._on: list[int] | None = None  # the dimensions some request or guarantee is not +0.0 on
         self._bounds: tuple[list[int], Bounds] | None = None  # ``_bounds_on``, with the ``on`` it is for
         self._within: dict[str, tuple[Vec, Vec, bool]] = {}  # ``within``: per queue, by its two vectors
+        self._spans: dict[str, tuple[prop.Rounds, prop.Span | None]] = {}  # ``_same_rounds``: by rounds
+        self.carried = Carried()  # the book's and enqueue's other answers, carried the same way
 
     def capabilities(self, total: Vec, policies: Sequence[QueuePolicy]) -> dict[str, Vec]:
         """``proportion.real_capabilities``, computed again only when the total or a queue's spec changed."""
@@ -53,7 +57,7 @@ class LastFilling:
         the active dimensions are found again only when one of theirs moved."""
         queue_specs = self._specs(policies)
         last = self._requests
-        changed = [p.name for p in policies if requests.get(p.name, None) is not last.get(p.name, _UNREAD)]
+        changed = [name for name in self._names if requests.get(name) is not last.get(name, _UNREAD)]
         total_bytes = total.tobytes()
         if not changed and self._spec[:1] == (total_bytes,) and self._spec[2:] == (queue_specs,):
             return self._value
@@ -116,6 +120,7 @@ class LastFilling:
             self._queue_specs = tuple(
                 (p.name, p.weight, p.capability.tobytes(), p.guarantee.tobytes()) for p in policies
             )
+            self._names = tuple(p.name for p in policies)
             self._guarantees = {p.name: p.guarantee.tolist() for p in policies}
             self._guaranteed = {name: _nonzero(g) for name, g in self._guarantees.items()}
             self._asked = {p.name: self._asked[p.name] for p in policies if p.name in self._asked}
@@ -130,11 +135,22 @@ class LastFilling:
             old = self._asked.get(name)
             if old is None:
                 return False
-            if request != old and not prop.same_rounds(
-                self._rounds.get(name, []), [old[d] for d in on], [request[d] for d in on]
-            ):
+            if request != old and not self._same_rounds(name, [old[d] for d in on], [request[d] for d in on]):
                 return False
         return True
+
+    def _same_rounds(self, name: str, old: list[float], new: list[float]) -> bool:
+        """``proportion.same_rounds`` for the queue; over one dimension from the span of requests its rounds
+        leave alone (``proportion.rounds_span``), taken once per filling: a busy queue's request moves
+        nearly every pass while the filling stands."""
+        rounds = self._rounds.get(name, [])
+        if len(old) != 1:
+            return prop.same_rounds(rounds, old, new)
+        found = self._spans.get(name)
+        if found is None or found[0] is not rounds:
+            found = self._spans[name] = (rounds, prop.rounds_span(rounds, old[0]))
+        known = None if found[1] is None else prop.in_span(found[1], new[0])
+        return prop.same_rounds(rounds, old, new) if known is None else known
 
 
 _UNREAD = object()  # no request read yet (``None`` is a queue without one)
@@ -143,7 +159,7 @@ Bounds = tuple[tuple[dict[str, list[float]], dict[str, list[float]]], tuple[list
 
 def _nonzero(values: list[float]) -> frozenset[int]:
     """The dimensions ``proportion.active`` counts for one vector."""
-    return frozenset(d for d, v in enumerate(values) if v != 0.0 or math.copysign(1.0, v) < 0)
+    return frozenset([d for d, v in enumerate(values) if v or math.copysign(1.0, v) < 0])  # ``v``: v != 0.0
 
 
 __all__ = ["LastFilling"]

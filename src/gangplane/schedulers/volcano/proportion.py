@@ -253,6 +253,43 @@ def _same_rounds_one(rounds: Rounds, old: float, new: float) -> bool:
     return True
 
 
+Span = tuple[float, bool, float | None, float | None, float | None]  # old, exact, above, from, up to
+
+
+def rounds_span(rounds: Rounds, old: float) -> Span | None:
+    """The one-dimension requests ``new`` for which ``_same_rounds_one(rounds, old, new)`` holds, as bounds
+    taken once for the rounds: ``new == old`` (exact: some round left ``old`` under its reach, so the cap
+    gave ``old`` itself), else ``new`` above each top ``old`` is above, from each reach ``old`` is at or
+    above, up to each top ``old`` is under. ``None`` when a value is NaN (then the loop answers). The same
+    span stands for any ``new`` inside it (it compares as ``old`` in every round)."""
+    exact, above, start, upto = False, None, None, None
+    for (reach,), (got,) in rounds:
+        top = got + _EPS * max(1.0, abs(got))
+        if math.isnan(top) or math.isnan(reach) or math.isnan(old):
+            return None
+        if old <= top:
+            upto = top if upto is None or top < upto else upto
+        else:
+            above = top if above is None or top > above else above
+        if old < reach:
+            exact = True
+        else:
+            start = reach if start is None or reach > start else start
+    return (old, exact, above, start, upto)
+
+
+def in_span(span: Span, new: float) -> bool | None:
+    """``_same_rounds_one`` for ``new`` from its span (``None`` for a NaN ``new``: the loop answers)."""
+    if math.isnan(new):
+        return None
+    old, exact, above, start, upto = span
+    if exact:
+        return new == old
+    return (
+        (above is None or new > above) and (start is None or new >= start) and (upto is None or new <= upto)
+    )
+
+
 def _le(a: list[float], b: list[float]) -> bool:
     """``vec.le`` on lists (a loop: called a few times per queue and round of every filling)."""
     for x, y in zip(a, b, strict=True):  # noqa: SIM110 (a loop: no generator per call)

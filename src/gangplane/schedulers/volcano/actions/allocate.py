@@ -53,8 +53,18 @@ def reachable(session: Session) -> Iterable[Job]:
 
 
 def _untouched_head(session: Session, line: Line) -> str | None:
-    """The key of the line's first job the session has not touched (few are: a walk of a few entries)."""
-    return next((key for _, key in line if key not in session.touched), None)
+    """The key of the line's first job the session has not touched (few are: a walk of a few entries; a
+    loop, not a generator: asked of every kept line twice a pass)."""
+    at = _untouched(session, line, 0)
+    return line[at][1] if at < len(line) else None
+
+
+def _untouched(session: Session, line: Line, at: int) -> int:
+    """The place of the line's first entry from ``at`` the session has not touched (``len(line)``: none)."""
+    touched = session.touched
+    while at < len(line) and line[at][1] in touched:
+        at += 1
+    return at
 
 
 def _loose_candidates(session: Session, index: Indexes) -> list[Job]:
@@ -143,15 +153,14 @@ class _Turns:
     def __init__(self, session: Session, loose: Iterable[Job], lines: Iterable[Line] = ()) -> None:
         self.session = session
         self.heap: list[_Entry] = [(session.job_order(job), job.key, None, 0) for job in loose]
-        for line in lines:
-            self.enter(line, 0)
-        heapify(self.heap)
+        for line in lines:  # ``enter(line, 0)`` each, appended: one heapify orders them all
+            if (at := _untouched(session, line, 0)) < len(line):
+                self.heap.append((*line[at], line, at))
+        heapify(self.heap)  # entries differ in (job order, key): the pops do not depend on the layout
 
     def enter(self, line: Line, at: int) -> None:
         """Push the line's first entry from ``at`` the session has not touched (those are loose)."""
-        while at < len(line) and line[at][1] in self.session.touched:
-            at += 1
-        if at < len(line):
+        if (at := _untouched(self.session, line, at)) < len(line):
             heappush(self.heap, (*line[at], line, at))
 
     def pop(self) -> _Entry | None:

@@ -37,16 +37,17 @@ class _Overcommit:
 
     def __init__(self, session: Session) -> None:
         self.factor, self.names = session.config.overcommit_factor, session.index.names
-        self.total = session.book.total
-        self.used = session.qvec(session.snapshot.requested.sum(axis=0))
-        self.idle: Vec | None = None if self.factor is None else self.total * self.factor - self.used
         book = session.book
+        self.total, self.carried = book.total, book.carried
+        self.used, self.idle = self.carried.room(
+            session.snapshot.requested, self.total, self.factor, session.qvec
+        )
         leaves = (
             [a for name, a in book.attrs.items() if book.is_leaf(name)]
             if book.hierarchical
             else book.attrs.values()
         )
-        self.inqueue = sum((a.inqueue for a in leaves), start=vec.zeros(len(session.index)))
+        self.inqueue = self.carried.inqueue_sum([a.inqueue for a in leaves], len(session.index))
 
     def reason(self, minimum: Vec) -> str | None:
         if self.idle is None or vec.le_on(self.inqueue + minimum, self.idle, minimum):
@@ -63,14 +64,24 @@ class _Overcommit:
     def fits(self, minimum: Vec) -> bool:
         return self.idle is None or vec.le_on(self.inqueue + minimum, self.idle, minimum)
 
-    def fits_rows(self, minima: Vec) -> npt.NDArray[np.bool_]:
-        """``fits`` of each row of ``minima`` (one row per minimum), as one vector test."""
+    def fits_rows(self, minima: Vec, unasked: npt.NDArray[np.bool_] | None = None) -> npt.NDArray[np.bool_]:
+        """``fits`` of each row of ``minima`` (one row per minimum), as one vector test; ``unasked``: where
+        ``minima`` is not positive, when the caller has it (it tests the same rows after each admission)."""
         if self.idle is None:
             return np.ones(len(minima), dtype=np.bool_)
-        idle = self.idle
-        bound = idle + vec.EPS * np.maximum(1.0, np.abs(idle))  # ``vec.le_on``'s bound, per dimension
-        fits: npt.NDArray[np.bool_] = np.all((self.inqueue + minima <= bound) | ~(minima > 0), axis=1)
+        unasked = ~(minima > 0) if unasked is None else unasked
+        within = self.inqueue + minima <= self._bound(self.idle)
+        fits: npt.NDArray[np.bool_] = np.logical_and.reduce(within | unasked, axis=1)  # ``np.all``, unwrapped
         return fits
+
+    # ``_bound``'s last (idle, bound): on the class, so every instance has one
+    _bounds: tuple[Vec, Vec] | None = None
+
+    def _bound(self, idle: Vec) -> Vec:
+        """``vec.le_on``'s bound per dimension, ``idle + EPS × max(1, |idle|)``: once per idle vector."""
+        if self._bounds is None or self._bounds[0] is not idle:
+            self._bounds = (idle, idle + vec.EPS * np.maximum(1.0, np.abs(idle)))
+        return self._bounds[1]
 
     def refuses_all(self, minima: list[Vector]) -> bool:
         """Would ``fits`` refuse each of ``minima``? Yes when, on a dimension all of them request, not even
@@ -183,11 +194,7 @@ class _Verdicts:
 
     def __init__(self, overcommit: _Overcommit, shapes: set[bytes], index: ResourceIndex) -> None:
         self.overcommit = overcommit
-        self.keys = list(shapes)
-        # the rows as ``Session.qvec`` makes them: minResources rows are int64 (``ResourceIndex.vector``)
-        rows = np.frombuffer(b"".join(self.keys), dtype=np.int64).astype(np.float64)
-        self.rows = rows.reshape(len(self.keys), len(index))
-        self.rows[:, index.position(PODS)] = 0.0
+        self.keys, self.rows, self.unasked = overcommit.carried.shape_rows(shapes, index, _shape_rows)
         self._fits: dict[bytes, bool] | None = None
 
     def fits(self, shape: bytes) -> bool:
@@ -202,8 +209,17 @@ class _Verdicts:
     def current(self) -> dict[bytes, bool]:
         """Each shape's verdict at the current Inqueue sum."""
         if self._fits is None:
-            self._fits = dict(zip(self.keys, self.overcommit.fits_rows(self.rows).tolist(), strict=True))
+            fits = self.overcommit.fits_rows(self.rows, self.unasked).tolist()
+            self._fits = dict(zip(self.keys, fits, strict=True))
         return self._fits
+
+
+def _shape_rows(keys: list[bytes], index: ResourceIndex) -> tuple[Vec, npt.NDArray[np.bool_]]:
+    """The shapes' rows as ``Session.qvec`` makes them (minResources rows are int64: ``ResourceIndex.vector``)
+    and where each is not positive (the same for every test of a pass)."""
+    rows = np.frombuffer(b"".join(keys), dtype=np.int64).astype(np.float64).reshape(len(keys), len(index))
+    rows[:, index.position(PODS)] = 0.0
+    return rows, ~(rows > 0)
 
 
 def _next_turn(

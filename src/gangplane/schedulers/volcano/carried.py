@@ -12,6 +12,8 @@ pass.
 from __future__ import annotations
 
 from collections.abc import Callable
+from itertools import compress
+from operator import is_not
 
 import numpy as np
 import numpy.typing as npt
@@ -45,14 +47,12 @@ class Carried:
         hold the same bytes in the same order: a queue's demand vectors are new whenever one of its jobs
         changes, but its Inqueue part moves only when a job is admitted, starts or leaves."""
         found = self._inqueue
-        if (
-            found is not None
-            and found[3] == dims
-            and len(found[0]) == len(parts)
-            and all(p is q or p.tobytes() == b for p, q, b in zip(parts, found[0], found[1], strict=True))
-        ):
-            self._inqueue = (parts, found[1], found[2], dims)  # hold these: the next pass compares them first
-            return found[2]
+        if found is not None and found[3] == dims and len(found[0]) == len(parts):
+            # only the parts that are new vectors are read (``compress``, ``map``: no Python step for the rest)
+            moved = compress(zip(parts, found[1], strict=True), map(is_not, parts, found[0]))
+            if all(p.tobytes() == b for p, b in moved):
+                self._inqueue = (parts, found[1], found[2], dims)  # held: the next pass compares these first
+                return found[2]
         total = sum(parts, start=vec.zeros(dims))
         total.flags.writeable = False
         self._inqueue = (parts, [p.tobytes() for p in parts], total, dims)

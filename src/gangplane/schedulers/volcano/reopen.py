@@ -252,7 +252,7 @@ def _status_only(
     """Is the group as ``old`` was parsed from but for its PodGroup's status (the scheduler's own write,
     most often)? The same spec, identity and creation, and every member pod at the resourceVersion it was
     parsed at: nothing a parse reads besides the phase."""
-    if old.synthetic or not old.revision or pg.get("spec") != old.obj.get("spec"):
+    if old.synthetic or not old.revision or not _same_spec(pg, old):
         return False
     meta = pg.get("metadata") or {}
     if (meta.get("creationTimestamp") or "", meta.get("uid") or "") != old.order or not revision(pg):
@@ -278,7 +278,7 @@ def _pods_moved(
     PodGroup moved (a parse then reads it)."""
     spec = pg.get("spec")
     meta = pg.get("metadata") or {}
-    if old.synthetic or spec != old.obj.get("spec") or _key(pg) != old.key:
+    if old.synthetic or not _same_spec(pg, old) or _key(pg) != old.key:
         return None
     if (meta.get("creationTimestamp") or "", meta.get("uid") or "") != old.order:
         return None
@@ -298,6 +298,13 @@ def _pods_moved(
         _shape=None,
         _tally=None,
     )
+
+
+def _same_spec(pg: Mapping[str, Any], job: jb.Job) -> bool:
+    """Is ``pg``'s spec the one ``job`` was parsed from? A status write copies the object, not its spec,
+    so the same dict answers at once; an equal one is as good."""
+    spec, was = pg.get("spec"), job.obj.get("spec")
+    return spec is was or spec == was
 
 
 def _restatus(kept: Kept, job: jb.Job, pg: Mapping[str, Any], demand: Callable[[jb.Job], Any]) -> None:

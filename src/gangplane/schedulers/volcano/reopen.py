@@ -9,7 +9,6 @@ when one of those objects is a new object (``_Inputs``); the jobs are brought le
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import replace
 from functools import partial
 from operator import is_
 from typing import Any
@@ -288,15 +287,23 @@ def _pods_moved(
     tasks = [jb.renew_task(was.get(info.key), pod, info, index) for pod, info in members]
     rvs = [revision(pod) for pod, _ in members]
     stamp = (revision(pg), *rvs) if revision(pg) and all(rvs) else ()
-    return replace(
-        old,
+    # a new job with what ``jb.new_job`` read from the PodGroup taken from ``old`` (not ``old`` changed in
+    # place: a close's ``status.Wrote`` holds the job it wrote for, and tells a job by its identity)
+    return jb.Job(
+        key=old.key,
+        namespace=old.namespace,
+        name=old.name,
+        queue=old.queue,
         priority=_priority(pg, classes.values, [info for _, info in members]),
+        min_member=old.min_member,
+        min_task_member=old.min_task_member,
+        min_resources=old.min_resources,
+        topology=old.topology,
         phase=(pg.get("status") or {}).get("phase") or vc.PodGroupPhase.PENDING,
+        order=old.order,
         obj=pg,
         tasks=sorted(tasks, key=_task_order),
         revision=stamp,
-        _shape=None,
-        _tally=None,
     )
 
 

@@ -5,7 +5,7 @@ demand is computed once per what it reads (``kept.demand_inputs``)."""
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import fields, replace
 from types import SimpleNamespace
 from typing import Any
 
@@ -72,12 +72,19 @@ def _parse(pg: Obj, members: list[tuple[Obj, PodInfo]]) -> jb.Job:
     return job
 
 
-def _seen(job: jb.Job) -> tuple[object, ...]:
-    """Everything of a job as parsed, its tasks' pod infos by identity."""
-    shape = None if job.min_resources is None else job.min_resources.tobytes()
-    tasks = [(id(t.pod), t.status, t.role, t.best_effort) for t in job.tasks]
-    return (job.key, job.namespace, job.name, job.queue, job.priority, job.min_member, job.min_task_member,
-            shape, job.topology, job.phase, job.order, id(job.obj), job.synthetic, job.revision, tasks)  # fmt: skip
+def _seen(job: jb.Job) -> list[object]:
+    """Every field of a job (a new field is compared too), its objects and tasks' pod infos by identity."""
+    seen: list[object] = []
+    for field in fields(job):
+        value = getattr(job, field.name)
+        if field.name == "tasks":
+            value = [(id(t.pod), t.status, t.role, t.best_effort) for t in value]
+        elif field.name == "obj":
+            value = id(value)
+        elif isinstance(value, np.ndarray):
+            value = (value.dtype, value.tobytes())
+        seen.append((field.name, value))
+    return seen
 
 
 @settings(max_examples=300, deadline=None)

@@ -9,7 +9,6 @@ when one of those objects is a new object (``_Inputs``); the jobs are brought le
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import replace
 from functools import partial
 from operator import is_
 from typing import Any
@@ -252,7 +251,7 @@ def _status_only(
     """Is the group as ``old`` was parsed from but for its PodGroup's status (the scheduler's own write,
     most often)? The same spec, identity and creation, and every member pod at the resourceVersion it was
     parsed at: nothing a parse reads besides the phase."""
-    if old.synthetic or not old.revision or pg.get("spec") != old.obj.get("spec"):
+    if old.synthetic or not old.revision or not _same_spec(pg, old):
         return False
     meta = pg.get("metadata") or {}
     if (meta.get("creationTimestamp") or "", meta.get("uid") or "") != old.order or not revision(pg):
@@ -278,7 +277,7 @@ def _pods_moved(
     PodGroup moved (a parse then reads it)."""
     spec = pg.get("spec")
     meta = pg.get("metadata") or {}
-    if old.synthetic or spec != old.obj.get("spec") or _key(pg) != old.key:
+    if old.synthetic or not _same_spec(pg, old) or _key(pg) != old.key:
         return None
     if (meta.get("creationTimestamp") or "", meta.get("uid") or "") != old.order:
         return None
@@ -288,16 +287,31 @@ def _pods_moved(
     tasks = [jb.renew_task(was.get(info.key), pod, info, index) for pod, info in members]
     rvs = [revision(pod) for pod, _ in members]
     stamp = (revision(pg), *rvs) if revision(pg) and all(rvs) else ()
-    return replace(
-        old,
+    # a new job with what ``jb.new_job`` read from the PodGroup taken from ``old`` (not ``old`` changed in
+    # place: a close's ``status.Wrote`` holds the job it wrote for, and tells a job by its identity)
+    return jb.Job(
+        key=old.key,
+        namespace=old.namespace,
+        name=old.name,
+        queue=old.queue,
         priority=_priority(pg, classes.values, [info for _, info in members]),
+        min_member=old.min_member,
+        min_task_member=old.min_task_member,
+        min_resources=old.min_resources,
+        topology=old.topology,
         phase=(pg.get("status") or {}).get("phase") or vc.PodGroupPhase.PENDING,
+        order=old.order,
         obj=pg,
         tasks=sorted(tasks, key=_task_order),
         revision=stamp,
-        _shape=None,
-        _tally=None,
     )
+
+
+def _same_spec(pg: Mapping[str, Any], job: jb.Job) -> bool:
+    """Is ``pg``'s spec the one ``job`` was parsed from? A status write copies the object, not its spec,
+    so the same dict answers at once; an equal one is as good."""
+    spec, was = pg.get("spec"), job.obj.get("spec")
+    return spec is was or spec == was
 
 
 def _restatus(kept: Kept, job: jb.Job, pg: Mapping[str, Any], demand: Callable[[jb.Job], Any]) -> None:

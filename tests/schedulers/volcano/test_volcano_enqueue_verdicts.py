@@ -35,6 +35,7 @@ def _overcommit(inqueue: list[float], idle: list[float] | None) -> _Overcommit:
     overcommit = _Overcommit.__new__(_Overcommit)
     overcommit.inqueue = np.array(inqueue)
     overcommit.idle = None if idle is None else np.array(idle)
+    overcommit._bounds = None  # as ``__init__`` sets it
     return overcommit
 
 

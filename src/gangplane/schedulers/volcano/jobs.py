@@ -249,7 +249,40 @@ def new_job(
         min_task_member=dict(spec.get("minTaskMember") or {}),
         min_resources=min_resources_vector(index, spec.get("minResources")),
         topology=topology_of(spec, tier_names, root_tier),
-        phase=(pg.get("status") or {}).get("phase") or vc.PodGroupPhase.PENDING,
-        order=(meta.get("creationTimestamp") or "", meta.get("uid") or ""),
+        phase=phase_of(pg),
+        order=order_of(pg),
         obj=pg,
     )
+
+
+def renew_job(old: Job, pg: Mapping[str, Any], priority: int, tasks: list[Task]) -> Job:
+    """``new_job`` of ``pg`` with ``tasks``, for a PodGroup whose spec, name and creation are those ``old``
+    was parsed from under the same context: what ``new_job`` reads from them is taken from ``old``, only the
+    phase and the object are read again. A new job, not ``old`` changed in place (a close's ``status.Wrote``
+    tells a job by its identity)."""
+    return Job(
+        key=old.key,
+        namespace=old.namespace,
+        name=old.name,
+        queue=old.queue,
+        priority=priority,
+        min_member=old.min_member,
+        min_task_member=old.min_task_member,
+        min_resources=old.min_resources,
+        topology=old.topology,
+        phase=phase_of(pg),
+        order=old.order,
+        obj=pg,
+        tasks=tasks,
+    )
+
+
+def phase_of(pg: Mapping[str, Any]) -> str:
+    """A PodGroup's phase as a job holds it (Pending until a status says otherwise)."""
+    return (pg.get("status") or {}).get("phase") or vc.PodGroupPhase.PENDING
+
+
+def order_of(pg: Mapping[str, Any]) -> tuple[str, str]:
+    """A job's ``order``: its PodGroup's creationTimestamp and uid."""
+    meta = pg.get("metadata") or {}
+    return (meta.get("creationTimestamp") or "", meta.get("uid") or "")

@@ -308,7 +308,10 @@ class Kept:
         self.orders = {}
 
     def note_phase(self, key: str, queue: str, phase: str) -> None:
-        self._count(key, queue, phase)
+        """Count the job under ``phase`` as last closed; a phase noted already leaves the counts as they are
+        (most jobs a close visits keep theirs)."""
+        if self.phases.get(key) != phase:
+            self._count(key, queue, phase)
 
     def demands(self) -> dict[str, QueueDemand]:
         """Per queue with jobs, the sum of its jobs' demands. Not copies: a sum is replaced, never changed in

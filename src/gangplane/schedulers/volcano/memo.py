@@ -94,7 +94,7 @@ class Memo:
         self._jobs.pop(key, None)
         job = build()
         pods = [(revision(pod), info) for pod, info in members]
-        if _stamp(job, inputs[0], [rv for rv, _ in pods]):
+        if stamp(job, inputs[0], [rv for rv, _ in pods]):
             statuses = tuple(t.status for t in job.tasks)
             self._jobs[key] = _Kept(inputs, pods, job, job.phase, statuses)
         return job
@@ -154,11 +154,11 @@ class Stamping(Memo):
         build: Callable[[], Job],
     ) -> Job:
         job = build()
-        _stamp(job, revision(pg), [revision(pod) for pod, _ in members])
+        stamp(job, revision(pg), [revision(pod) for pod, _ in members])
         return job
 
 
-def _stamp(job: Job, group: object, pods: Sequence[str]) -> bool:
+def stamp(job: Job, group: object, pods: Sequence[str]) -> bool:
     """Stamp ``job`` with the resourceVersions it was parsed from (``Job.revision``) when every object has
     one; whether it did."""
     if not group or not all(pods):
@@ -200,4 +200,4 @@ def read_by_policy(obj: Mapping[str, Any]) -> tuple[object, ...]:
     return (obj.get("spec"), (obj.get("status") or {}).get("state"), *(meta.get(k) for k in keys))
 
 
-__all__ = ["Memo", "Settled", "Stamping", "Victims", "read_by_policy", "revision"]
+__all__ = ["Memo", "Settled", "Stamping", "Victims", "read_by_policy", "revision", "stamp"]

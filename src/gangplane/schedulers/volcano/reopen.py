@@ -13,7 +13,6 @@ from functools import partial
 from operator import is_
 from typing import Any
 
-from gangplane.api.scheduling import volcano as vc
 from gangplane.schedulers.base import ClusterView
 from gangplane.schedulers.core.classes import PriorityClasses, priority_classes
 from gangplane.schedulers.core.evicting import Evicting
@@ -26,7 +25,7 @@ from gangplane.schedulers.volcano.book import QueueBook
 from gangplane.schedulers.volcano.config import VolcanoConfig
 from gangplane.schedulers.volcano.hypernodes import HyperNodeTree, build_tree
 from gangplane.schedulers.volcano.kept import Inputs, Kept
-from gangplane.schedulers.volcano.memo import Memo, Stamping, read_by_policy, revision
+from gangplane.schedulers.volcano.memo import Memo, Stamping, read_by_policy, revision, stamp
 from gangplane.schedulers.volcano.proportion import QueuePolicy
 from gangplane.schedulers.volcano.session import (
     Session,
@@ -251,10 +250,7 @@ def _status_only(
     """Is the group as ``old`` was parsed from but for its PodGroup's status (the scheduler's own write,
     most often)? The same spec, identity and creation, and every member pod at the resourceVersion it was
     parsed at: nothing a parse reads besides the phase."""
-    if old.synthetic or not old.revision or not _same_spec(pg, old):
-        return False
-    meta = pg.get("metadata") or {}
-    if (meta.get("creationTimestamp") or "", meta.get("uid") or "") != old.order or not revision(pg):
+    if not old.revision or not revision(pg) or not _same_group(old, pg):
         return False
     pods = old.revision[1:]
     return len(members) == len(pods) and all(
@@ -275,50 +271,31 @@ def _pods_moved(
     the phase, the object and the tasks are read again, each task as a parse builds it from its pod and
     info (``jb.renew_task``), in the parse's order, with the parse's priority and stamp. ``None`` when the
     PodGroup moved (a parse then reads it)."""
-    spec = pg.get("spec")
-    meta = pg.get("metadata") or {}
-    if old.synthetic or not _same_spec(pg, old) or _key(pg) != old.key:
+    if not _same_group(old, pg) or _key(pg) != old.key:
         return None
-    if (meta.get("creationTimestamp") or "", meta.get("uid") or "") != old.order:
-        return None
-    if classes.problem((spec or {}).get("priorityClassName")) is not None:
+    if classes.problem((pg.get("spec") or {}).get("priorityClassName")) is not None:
         return None
     was = {task.pod.key: task for task in old.tasks}
     tasks = [jb.renew_task(was.get(info.key), pod, info, index) for pod, info in members]
-    rvs = [revision(pod) for pod, _ in members]
-    stamp = (revision(pg), *rvs) if revision(pg) and all(rvs) else ()
-    # a new job with what ``jb.new_job`` read from the PodGroup taken from ``old`` (not ``old`` changed in
-    # place: a close's ``status.Wrote`` holds the job it wrote for, and tells a job by its identity)
-    return jb.Job(
-        key=old.key,
-        namespace=old.namespace,
-        name=old.name,
-        queue=old.queue,
-        priority=_priority(pg, classes.values, [info for _, info in members]),
-        min_member=old.min_member,
-        min_task_member=old.min_task_member,
-        min_resources=old.min_resources,
-        topology=old.topology,
-        phase=(pg.get("status") or {}).get("phase") or vc.PodGroupPhase.PENDING,
-        order=old.order,
-        obj=pg,
-        tasks=sorted(tasks, key=_task_order),
-        revision=stamp,
-    )
+    priority = _priority(pg, classes.values, [info for _, info in members])
+    job = jb.renew_job(old, pg, priority, sorted(tasks, key=_task_order))
+    stamp(job, revision(pg), [revision(pod) for pod, _ in members])
+    return job
 
 
-def _same_spec(pg: Mapping[str, Any], job: jb.Job) -> bool:
-    """Is ``pg``'s spec the one ``job`` was parsed from? A status write copies the object, not its spec,
-    so the same dict answers at once; an equal one is as good."""
-    spec, was = pg.get("spec"), job.obj.get("spec")
-    return spec is was or spec == was
+def _same_group(old: jb.Job, pg: Mapping[str, Any]) -> bool:
+    """Is ``pg`` the PodGroup ``old`` was parsed from but for its status: not an automatic one, the same
+    spec (a status write copies the object, not its spec, so the same dict answers at once; an equal one is
+    as good), creation and uid?"""
+    spec, was = pg.get("spec"), old.obj.get("spec")
+    return not old.synthetic and (spec is was or spec == was) and jb.order_of(pg) == old.order
 
 
 def _restatus(kept: Kept, job: jb.Job, pg: Mapping[str, Any], demand: Callable[[jb.Job], Any]) -> None:
     """Take ``pg``'s status into the kept ``job`` without parsing it again: its tasks, priority and shape
     stand (they come from the spec and the pods); only its phase and object move. A phase that stays
     leaves the indexes and queue sums as they are; the close looks at the job again, as after a parse."""
-    phase = (pg.get("status") or {}).get("phase") or vc.PodGroupPhase.PENDING
+    phase = jb.phase_of(pg)
     if phase != job.phase:
         kept.drop(job.key)
         job.phase = phase

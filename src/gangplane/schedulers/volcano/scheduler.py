@@ -118,9 +118,8 @@ def close_kept(
     visit = kept.visit | session.touched | session.pipelined
     jobs = [kept.jobs[key] for key in sorted(visit) if key in kept.jobs]
     pod_group_writes, phases = status.pod_group_writes(session, kept.settled, jobs, wrote)
-    for job in jobs:  # a phase noted already leaves the counts as they are (most visited jobs keep theirs)
-        if kept.phases.get(job.key) != phases[job.key]:
-            kept.note_phase(job.key, job.queue, phases[job.key])
+    for job in jobs:
+        kept.note_phase(job.key, job.queue, phases[job.key])
     kept.visit = {job.key for job in jobs if job.key not in kept.settled} | session.touched
     kept.reread = {f"{w.namespace}/{w.name}" for w in pod_group_writes}
     kept.reset(session.touched)

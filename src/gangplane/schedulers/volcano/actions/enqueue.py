@@ -48,6 +48,7 @@ class _Overcommit:
             else book.attrs.values()
         )
         self.inqueue = self.carried.inqueue_sum([a.inqueue for a in leaves], len(session.index))
+        self._bounds: tuple[Vec, Vec] | None = None  # ``_bound``'s last (idle, bound)
 
     def reason(self, minimum: Vec) -> str | None:
         if self.idle is None or vec.le_on(self.inqueue + minimum, self.idle, minimum):
@@ -73,9 +74,6 @@ class _Overcommit:
         within = self.inqueue + minima <= self._bound(self.idle)
         fits: npt.NDArray[np.bool_] = np.logical_and.reduce(within | unasked, axis=1)  # ``np.all``, unwrapped
         return fits
-
-    # ``_bound``'s last (idle, bound): on the class, so every instance has one
-    _bounds: tuple[Vec, Vec] | None = None
 
     def _bound(self, idle: Vec) -> Vec:
         """``vec.le_on``'s bound per dimension, ``idle + EPS × max(1, |idle|)``: once per idle vector."""

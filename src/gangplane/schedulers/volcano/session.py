@@ -63,6 +63,7 @@ class Session:
     inqueue_reasons: dict[str, str] = field(default_factory=dict)
     left_out: dict[str, str] = field(default_factory=dict)  # job key -> why the job is not in the session
     victim_units: dict[str, list[Any]] = field(default_factory=dict)  # job key -> its units while they stand
+    unit_requests: dict[tuple[str, ...], Vec] = field(default_factory=dict)  # pod keys -> what they hold
     kept: Kept | None = None  # the jobs kept across passes with their indexes (``kept.py``), if any
     touched: set[str] = field(default_factory=set)  # jobs whose phase or a task status this session changed
     eligible: dict[str, bool] = field(default_factory=dict)  # allocate's ``candidates`` answers (kept only)

@@ -77,16 +77,10 @@ def _units_of_tiers(
 
 def _acceptor(session: Session) -> Callable[[victims.Unit], bool]:
     """Each search re-offers the same units; what a unit holds depends only on its pods, so it is summed
-    once per action (keyed by the pods, as a job's units are rebuilt when its task statuses change)."""
-    held: dict[tuple[str, ...], Vec] = {}
+    once per session (``victims.unit_request``; a job's units are rebuilt when its task statuses change)."""
 
     def accept(unit: victims.Unit) -> bool:
-        key = tuple(t.pod.key for t in unit.tasks)
-        vec = held.get(key)
-        if vec is None:
-            start = np.zeros(len(session.index))
-            vec = held[key] = sum((session.qvec(t.pod.requests) for t in unit.tasks), start=start)
-        return session.book.reclaimable(unit.job.queue, vec)
+        return session.book.reclaimable(unit.job.queue, victims.unit_request(session, unit))
 
     return accept
 

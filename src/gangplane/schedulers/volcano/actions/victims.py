@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+import numpy as np
+
 from gangplane.schedulers.base import Eviction
 from gangplane.schedulers.core.headroom import Headroom, VictimSearch, single_shape
 from gangplane.schedulers.core.objects import NEVER, PodInfo
@@ -102,9 +104,24 @@ def _placed(session: Session, unit: Unit) -> list[tuple[Task, int]]:
     return [(t, row) for t in unit.tasks if (row := session.snapshot.location(t.pod.key)) is not None]
 
 
+def unit_request(session: Session, unit: Unit) -> Vec:
+    """What ``unit``'s tasks request together, as a queue-math vector (read-only). A function of its pods'
+    requests alone, so it is summed once per session: victim searches offer, count and give back the same
+    units again and again."""
+    key = tuple(t.pod.key for t in unit.tasks)
+    found = session.unit_requests.get(key)
+    if found is None:
+        start = np.zeros(len(session.index))
+        found = session.unit_requests[key] = sum(
+            (session.qvec(t.pod.requests) for t in unit.tasks), start=start
+        )
+    return found
+
+
 def _book(session: Session, unit: Unit, move: Callable[[str, Vec], None]) -> None:
-    for task in unit.tasks:
-        move(unit.job.queue, session.qvec(task.pod.requests))
+    """The unit's queue-book move at once: its tasks' vectors hold whole units (milli-cores, bytes, counts),
+    so moving their sum leaves the book as moving each task did."""
+    move(unit.job.queue, unit_request(session, unit))
 
 
 def _rows(session: Session, unit: Unit) -> list[int]:

@@ -277,6 +277,14 @@ def renew_job(old: Job, pg: Mapping[str, Any], priority: int, tasks: list[Task])
     )
 
 
+def same_group(old: Job, pg: Mapping[str, Any]) -> bool:
+    """Is ``pg`` the PodGroup ``old`` was parsed from but for its status: not an automatic one, the same
+    spec (a status write copies the object, not its spec, so the same dict answers at once; an equal one is
+    as good), creation and uid?"""
+    spec, was = pg.get("spec"), old.obj.get("spec")
+    return not old.synthetic and (spec is was or spec == was) and order_of(pg) == old.order
+
+
 def phase_of(pg: Mapping[str, Any]) -> str:
     """A PodGroup's phase as a job holds it (Pending until a status says otherwise)."""
     return (pg.get("status") or {}).get("phase") or vc.PodGroupPhase.PENDING

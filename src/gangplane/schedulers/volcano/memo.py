@@ -21,7 +21,7 @@ from gangplane.schedulers.core.evicting import Evicting
 from gangplane.schedulers.core.objects import PodInfo
 from gangplane.schedulers.core.resources import ResourceIndex
 from gangplane.schedulers.volcano.book import QueueDemand
-from gangplane.schedulers.volcano.jobs import Job, TaskStatus
+from gangplane.schedulers.volcano.jobs import Job, TaskStatus, phase_of, same_group
 from gangplane.schedulers.volcano.proportion import QueuePolicy
 
 Members = Sequence[tuple[Mapping[str, Any], PodInfo]]
@@ -41,14 +41,29 @@ class _Kept:
     demand: QueueDemand | None = None
 
     def same(self, inputs: tuple[object, ...], members: Members) -> bool:
-        return (
-            self.inputs == inputs
-            and len(self.pods) == len(members)
-            and all(
-                info is now and rv == revision(pod)
-                for (rv, info), (pod, now) in zip(self.pods, members, strict=True)
-            )
+        return self.inputs == inputs and self._same_pods(members)
+
+    def restatused(self, pg: Mapping[str, Any], inputs: tuple[object, ...], members: Members) -> bool:
+        """Is ``pg`` the PodGroup the job was parsed from but for its status (this scheduler's own write, most
+        often), with the same context and pods? Nothing else a parse reads moved (``jobs.same_group``)."""
+        return self.inputs[1:] == inputs[1:] and self._same_pods(members) and same_group(self.job, pg)
+
+    def _same_pods(self, members: Members) -> bool:
+        return len(self.pods) == len(members) and all(
+            info is now and rv == revision(pod)
+            for (rv, info), (pod, now) in zip(self.pods, members, strict=True)
         )
+
+    def renew(self, pg: Mapping[str, Any], inputs: tuple[object, ...]) -> Job:
+        """The kept job as a parse of ``pg`` would build it (``restatused``): its tasks, priority and shape come
+        from the spec, the context and the pods, which stand; the phase, the object and the PodGroup's
+        resourceVersion are ``pg``'s. Its queue demand reads the phase: kept only if the phase is."""
+        job = self.reset()
+        job.obj, job.phase, job.revision = pg, phase_of(pg), (str(inputs[0]), *job.revision[1:])
+        if job.phase != self.phase:
+            self.demand = None
+        self.inputs, self.phase = inputs, job.phase
+        return job
 
     def reset(self) -> Job:
         self.job.phase = self.phase
@@ -85,12 +100,15 @@ class Memo:
     ) -> Job:
         """The job of PodGroup ``pg`` and its ``members``: the kept one when nothing it was parsed from
         changed (same resourceVersions, same member infos, same ``context``: priority, resource index,
-        HyperNode tiers), else ``build()``, kept when every object has a resourceVersion."""
+        HyperNode tiers) or only the PodGroup's status did (renewed), else ``build()``, kept when every
+        object has a resourceVersion."""
         self._seen.add(key)
         inputs = (revision(pg), *context)
         kept = self._jobs.get(key)
         if kept is not None and inputs[0] and kept.same(inputs, members):
             return kept.reset()
+        if kept is not None and inputs[0] and kept.restatused(pg, inputs, members):
+            return kept.renew(pg, inputs)
         self._jobs.pop(key, None)
         job = build()
         pods = [(revision(pod), info) for pod, info in members]

@@ -250,7 +250,7 @@ def _status_only(
     """Is the group as ``old`` was parsed from but for its PodGroup's status (the scheduler's own write,
     most often)? The same spec, identity and creation, and every member pod at the resourceVersion it was
     parsed at: nothing a parse reads besides the phase."""
-    if not old.revision or not revision(pg) or not _same_group(old, pg):
+    if not old.revision or not revision(pg) or not jb.same_group(old, pg):
         return False
     pods = old.revision[1:]
     return len(members) == len(pods) and all(
@@ -271,7 +271,7 @@ def _pods_moved(
     the phase, the object and the tasks are read again, each task as a parse builds it from its pod and
     info (``jb.renew_task``), in the parse's order, with the parse's priority and stamp. ``None`` when the
     PodGroup moved (a parse then reads it)."""
-    if not _same_group(old, pg) or _key(pg) != old.key:
+    if not jb.same_group(old, pg) or _key(pg) != old.key:
         return None
     if classes.problem((pg.get("spec") or {}).get("priorityClassName")) is not None:
         return None
@@ -281,14 +281,6 @@ def _pods_moved(
     job = jb.renew_job(old, pg, priority, sorted(tasks, key=_task_order))
     stamp(job, revision(pg), [revision(pod) for pod, _ in members])
     return job
-
-
-def _same_group(old: jb.Job, pg: Mapping[str, Any]) -> bool:
-    """Is ``pg`` the PodGroup ``old`` was parsed from but for its status: not an automatic one, the same
-    spec (a status write copies the object, not its spec, so the same dict answers at once; an equal one is
-    as good), creation and uid?"""
-    spec, was = pg.get("spec"), old.obj.get("spec")
-    return not old.synthetic and (spec is was or spec == was) and jb.order_of(pg) == old.order
 
 
 def _restatus(kept: Kept, job: jb.Job, pg: Mapping[str, Any], demand: Callable[[jb.Job], Any]) -> None:

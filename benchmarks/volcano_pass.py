@@ -12,7 +12,9 @@ binds), then ``--pending`` more gangs arrive and one pass is timed over them (sn
 action including reclaim between the queues, close), then one more pass right after it (nothing new: the
 steady cost of a pass while those gangs wait). Printed: wall and process CPU (the figure to compare on a shared
 machine) per pending gang, the median and p99 of Volcano's own gang attempt (``placement.place``) inside the
-first pass, and seconds per action.
+first pass, seconds per action, and how much of the CPU the cyclic garbage collector took (a full collection
+walks every object of the process, this benchmark's 74,000 pod dicts included, and lands in whichever pass
+the allocations before it trigger it: compare passes with it and without it).
 
 Target (issue #17): ≤ 1 ms of pass per pending gang with 3,000 pending gangs, reclaim included; measured
 before this round (``scheduler_throughput.py``, a fresh pass on wire dicts): 1.2–7.4 ms per pending gang,
@@ -22,9 +24,12 @@ median attempt 0.2–0.6 ms. Not a test: numbers depend on the machine and its l
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import statistics
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import partial
 from typing import Any
 
@@ -124,11 +129,32 @@ def fill(cluster: Cluster, pods: int) -> None:
     print(f"filled: {bound} pods bound in {passes} passes, {time.perf_counter() - began:.1f} s")
 
 
+@contextmanager
+def collected(spent: list[float]) -> Iterator[None]:
+    """CPU seconds the cyclic garbage collector takes while inside the block (appended to ``spent``, one per
+    collection): a full collection walks the whole heap, the benchmark's pods included, and falls into
+    whichever pass the allocations before it happen to trigger it in."""
+    began = [0.0]
+
+    def note(phase: str, _info: dict[str, int]) -> None:
+        if phase == "start":
+            began[0] = time.process_time()
+        else:
+            spent.append(time.process_time() - began[0])
+
+    gc.callbacks.append(note)
+    try:
+        yield
+    finally:
+        gc.callbacks.remove(note)
+
+
 def timed_pass(cluster: Cluster, gangs: int, label: str) -> tuple[CycleResult, list[float], dict[str, float]]:
     times: list[float] = []
     actions: dict[str, float] = {}
+    collections: list[float] = []
     wall, cpu = time.perf_counter(), time.process_time()
-    with timed(ATTEMPTS[NAME], "place", times), timed_actions(NAME, actions):
+    with timed(ATTEMPTS[NAME], "place", times), timed_actions(NAME, actions), collected(collections):
         result = cluster.run_pass()
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     per_gang = cpu / gangs * 1000
@@ -139,6 +165,10 @@ def timed_pass(cluster: Cluster, gangs: int, label: str) -> tuple[CycleResult, l
     )
     print(
         "  actions (wall): " + ", ".join(f"{action} {seconds:.2f} s" for action, seconds in actions.items())
+    )
+    print(
+        f"  of the CPU, garbage collection {sum(collections):.2f} s ({len(collections)} collections); without "
+        f"it {(cpu - sum(collections)) / gangs * 1000:.2f} ms CPU per pending gang"
     )
     return result, times, actions
 

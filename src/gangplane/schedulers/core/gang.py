@@ -113,30 +113,6 @@ def _top_levels(scores: Scores, wanted: int) -> Rows | None:
     return None
 
 
-def _row_sums(matrix: Floats) -> Floats:
-    """``matrix.sum(axis=1)``, bit for bit, for the few columns of a request: numpy adds a row of fewer than
-    eight left to right, as the column-by-column additions here do, without its slow reduction along the
-    short axis (a gang's scored columns: most of ``choose_nodes`` on thousands of nodes)."""
-    if not 0 < matrix.shape[1] < 8:
-        sums: Floats = matrix.sum(axis=1)
-        return sums
-    out = matrix[:, 0].copy()
-    for col in range(1, matrix.shape[1]):
-        out += matrix[:, col]
-    return out
-
-
-def _row_minima(matrix: Floats) -> Floats:
-    """``matrix.min(axis=1)`` column by column (a minimum is exact in any order; NaN propagates alike)."""
-    if matrix.shape[1] == 0:
-        minima: Floats = matrix.min(axis=1)
-        return minima
-    out = matrix[:, 0].copy()
-    for col in range(1, matrix.shape[1]):
-        np.minimum(out, matrix[:, col], out=out)
-    return out
-
-
 def _binpack_take(capacity: Counts, wanted: int) -> Counts:
     before = np.cumsum(capacity) - capacity
     take: Counts = np.clip(wanted - before, 0, capacity)
@@ -156,16 +132,15 @@ def _spread_take(capacity: Counts, wanted: int) -> Counts:
 
 @dataclass(frozen=True, slots=True)
 class _Plan:
-    """What ``choose_nodes`` reads of one request row besides usage, all static for the snapshot: the
-    requested columns, their allocatable as floats, the request as floats, and for the scored columns
-    (every requested one but ``pods``) their positions among ``cols`` and the allocatable's reciprocal
-    (``inf`` where zero)."""
+    """What ``choose_nodes`` reads of one request row besides usage, all static for the snapshot, column by
+    column: the requested columns, each one's allocatable over the nodes as floats, the request as floats,
+    and for the scored columns (every requested one but ``pods``) their positions among ``cols`` with the
+    allocatable's reciprocal over the nodes (``inf`` where zero)."""
 
-    cols: Rows
-    alloc: Floats
+    cols: tuple[int, ...]
+    alloc: tuple[Floats, ...]
     request: Floats
-    scored: Rows
-    inverse: Floats
+    scored: tuple[tuple[int, Floats], ...]
     width: int  # how many columns are scored (at least 1: the mean's divisor)
 
 
@@ -175,14 +150,47 @@ def _plan(snapshot: Snapshot, requests: Vector) -> _Plan:
     found: _Plan | None = snapshot.cache.get(key)
     if found is None:
         cols = np.flatnonzero(requests)
-        alloc = snapshot.allocatable[:, cols].astype(np.float64)
+        alloc = snapshot.allocatable[:, cols].astype(np.float64).T
         scored = np.flatnonzero(cols != snapshot.index.position(PODS))
         with np.errstate(divide="ignore"):
-            inverse = np.where(alloc > 0, 1.0 / alloc, np.inf)[:, scored]
+            inverse = np.where(alloc > 0, 1.0 / alloc, np.inf)
         request = requests[cols].astype(np.float64)
-        found = _Plan(cols, alloc, request, scored, inverse, max(int(scored.size), 1))
+        found = _Plan(
+            tuple(cols.tolist()),
+            tuple(np.ascontiguousarray(row) for row in alloc),
+            request,
+            tuple((at, np.ascontiguousarray(inverse[at])) for at in scored.tolist()),
+            max(int(scored.size), 1),
+        )
         snapshot.cache[key] = found
     return found
+
+
+def _capacity(snapshot: Snapshot, plan: _Plan) -> Floats:
+    """Per node, how many more members fit: the floor of the least ``free / request`` over the requested
+    columns, taken a column at a time (each element as the whole-matrix form computes it, and a minimum is
+    exact in any order), which spares the copy of the columns and numpy's slow reduction along a short axis."""
+    least: Floats | None = None
+    for at, col in enumerate(plan.cols):
+        fits = (plan.alloc[at] - snapshot.requested[:, col]) / plan.request[at]
+        least = fits if least is None else np.minimum(least, fits, out=least)
+    if least is None:  # nothing requested: numpy refuses the minimum of no columns, as it always did
+        least = np.empty((len(snapshot), 0)).min(axis=1)
+    capacity: Floats = np.floor(least)
+    return capacity
+
+
+def _utilisation(snapshot: Snapshot, plan: _Plan, rows: Rows) -> Floats:
+    """Mean over the scored columns of ``min((used + request) / allocatable, 1)`` on ``rows``, the columns
+    added left to right, as numpy sums a row of fewer than eight (``sum(axis=1)``): bit for bit the same."""
+    total: Floats | None = None
+    for at, inverse in plan.scored:
+        part = np.minimum((snapshot.requested[rows, plan.cols[at]] + plan.request[at]) * inverse[rows], 1.0)
+        total = part if total is None else np.add(total, part, out=total)
+    if total is None:
+        total = np.zeros(rows.size)
+    utilisation: Floats = total / plan.width
+    return utilisation
 
 
 def choose_nodes(
@@ -195,14 +203,11 @@ def choose_nodes(
     sorts instead of sorting every node; a single member takes the best node alone (the first of equals)."""
     mask = static_mask(snapshot, pod) if allowed is None else static_mask(snapshot, pod) & allowed
     plan = _plan(snapshot, pod.requests)
-    used = snapshot.requested[:, plan.cols]
-    capacity = np.floor(_row_minima((plan.alloc - used) / plan.request))
+    capacity = _capacity(snapshot, plan)
     rows = np.flatnonzero((capacity >= 1) & mask)
     if rows.size == 0 or wanted <= 0:
         return rows[:0]
-    scored = plan.scored
-    fraction = np.minimum((used[rows][:, scored] + plan.request[scored]) * plan.inverse[rows], 1.0)
-    utilisation = _row_sums(fraction) / plan.width
+    utilisation = _utilisation(snapshot, plan, rows)
     if wanted == 1:  # argmax/argmin take the first of equals: the lower row, as ``_top`` does
         at = int(utilisation.argmax() if strategy is Strategy.BINPACK else utilisation.argmin())
         return rows[at : at + 1]

@@ -25,6 +25,9 @@ from gangplane.schedulers.volcano.jobs import Job, TaskStatus, phase_of, same_gr
 from gangplane.schedulers.volcano.proportion import QueuePolicy
 
 Members = Sequence[tuple[Mapping[str, Any], PodInfo]]
+PodFacts = tuple[
+    Mapping[str, Any], str, str, str
+]  # a pod, its scheduler name, key and job key ("": not read)
 
 
 def revision(obj: Mapping[str, Any]) -> str:
@@ -89,6 +92,7 @@ class Memo:
         self._policies: dict[str, tuple[tuple[str, ResourceIndex], QueuePolicy, tuple[object, ...]]] = {}
         self.settled: dict[str, Settled] = {}
         self._seen: set[str] = set()
+        self.pods: dict[int, PodFacts] = {}  # the last session's pods by id (``session._members``)
 
     def job(
         self,
@@ -218,4 +222,4 @@ def read_by_policy(obj: Mapping[str, Any]) -> tuple[object, ...]:
     return (obj.get("spec"), (obj.get("status") or {}).get("state"), *(meta.get(k) for k in keys))
 
 
-__all__ = ["Memo", "Settled", "Stamping", "Victims", "read_by_policy", "revision", "stamp"]
+__all__ = ["Memo", "PodFacts", "Settled", "Stamping", "Victims", "read_by_policy", "revision", "stamp"]

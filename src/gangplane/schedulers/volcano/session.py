@@ -37,7 +37,7 @@ from gangplane.schedulers.volcano.config import VolcanoConfig
 from gangplane.schedulers.volcano.hypernodes import HyperNodeTree, build_tree
 from gangplane.schedulers.volcano.jobs import Job, TaskStatus
 from gangplane.schedulers.volcano.kept import Kept
-from gangplane.schedulers.volcano.memo import Memo
+from gangplane.schedulers.volcano.memo import Memo, PodFacts
 from gangplane.schedulers.volcano.proportion import QueuePolicy
 from gangplane.schedulers.volcano.vec import Vec
 from gangplane.store.catalog import HYPERNODES, PRIORITY_CLASSES, VOLCANO_PODGROUPS, VOLCANO_QUEUES
@@ -63,7 +63,7 @@ class Session:
     inqueue_reasons: dict[str, str] = field(default_factory=dict)
     left_out: dict[str, str] = field(default_factory=dict)  # job key -> why the job is not in the session
     victim_units: dict[str, list[Any]] = field(default_factory=dict)  # job key -> its units while they stand
-    unit_requests: dict[tuple[str, ...], Vec] = field(default_factory=dict)  # pod keys -> what they hold
+    unit_requests: dict[int, tuple[Any, Vec]] = field(default_factory=dict)  # victim units' requests by id
     kept: Kept | None = None  # the jobs kept across passes with their indexes (``kept.py``), if any
     touched: set[str] = field(default_factory=set)  # jobs whose phase or a task status this session changed
     eligible: dict[str, bool] = field(default_factory=dict)  # allocate's ``candidates`` answers (kept only)
@@ -168,8 +168,11 @@ def _policies(
     return policies, broken
 
 
-def _pod_info(view: ClusterView, pod: Mapping[str, Any], pending: Mapping[str, PodInfo]) -> PodInfo | None:
-    key = pod_key(pod)
+def _pod_info(
+    view: ClusterView, pod: Mapping[str, Any], pending: Mapping[str, PodInfo], key: str = ""
+) -> PodInfo | None:
+    """``key``: the pod's key where the caller has it."""
+    key = key or pod_key(pod)
     found = pending.get(key)
     if found is not None:
         return found
@@ -189,16 +192,41 @@ def _as_bound(view: ClusterView, info: PodInfo) -> PodInfo:
     return info if row is None else replace(info, node_name=view.snapshot.nodes[row].name)
 
 
-def _members(view: ClusterView, config: VolcanoConfig) -> dict[str, list[tuple[Mapping[str, Any], PodInfo]]]:
+def _members(
+    view: ClusterView, config: VolcanoConfig, memo: Memo
+) -> dict[str, list[tuple[Mapping[str, Any], PodInfo]]]:
+    """Each job's pods with their infos, in view order. A pod's scheduler name, key and job key are read once
+    per pod object (``Memo.pods``, by identity: the view's objects are read-only, a changed pod is a new
+    object, and each is held there so its id is not reused); its info is looked up every session."""
     pending = {p.key: p for p in view.pending}
     members: dict[str, list[tuple[Mapping[str, Any], PodInfo]]] = {}
+    last, seen = memo.pods, dict[int, PodFacts]()
     for pod in view.objects_of(PODS_TYPE):
-        if ((pod.get("spec") or {}).get("schedulerName") or "") not in config.scheduler_names:
-            continue
-        info = _pod_info(view, pod, pending)
-        if info is not None:
-            members.setdefault(group_of(pod), []).append((pod, info))
+        facts = last.get(id(pod))
+        if facts is None or facts[0] is not pod:
+            facts = (pod, (pod.get("spec") or {}).get("schedulerName") or "", "", "")
+        if facts[1] in config.scheduler_names:
+            facts = _member(view, facts, pending, members)
+        seen[id(pod)] = facts
+    memo.pods = seen
     return members
+
+
+def _member(
+    view: ClusterView,
+    facts: PodFacts,
+    pending: Mapping[str, PodInfo],
+    members: dict[str, list[tuple[Mapping[str, Any], PodInfo]]],
+) -> PodFacts:
+    """Add one of this scheduler's pods to its job's members (unless it has no info); its facts with the
+    key and job key read (the job key only once the pod has an info, as before)."""
+    pod, scheduler, key, group = facts
+    key = key or pod_key(pod)
+    info = _pod_info(view, pod, pending, key)
+    if info is not None:
+        group = group or group_of(pod)
+        members.setdefault(group, []).append((pod, info))
+    return facts if facts[2:] == (key, group) else (pod, scheduler, key, group)
 
 
 def group_of(pod: Mapping[str, Any]) -> str:
@@ -218,7 +246,7 @@ def _jobs(
 ) -> tuple[dict[str, Job], dict[str, str]]:
     classes = priority_classes(view.objects_of(PRIORITY_CLASSES))
     context = (view.snapshot.index, tuple(sorted(tree.tier_names.items())), tree.root_tier)
-    members = _members(view, config)
+    members = _members(view, config, memo)
     groups = {_key(g): g for g in view.objects_of(VOLCANO_PODGROUPS)}
     synthetic = set()
     for key, pods in members.items():
@@ -286,6 +314,8 @@ def mark_evicting(job: Job, evicting: Evicting | None) -> None:
     if not evicting:
         return
     for task in job.tasks:
+        if task.pod.key not in evicting:
+            continue  # ``releasing`` would say no and change nothing
         held = task.status in (TaskStatus.BOUND, TaskStatus.RUNNING)
         deleting = task.status == TaskStatus.RELEASING
         if evicting.releasing(task.pod.key, task.pod.uid, held, deleting):

@@ -105,17 +105,16 @@ def _placed(session: Session, unit: Unit) -> list[tuple[Task, int]]:
 
 
 def unit_request(session: Session, unit: Unit) -> Vec:
-    """What ``unit``'s tasks request together, as a queue-math vector (read-only). A function of its pods'
-    requests alone, so it is summed once per session: victim searches offer, count and give back the same
-    units again and again."""
-    key = tuple(t.pod.key for t in unit.tasks)
-    found = session.unit_requests.get(key)
-    if found is None:
+    """What ``unit``'s tasks request together, as a queue-math vector (read-only). Its tasks are fixed, so it
+    is summed once per unit (kept by the session with the unit, whose id is then not reused): victim searches
+    offer, count and give back the same units again and again."""
+    found = session.unit_requests.get(id(unit))
+    if found is None or found[0] is not unit:
         start = np.zeros(len(session.index))
-        found = session.unit_requests[key] = sum(
-            (session.qvec(t.pod.requests) for t in unit.tasks), start=start
-        )
-    return found
+        held = sum((session.qvec(t.pod.requests) for t in unit.tasks), start=start)
+        held.flags.writeable = False
+        found = session.unit_requests[id(unit)] = (unit, held)
+    return found[1]
 
 
 def _book(session: Session, unit: Unit, move: Callable[[str, Vec], None]) -> None:

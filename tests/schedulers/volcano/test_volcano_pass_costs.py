@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from test_volcano_memo import Driver
 from vcworld import World, node
 
+from gangplane.api.scheduling import volcano as vc
 from gangplane.schedulers.core import gang
 from gangplane.schedulers.core.objects import pod_info
 from gangplane.schedulers.core.resources import PODS, ResourceIndex
@@ -183,3 +184,25 @@ def test_a_status_only_write_renews_the_kept_job_and_decides_as_a_fresh_parse() 
     assert job.obj["metadata"]["resourceVersion"] == job.revision[0]
     for _ in range(3):
         driver.cycle()
+
+
+def test_a_pod_is_read_once_per_object_and_again_when_it_changes() -> None:
+    """``Memo.pods`` keeps each pod's scheduler name, key and job key by the pod object: the same object is
+    not read again, a changed pod (a new object) is, and the job it now names gets it."""
+    config = VolcanoConfig(explain=True)
+    w = World(nodes=[node("n0", gpu=1)], config=config)
+    w.add_queue("a")
+    w.add_job("one", 1, gpu=2, queue="a", min_resources=False)  # never fits: stays pending
+    w.add_job("two", 1, gpu=2, queue="a", min_resources=False)
+    driver = Driver(w, config)
+    driver.cycle()
+    facts = {f[0]["metadata"]["name"]: f for f in driver.kept._memo.pods.values()}
+    assert facts["one-0"][1:] == ("volcano", "ns/one-0", "ns/one")
+    driver.cycle()
+    again = {f[0]["metadata"]["name"]: f for f in driver.kept._memo.pods.values()}
+    assert again["two-0"] is facts["two-0"]  # the same pod object: not read again
+    w.pods["ns/one-0"]["metadata"]["annotations"][vc.GROUP_NAME_ANNOTATION] = "two"
+    result = driver.cycle()
+    moved = {f[0]["metadata"]["name"]: f for f in driver.kept._memo.pods.values()}
+    assert moved["one-0"][3] == "ns/two"
+    assert any(r.group == "ns/two" and "ns/one-0" in r.pod_keys for r in result.pending)

@@ -37,7 +37,7 @@ def revision(obj: Mapping[str, Any]) -> str:
 @dataclass(slots=True)
 class _Kept:
     inputs: tuple[object, ...]  # the PodGroup's resourceVersion and what else the parse depended on
-    pods: list[tuple[str, PodInfo]]  # each member's resourceVersion and info, in view order
+    pods: list[tuple[str, PodInfo, Mapping[str, Any]]]  # each member's resourceVersion, info and object
     job: Job
     phase: str
     statuses: tuple[TaskStatus, ...]
@@ -52,10 +52,14 @@ class _Kept:
         return self.inputs[1:] == inputs[1:] and self._same_pods(members) and same_group(self.job, pg)
 
     def _same_pods(self, members: Members) -> bool:
-        return len(self.pods) == len(members) and all(
-            info is now and rv == revision(pod)
-            for (rv, info), (pod, now) in zip(self.pods, members, strict=True)
-        )
+        """The same member infos at the same resourceVersions, in order (the same pod object has the same
+        version: read-only, held here; a loop, not a generator: asked of every kept job every session)."""
+        if len(self.pods) != len(members):
+            return False
+        for (rv, info, was), (pod, now) in zip(self.pods, members, strict=True):
+            if info is not now or (pod is not was and rv != revision(pod)):
+                return False
+        return True
 
     def renew(self, pg: Mapping[str, Any], inputs: tuple[object, ...]) -> Job:
         """The kept job as a parse of ``pg`` would build it (``restatused``): its tasks, priority and shape come
@@ -115,8 +119,8 @@ class Memo:
             return kept.renew(pg, inputs)
         self._jobs.pop(key, None)
         job = build()
-        pods = [(revision(pod), info) for pod, info in members]
-        if stamp(job, inputs[0], [rv for rv, _ in pods]):
+        pods = [(revision(pod), info, pod) for pod, info in members]
+        if stamp(job, inputs[0], [rv for rv, _, _ in pods]):
             statuses = tuple(t.status for t in job.tasks)
             self._jobs[key] = _Kept(inputs, pods, job, job.phase, statuses)
         return job

@@ -6,7 +6,7 @@ reclaim walk every starving candidate whatever the per-queue aggregates say, a j
 question, enqueue tests every live shape at its turn (no overcommit verdicts), the quota test stacks and sorts
 the requests and builds its refusal's text, the vector comparisons run on numpy, and no answer is carried
 from an earlier question or pass (queue order keys, Overused, enqueue's Inqueue sum, room and shape rows,
-the span of a queue's filling rounds) — and random worlds
+the span of a queue's filling rounds, a job's ``candidates`` answer) — and random worlds
 (queues, priorities, gangs arriving, finishing, evicted and coming back) must get the same bindings, evictions
 and status writes, cycle after cycle, from both.
 """
@@ -146,6 +146,11 @@ def _no_carried_answers(patch: pytest.MonkeyPatch) -> None:
     )
 
 
+def _asked_chosen(session: Session, pool: Any, admit_all: bool) -> list[Job]:
+    """``candidates``' pool with every job asked (``_eligible``) each time, no answer kept."""
+    return [job for job in pool if allocate._eligible(session, job, admit_all)]
+
+
 @contextmanager
 def full_walks() -> Iterator[None]:
     with pytest.MonkeyPatch.context() as patch:
@@ -162,6 +167,7 @@ def full_walks() -> Iterator[None]:
         patch.setattr(preempt, "_may_find_victims", lambda session, candidates: True)
         patch.setattr(reclaim, "_reaches", lambda session, candidates: True)
         patch.setattr(Job, "tally", lambda job: jobs._count(job.tasks))
+        patch.setattr(allocate, "_chosen", _asked_chosen)
         _no_carried_answers(patch)
         yield
 

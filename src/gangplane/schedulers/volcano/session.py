@@ -66,7 +66,7 @@ class Session:
     unit_requests: dict[int, tuple[Any, Vec]] = field(default_factory=dict)  # victim units' requests by id
     kept: Kept | None = None  # the jobs kept across passes with their indexes (``kept.py``), if any
     touched: set[str] = field(default_factory=set)  # jobs whose phase or a task status this session changed
-    eligible: dict[str, bool] = field(default_factory=dict)  # allocate's ``candidates`` answers (kept only)
+    eligible: dict[str, bool] = field(default_factory=dict)  # allocate's ``candidates`` answers
     evicted: dict[str, tuple[str, str]] = field(
         default_factory=dict
     )  # pod key -> (uid, job key), evicted now

@@ -110,9 +110,11 @@ def quiet_candidates(session: Session) -> bool:
 
 
 def candidates(session: Session) -> list[Job]:
-    """Jobs allocate may place: admitted, valid, in a leaf queue, with pending non-best-effort tasks. In a
-    kept session a job's answer is kept for the later actions until the session touches the job (every
-    change of a phase or a task status does), since nothing else it reads moves within a session."""
+    """Jobs allocate may place: admitted, valid, in a leaf queue, with pending non-best-effort tasks. A job's
+    answer is kept for the later actions until the session touches the job (every change of a phase or a
+    task status does), since nothing else it reads moves within a session. The message a refusal writes is
+    written once: only ``_eligible`` writes one for a job that is no candidate, and an untouched job's
+    refusal would say the same again."""
     admit_all = Action.ENQUEUE not in session.config.actions
     return _chosen(session, _pool(session, admit_all), admit_all)
 
@@ -122,9 +124,7 @@ def _chosen(session: Session, pool: Iterable[Job], admit_all: bool) -> list[Job]
     for job in pool:
         ok = None if job.key in session.touched else session.eligible.get(job.key)
         if ok is None:
-            ok = _eligible(session, job, admit_all)
-            if session.kept is not None:
-                session.eligible[job.key] = ok
+            ok = session.eligible[job.key] = _eligible(session, job, admit_all)
         if ok:
             chosen.append(job)
     return chosen

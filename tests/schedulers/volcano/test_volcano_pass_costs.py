@@ -24,6 +24,7 @@ from gangplane.schedulers.passes import build_snapshot
 from gangplane.schedulers.volcano import VolcanoConfig
 from gangplane.schedulers.volcano.actions import victims
 from gangplane.schedulers.volcano.jobs import Job, Task, TaskStatus
+from gangplane.schedulers.volcano.memo import Memo
 
 
 def _top_by_partial_sort(scores: np.ndarray, wanted: int) -> np.ndarray:
@@ -186,6 +187,10 @@ def test_a_status_only_write_renews_the_kept_job_and_decides_as_a_fresh_parse() 
         driver.cycle()
 
 
+def _facts(memo: Memo) -> dict[str, tuple[str, str, str]]:
+    return {pod["metadata"]["name"]: memo.pod_facts[ident] for ident, pod in memo.pods.items()}
+
+
 def test_a_pod_is_read_once_per_object_and_again_when_it_changes() -> None:
     """``Memo.pods`` keeps each pod's scheduler name, key and job key by the pod object: the same object is
     not read again, a changed pod (a new object) is, and the job it now names gets it."""
@@ -196,13 +201,12 @@ def test_a_pod_is_read_once_per_object_and_again_when_it_changes() -> None:
     w.add_job("two", 1, gpu=2, queue="a", min_resources=False)
     driver = Driver(w, config)
     driver.cycle()
-    facts = {f[0]["metadata"]["name"]: f for f in driver.kept._memo.pods.values()}
-    assert facts["one-0"][1:] == ("volcano", "ns/one-0", "ns/one")
+    facts = _facts(driver.kept._memo)
+    assert facts["one-0"] == ("volcano", "ns/one-0", "ns/one")
     driver.cycle()
-    again = {f[0]["metadata"]["name"]: f for f in driver.kept._memo.pods.values()}
+    again = _facts(driver.kept._memo)
     assert again["two-0"] is facts["two-0"]  # the same pod object: not read again
     w.pods["ns/one-0"]["metadata"]["annotations"][vc.GROUP_NAME_ANNOTATION] = "two"
     result = driver.cycle()
-    moved = {f[0]["metadata"]["name"]: f for f in driver.kept._memo.pods.values()}
-    assert moved["one-0"][3] == "ns/two"
+    assert _facts(driver.kept._memo)["one-0"][2] == "ns/two"
     assert any(r.group == "ns/two" and "ns/one-0" in r.pod_keys for r in result.pending)

@@ -25,9 +25,7 @@ from gangplane.schedulers.volcano.jobs import Job, TaskStatus, phase_of, same_gr
 from gangplane.schedulers.volcano.proportion import QueuePolicy
 
 Members = Sequence[tuple[Mapping[str, Any], PodInfo]]
-PodFacts = tuple[
-    Mapping[str, Any], str, str, str
-]  # a pod, its scheduler name, key and job key ("": not read)
+PodFacts = tuple[str, str, str]  # a pod's scheduler name, key and job key ("": not read yet)
 
 
 def revision(obj: Mapping[str, Any]) -> str:
@@ -96,7 +94,10 @@ class Memo:
         self._policies: dict[str, tuple[tuple[str, ResourceIndex], QueuePolicy, tuple[object, ...]]] = {}
         self.settled: dict[str, Settled] = {}
         self._seen: set[str] = set()
-        self.pods: dict[int, PodFacts] = {}  # the last session's pods by id (``session._members``)
+        # the last session's pods by id, and what was read of each (``session._members``): two tables so that
+        # the facts, strings only, are no containers the cyclic garbage collector walks
+        self.pods: dict[int, Mapping[str, Any]] = {}
+        self.pod_facts: dict[int, PodFacts] = {}
 
     def job(
         self,

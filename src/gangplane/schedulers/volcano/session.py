@@ -200,33 +200,37 @@ def _members(
     object, and each is held there so its id is not reused); its info is looked up every session."""
     pending = {p.key: p for p in view.pending}
     members: dict[str, list[tuple[Mapping[str, Any], PodInfo]]] = {}
-    last, seen = memo.pods, dict[int, PodFacts]()
+    last_pods, last_facts = memo.pods, memo.pod_facts
+    pods, facts_of = dict[int, Mapping[str, Any]](), dict[int, PodFacts]()
     for pod in view.objects_of(PODS_TYPE):
-        facts = last.get(id(pod))
-        if facts is None or facts[0] is not pod:
-            facts = (pod, (pod.get("spec") or {}).get("schedulerName") or "", "", "")
-        if facts[1] in config.scheduler_names:
-            facts = _member(view, facts, pending, members)
-        seen[id(pod)] = facts
-    memo.pods = seen
+        ident = id(pod)
+        facts = last_facts.get(ident) if last_pods.get(ident) is pod else None
+        if facts is None:
+            facts = ((pod.get("spec") or {}).get("schedulerName") or "", "", "")
+        if facts[0] in config.scheduler_names:
+            facts = _member(view, pod, facts, (pending, members))
+        pods[ident], facts_of[ident] = pod, facts
+    memo.pods, memo.pod_facts = pods, facts_of
     return members
 
 
 def _member(
     view: ClusterView,
+    pod: Mapping[str, Any],
     facts: PodFacts,
-    pending: Mapping[str, PodInfo],
-    members: dict[str, list[tuple[Mapping[str, Any], PodInfo]]],
+    into: tuple[Mapping[str, PodInfo], dict[str, list[tuple[Mapping[str, Any], PodInfo]]]],
 ) -> PodFacts:
-    """Add one of this scheduler's pods to its job's members (unless it has no info); its facts with the
-    key and job key read (the job key only once the pod has an info, as before)."""
-    pod, scheduler, key, group = facts
+    """Add one of this scheduler's pods to its job's members (unless it has no info: ``into`` holds the
+    pending pods and the members); its facts with the key and job key read (the job key only once the pod
+    has an info, as before)."""
+    pending, members = into
+    scheduler, key, group = facts
     key = key or pod_key(pod)
     info = _pod_info(view, pod, pending, key)
     if info is not None:
         group = group or group_of(pod)
         members.setdefault(group, []).append((pod, info))
-    return facts if facts[2:] == (key, group) else (pod, scheduler, key, group)
+    return facts if facts[1:] == (key, group) else (scheduler, key, group)
 
 
 def group_of(pod: Mapping[str, Any]) -> str:

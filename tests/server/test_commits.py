@@ -4,11 +4,16 @@ acknowledged before it."""
 from __future__ import annotations
 
 import asyncio
+import sqlite3
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
-from gangplane.server.commits import GroupCommit
-from gangplane.store import ResourceType, SqliteStore
+import pytest
+
+from gangplane.server.commits import Committer, GroupCommit
+from gangplane.store import MemoryStore, ResourceType, SqliteStore
 
 CONFIGMAP = ResourceType("", "v1", "ConfigMap", "configmaps", has_status=False)
 
@@ -56,3 +61,107 @@ def test_a_write_returns_the_stored_object_to_render_without_a_copy(tmp_path: Pa
     asyncio.run(commits.durable(0))
     assert created is store._find(CONFIGMAP, "default", "a")
     store.close()
+
+
+def _commit_threads() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name == "gangplane-commit"]
+
+
+def test_the_loop_takes_the_next_writes_while_a_transaction_is_written_on_the_commit_thread(
+    tmp_path: Path,
+) -> None:
+    store = SqliteStore(tmp_path / "store.db")
+    journal: Any = store._journal
+    flush, release = journal.flush, threading.Event()
+    flushed_on: list[tuple[str, int]] = []
+
+    def slow() -> None:  # the transaction takes its statements, then SQLite takes its time
+        flushed_on.append((threading.current_thread().name, len(journal._buffer)))
+        flush()
+        release.wait(5)
+
+    journal.flush = slow
+    commits = GroupCommit(store)
+
+    async def request(name: str) -> None:
+        epoch = commits.epoch()
+        commits.write(store.create, CONFIGMAP, _configmap(name))
+        await commits.durable(epoch)
+
+    async def main() -> None:
+        first = asyncio.ensure_future(request("a"))
+        while not flushed_on:  # the first transaction has started on the commit thread
+            await asyncio.sleep(0.001)
+        second = asyncio.ensure_future(request("b"))  # the loop is free: b is written meanwhile
+        await asyncio.sleep(0.01)
+        assert not first.done() and not second.done()
+        release.set()
+        await asyncio.gather(first, second)
+
+    asyncio.run(main())
+    # a (with its type's row) alone, then b
+    assert flushed_on == [("gangplane-commit", 2), ("gangplane-commit", 1)]
+    store.close()
+
+
+def test_a_failed_transaction_fails_every_request_that_waited_on_it(tmp_path: Path) -> None:
+    store = SqliteStore(tmp_path / "store.db")
+    journal: Any = store._journal
+
+    def broken() -> None:
+        journal._buffer.clear()
+        raise sqlite3.OperationalError("disk I/O error")
+
+    journal.flush = broken
+    commits = GroupCommit(store)
+
+    async def request(name: str) -> None:
+        epoch = commits.epoch()
+        commits.write(store.create, CONFIGMAP, _configmap(name))
+        await commits.durable(epoch)
+
+    async def main() -> list[BaseException | None]:
+        return await asyncio.gather(*(request(f"c{i}") for i in range(3)), return_exceptions=True)
+
+    outcomes = asyncio.run(main())
+    assert [type(o) for o in outcomes] == [sqlite3.OperationalError] * 3
+    assert store.list(CONFIGMAP).items == []  # the cache went back to what the journal has
+    store.close()
+
+
+def test_the_commit_thread_ends_when_idle_and_comes_back_with_the_next_write(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(Committer, "IDLE_S", 0.05)
+    store = SqliteStore(tmp_path / "store.db")
+    commits = GroupCommit(store)
+    before = len(_commit_threads())
+
+    async def request(name: str) -> None:
+        epoch = commits.epoch()
+        commits.write(store.create, CONFIGMAP, _configmap(name))
+        await commits.durable(epoch)
+
+    asyncio.run(request("a"))
+    deadline = time.monotonic() + 5
+    while len(_commit_threads()) > before and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert len(_commit_threads()) == before
+    asyncio.run(request("b"))  # another loop, a new thread
+    assert len(store.list(CONFIGMAP).items) == 2
+    store.close()
+
+
+def test_a_store_in_memory_commits_on_the_loop_without_a_thread() -> None:
+    store = MemoryStore()
+    commits = GroupCommit(store)
+    before = len(_commit_threads())
+
+    async def request() -> None:
+        epoch = commits.epoch()
+        commits.write(store.create, CONFIGMAP, _configmap("a"))
+        await commits.durable(epoch)
+        assert store.durable()
+
+    asyncio.run(request())
+    assert len(_commit_threads()) == before

@@ -22,6 +22,13 @@ def _configmap(name: str) -> dict[str, Any]:
     return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": "default"}}
 
 
+async def _request(commits: GroupCommit, store: MemoryStore | SqliteStore, name: str) -> None:
+    """One request's write as the API server makes it: buffered on the loop, answered once durable."""
+    epoch = commits.epoch()
+    commits.write(store.create, CONFIGMAP, _configmap(name))
+    await commits.durable(epoch)
+
+
 def test_concurrent_writes_share_transactions_and_are_durable_when_answered(tmp_path: Path) -> None:
     store = SqliteStore(tmp_path / "store.db")
     journal: Any = store._journal
@@ -36,14 +43,12 @@ def test_concurrent_writes_share_transactions_and_are_durable_when_answered(tmp_
     commits = GroupCommit(store)
     answered: list[bool] = []
 
-    async def request(name: str) -> None:
-        epoch = commits.epoch()
-        commits.write(store.create, CONFIGMAP, _configmap(name))
-        await commits.durable(epoch)
+    async def answer(name: str) -> None:
+        await _request(commits, store, name)
         answered.append(store.durable())
 
     async def main() -> None:
-        await asyncio.gather(*(request(f"c{i}") for i in range(20)))
+        await asyncio.gather(*(answer(f"c{i}") for i in range(20)))
 
     asyncio.run(main())
     assert answered == [True] * 20
@@ -83,16 +88,13 @@ def test_the_loop_takes_the_next_writes_while_a_transaction_is_written_on_the_co
     journal.flush = slow
     commits = GroupCommit(store)
 
-    async def request(name: str) -> None:
-        epoch = commits.epoch()
-        commits.write(store.create, CONFIGMAP, _configmap(name))
-        await commits.durable(epoch)
-
     async def main() -> None:
-        first = asyncio.ensure_future(request("a"))
+        first = asyncio.ensure_future(_request(commits, store, "a"))
         while not flushed_on:  # the first transaction has started on the commit thread
             await asyncio.sleep(0.001)
-        second = asyncio.ensure_future(request("b"))  # the loop is free: b is written meanwhile
+        second = asyncio.ensure_future(
+            _request(commits, store, "b")
+        )  # the loop is free: b is written meanwhile
         await asyncio.sleep(0.01)
         assert not first.done() and not second.done()
         release.set()
@@ -115,13 +117,10 @@ def test_a_failed_transaction_fails_every_request_that_waited_on_it(tmp_path: Pa
     journal.flush = broken
     commits = GroupCommit(store)
 
-    async def request(name: str) -> None:
-        epoch = commits.epoch()
-        commits.write(store.create, CONFIGMAP, _configmap(name))
-        await commits.durable(epoch)
-
     async def main() -> list[BaseException | None]:
-        return await asyncio.gather(*(request(f"c{i}") for i in range(3)), return_exceptions=True)
+        return await asyncio.gather(
+            *(_request(commits, store, f"c{i}") for i in range(3)), return_exceptions=True
+        )
 
     outcomes = asyncio.run(main())
     assert [type(o) for o in outcomes] == [sqlite3.OperationalError] * 3
@@ -137,17 +136,12 @@ def test_the_commit_thread_ends_when_idle_and_comes_back_with_the_next_write(
     commits = GroupCommit(store)
     before = len(_commit_threads())
 
-    async def request(name: str) -> None:
-        epoch = commits.epoch()
-        commits.write(store.create, CONFIGMAP, _configmap(name))
-        await commits.durable(epoch)
-
-    asyncio.run(request("a"))
+    asyncio.run(_request(commits, store, "a"))
     deadline = time.monotonic() + 5
     while len(_commit_threads()) > before and time.monotonic() < deadline:
         time.sleep(0.01)
     assert len(_commit_threads()) == before
-    asyncio.run(request("b"))  # another loop, a new thread
+    asyncio.run(_request(commits, store, "b"))  # another loop, a new thread
     assert len(store.list(CONFIGMAP).items) == 2
     store.close()
 
@@ -157,11 +151,6 @@ def test_a_store_in_memory_commits_on_the_loop_without_a_thread() -> None:
     commits = GroupCommit(store)
     before = len(_commit_threads())
 
-    async def request() -> None:
-        epoch = commits.epoch()
-        commits.write(store.create, CONFIGMAP, _configmap("a"))
-        await commits.durable(epoch)
-        assert store.durable()
-
-    asyncio.run(request())
+    asyncio.run(_request(commits, store, "a"))
+    assert store.durable()
     assert len(_commit_threads()) == before

@@ -122,16 +122,23 @@ def register_nodes(state: Path, url: str, prefix: str, n: int) -> None:
 def in_parallel(target: Callable[..., object], state: Path, url: str, prefix: str, total: int) -> float:
     """Seconds for ``CLIENTS`` processes to do ``total`` items between them (started before the clock)."""
     each = total // CLIENTS
-    ctx = multiprocessing.get_context("fork")
-    procs = [ctx.Process(target=target, args=(state, url, f"{prefix}{k}", each)) for k in range(CLIENTS)]
     started = time.perf_counter()
+    in_processes(lambda k: target(state, url, f"{prefix}{k}", each), CLIENTS)
+    return time.perf_counter() - started
+
+
+def in_processes(work: Callable[[int], object], clients: int) -> None:
+    """``work(k)`` in ``clients`` forked OS processes (k = 0 .. clients - 1); raises if one fails. Processes,
+    not threads: threads of one Python process share one core and its GIL, so the clients, not the server,
+    would set the rate."""
+    ctx = multiprocessing.get_context("fork")
+    procs = [ctx.Process(target=work, args=(k,)) for k in range(clients)]
     for proc in procs:
         proc.start()
     for proc in procs:
         proc.join()
         if proc.exitcode != 0:
             raise RuntimeError(f"a client failed (exit {proc.exitcode})")
-    return time.perf_counter() - started
 
 
 def _cpu_seconds(server: psutil.Process) -> float:

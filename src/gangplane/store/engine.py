@@ -449,7 +449,7 @@ class Engine:
         with self._lock:
             self._prime(rt, watcher, resource_version, bookmarks)
             self._watchers.setdefault(type_key(rt), []).append(watcher)
-        return Watch(watcher.events(), watcher.close)
+        return Watch(watcher.events(), watcher.close, watcher.queue.qsize)
 
     def _prime(self, rt: ResourceType, watcher: Watcher, resource_version: str, bookmarks: bool) -> None:
         """The watch's start; changes not yet durable come later, when published, unless already included

@@ -6,9 +6,12 @@
 The control plane is the real process ``gangplane up`` runs (``python -m gangplane.cluster``: HTTPS API
 server, SQLite store, controllers and the embedded schedulers), started with a cluster config of no agent
 nodes. Through its API this script registers ``--nodes`` ``Node`` objects with no agent behind them (``POST``
-then ``PATCH status``, as scheduler_perf and kubemark do), then ``--clients`` concurrent clients create
-``--pods`` plain pods (``--gangs``: gangs of 8 with a Coscheduling PodGroup each, ``minMember`` 8) while a
-watch records when each pod first carries ``spec.nodeName``. Pods/s is pods bound over the time from the first
+then ``PATCH status``, as scheduler_perf and kubemark do; scheduler_perf's node-default: 4 CPUs, 32 GiB, 110
+pods), then ``--clients`` concurrent clients create ``--pods`` plain pods (its pod-default; ``--gangs``: gangs
+of 8 with a Coscheduling PodGroup each, ``minMember`` 8) while a watch records when each pod first carries
+``spec.nodeName``. Each client is an OS process with one keep-alive HTTPS connection (``http.client``, as
+``api_throughput.py``), and the watch is a process of its own: 8 threads of this process sharing its GIL
+were a core's worth of client work on a 2-core machine, and set the rate before the control plane did. Pods/s is pods bound over the time from the first
 create to the last binding seen. Afterwards the server process's CPU use is sampled over ``--idle`` seconds
 with nothing changing (target ≤ 2 % of a core).
 
@@ -22,16 +25,18 @@ from __future__ import annotations
 
 import argparse
 import json
+import multiprocessing
+import resource
 import tempfile
-import threading
 import time
-from collections.abc import Callable
+from functools import partial
+from multiprocessing.connection import Connection as Pipe
 from pathlib import Path
-from typing import Any
 
 import http_bench  # benchmarks/ is the script's directory, so on sys.path
 import httpx2
 import psutil
+from api_throughput import Connection, in_processes, node, pod
 
 from gangplane.cluster import launch
 
@@ -48,101 +53,95 @@ def _client(state: Path, url: str) -> httpx2.Client:
     return client
 
 
-def _parallel(work: Callable[[int], None], clients: int) -> None:
-    threads = [threading.Thread(target=work, args=(k,)) for k in range(clients)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+def _register_share(state: Path, url: str, count: int, clients: int, k: int) -> None:
+    conn = Connection(state, url)
+    for i in range(k, count, clients):
+        doc, status = node(f"node-{i:05d}")
+        conn.send("POST", "/api/v1/nodes", doc)
+        conn.send("PATCH", f"/api/v1/nodes/node-{i:05d}/status", status, "application/merge-patch+json")
 
 
 def register_nodes(state: Path, url: str, count: int, clients: int) -> float:
-    """``count`` Nodes (32 CPU, 256 GiB, 110 pods; Ready), each a POST then a PATCH of its status."""
-    merge = {"content-type": "application/merge-patch+json"}
-    status = {
-        "status": {
-            "capacity": {"cpu": "32", "memory": "256Gi", "pods": "110"},
-            "allocatable": {"cpu": "32", "memory": "256Gi", "pods": "110"},
-            "conditions": [{"type": "Ready", "status": "True"}],
-        }
-    }
-
-    def work(k: int) -> None:
-        client = _client(state, url)
-        for i in range(k, count, clients):
-            name = f"node-{i:05d}"
-            client.post("/api/v1/nodes", json={"metadata": {"name": name}}).raise_for_status()
-            client.patch(f"/api/v1/nodes/{name}/status", json=status, headers=merge).raise_for_status()
-
-    started = time.perf_counter()
-    _parallel(work, clients)
-    return time.perf_counter() - started
+    """``count`` Nodes (scheduler_perf's node-default: 4 CPU, 32 GiB, 110 pods; Ready), each a POST then a
+    PATCH of its status, from ``clients`` processes."""
+    started = time.monotonic()
+    in_processes(partial(_register_share, state, url, count, clients), clients)
+    return time.monotonic() - started
 
 
-def _pod(name: str, labels: dict[str, str]) -> dict[str, Any]:
-    requests = {"cpu": "100m", "memory": "500Mi"}
-    container = {"name": "c", "image": "pause", "resources": {"requests": requests, "limits": requests}}
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": name, "labels": labels},
-        "spec": {"containers": [container]},
-    }
+def _pod(name: str, group: str | None) -> bytes:
+    doc = json.loads(pod(name))
+    if group is not None:
+        doc["metadata"]["labels"] = {"scheduling.x-k8s.io/pod-group": group}
+        doc["spec"]["schedulerName"] = "scheduler-plugins-scheduler"
+    return json.dumps(doc).encode()
 
 
 class BindWatch:
-    """A watch on pods recording when each first carries ``spec.nodeName``."""
+    """A watch on pods, in a process of its own, recording when each first carries ``spec.nodeName``
+    (``time.monotonic``, the same clock in every process)."""
 
     def __init__(self, state: Path, url: str, expected: int) -> None:
-        self.state, self.url, self.expected = state, url, expected
-        self.bound: dict[str, float] = {}
-        self.other_writes = 0  # pod updates that are not its binding (e.g. PodScheduled=False conditions)
-        self.done = threading.Event()
         rv = (
             _client(state, url).get(f"{NS}/pods", params={"limit": "1"}).json()["metadata"]["resourceVersion"]
         )
-        self._thread = threading.Thread(target=self._run, args=(rv,), daemon=True)
-        self._thread.start()
+        ctx = multiprocessing.get_context("fork")
+        self._results, sender = ctx.Pipe(duplex=False)
+        self._process = ctx.Process(target=_watch, args=(state, url, rv, expected, sender), daemon=True)
+        self._process.start()
+        self.bound: dict[str, float] = {}
+        self.other_writes = 0  # pod updates that are not its binding (e.g. PodScheduled=False conditions)
 
-    def _run(self, rv: str) -> None:
-        params = {"watch": "1", "resourceVersion": rv, "allowWatchBookmarks": "false"}
-        with _client(self.state, self.url).stream("GET", f"{NS}/pods", params=params, timeout=None) as stream:
-            for line in stream.iter_lines():
-                event = json.loads(line)
-                pod = event["object"]
-                name = pod["metadata"]["name"]
-                if event["type"] == "MODIFIED" and not (
-                    pod["spec"].get("nodeName") and name not in self.bound
-                ):
-                    self.other_writes += 1
-                if pod["spec"].get("nodeName") and name not in self.bound:
-                    self.bound[name] = time.perf_counter()
-                    if len(self.bound) >= self.expected:
-                        self.done.set()
-                        return
+    def wait(self, timeout: float) -> None:
+        if self._results.poll(timeout):
+            self.bound, self.other_writes = self._results.recv()
+        self._process.kill()
 
 
-def create_pods(state: Path, url: str, count: int, clients: int, gangs: bool) -> float:
-    """Create the pods (and PodGroups) from ``clients`` threads; returns when the first create started."""
+def _watch(state: Path, url: str, rv: str, expected: int, results: Pipe) -> None:
+    bound: dict[str, float] = {}
+    other_writes = 0
+    params = {"watch": "1", "resourceVersion": rv, "allowWatchBookmarks": "false"}
+    with _client(state, url).stream("GET", f"{NS}/pods", params=params, timeout=None) as stream:
+        for line in stream.iter_lines():
+            event = json.loads(line)
+            pod = event["object"]
+            name, node_name = pod["metadata"]["name"], pod["spec"].get("nodeName")
+            if node_name and name not in bound:
+                bound[name] = time.monotonic()
+                if len(bound) >= expected:
+                    break
+            elif event["type"] == "MODIFIED":
+                other_writes += 1
+    results.send((bound, other_writes))
 
-    def work(k: int) -> None:
-        client = _client(state, url)
-        if not gangs:
-            for i in range(k, count, clients):
-                client.post(f"{NS}/pods", json=_pod(f"pod-{i:06d}", {})).raise_for_status()
-            return
-        for g in range(k, count // GANG, clients):
-            name = f"gang-{g:05d}"
-            group = {"metadata": {"name": name}, "spec": {"minMember": GANG}}
-            client.post(PODGROUPS, json=group).raise_for_status()
-            for i in range(GANG):
-                pod = _pod(f"{name}-{i}", {"scheduling.x-k8s.io/pod-group": name})
-                pod["spec"]["schedulerName"] = "scheduler-plugins-scheduler"
-                client.post(f"{NS}/pods", json=pod).raise_for_status()
 
-    started = time.perf_counter()
-    _parallel(work, clients)
-    return started
+def _create_share(state: Path, url: str, count: int, clients: int, gangs: bool, k: int) -> None:
+    conn = Connection(state, url)
+    if not gangs:
+        for i in range(k, count, clients):
+            conn.send("POST", f"{NS}/pods", _pod(f"pod-{i:06d}", None))
+        return
+    for g in range(k, count // GANG, clients):
+        name = f"gang-{g:05d}"
+        group = {"metadata": {"name": name}, "spec": {"minMember": GANG}}
+        conn.send("POST", PODGROUPS, json.dumps(group).encode())
+        for i in range(GANG):
+            conn.send("POST", f"{NS}/pods", _pod(f"{name}-{i}", name))
+
+
+def create_pods(state: Path, url: str, count: int, clients: int, gangs: bool) -> tuple[float, float]:
+    """Create the pods (and PodGroups) from ``clients`` processes; returns when the first create started
+    (``time.monotonic``) and the clients' CPU seconds."""
+    before = _children_cpu()
+    started = time.monotonic()
+    in_processes(partial(_create_share, state, url, count, clients, gangs), clients)
+    return started, _children_cpu() - before
+
+
+def _children_cpu() -> float:
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
 
 
 def server_cpu(pid: int) -> float:
@@ -202,9 +201,9 @@ def main() -> None:
             )
             watch = BindWatch(state, started.url, args.pods // GANG * GANG if args.gangs else args.pods)
             cpu = server_cpu(started.pid)
-            first = create_pods(state, started.url, args.pods, args.clients, args.gangs)
-            created = time.perf_counter() - first
-            watch.done.wait(args.timeout)
+            first, clients_cpu = create_pods(state, started.url, args.pods, args.clients, args.gangs)
+            created = time.monotonic() - first
+            watch.wait(args.timeout)
             cpu = server_cpu(started.pid) - cpu
             bound = len(watch.bound)
             last = max(watch.bound.values(), default=first)
@@ -223,6 +222,9 @@ def main() -> None:
                 f"({cpu / max(last - first, 1e-9) * 100:.0f}% of a core, {cpu / max(bound, 1) * 1e3:.2f} ms per "
                 f"bound pod); pod writes besides bindings: {watch.other_writes}; "
                 f"{scheduler_writes(state, started.url)}"
+            )
+            print(
+                f"the {args.clients} client processes' CPU: {clients_cpu / max(objects, 1) * 1e3:.2f} ms per create"
             )
             if args.idle > 0:
                 time.sleep(2.0)  # let the last status writes settle

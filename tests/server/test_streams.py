@@ -8,17 +8,20 @@ import time
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 from starlette.testclient import TestClient
 
 from gangplane.server.app import create_app
 from gangplane.server.lifecycle import ensure_default_namespace
 from gangplane.server.resources import default_registry
-from gangplane.store import MemoryStore
+from gangplane.server.streams import watch_lines
+from gangplane.store import MemoryStore, ResourceType, WatchEvent
 from server.conftest import TABLE, configmap, pod
 
 CM = "/api/v1/namespaces/default/configmaps"
 PODS = "/api/v1/namespaces/default/pods"
+CONFIGMAP_TYPE = ResourceType("", "v1", "ConfigMap", "configmaps", has_status=False)
 
 
 def events(response: Any) -> list[tuple[str, str]]:
@@ -165,3 +168,38 @@ def test_follow_ends_when_the_pod_has_finished(client: TestClient, logs_dir: Pat
 @pytest.mark.parametrize("header", [{}, {"Authorization": "Bearer nope"}])
 def test_logs_need_the_token(client: TestClient, header: dict[str, str]) -> None:
     assert client.get(f"{PODS}/p/log", headers={"Authorization": ""} | header).status_code == 401
+
+
+def test_events_queued_together_leave_in_one_chunk_and_the_stream_ends_with_the_watch() -> None:
+    store = MemoryStore()
+    for name in ("a", "b", "c"):
+        store.create(CONFIGMAP_TYPE, {**configmap(name), "metadata": {"name": name, "namespace": "default"}})
+    watch = store.watch(CONFIGMAP_TYPE)  # three ADDED events queued before anyone reads
+    rendered: list[str] = []
+
+    def render(event: WatchEvent) -> dict[str, Any] | None:
+        name = event.object["metadata"]["name"]
+        rendered.append(name)
+        return None if name == "b" else {"type": event.type.value, "name": name}  # b is not selected
+
+    async def chunks() -> list[bytes]:
+        got = []
+        async for chunk in watch_lines(watch, render, anyio.CapacityLimiter(1)):
+            got.append(chunk)
+            watch.close()  # the next hop finds the watch closed: the stream ends
+        return got
+
+    assert anyio.run(chunks) == [b'{"type":"ADDED","name":"a"}\n{"type":"ADDED","name":"c"}\n']
+    assert rendered == ["a", "b", "c"]
+    store.close()
+
+
+def test_a_store_watch_tells_how_many_events_wait() -> None:
+    store = MemoryStore()
+    watch = store.watch(CONFIGMAP_TYPE)
+    assert watch.ready() == 0
+    store.create(CONFIGMAP_TYPE, {**configmap("a"), "metadata": {"name": "a", "namespace": "default"}})
+    assert watch.ready() == 1
+    assert next(iter(watch)).object["metadata"]["name"] == "a" and watch.ready() == 0
+    watch.close()
+    store.close()

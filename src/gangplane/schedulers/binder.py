@@ -3,13 +3,22 @@
 kube-scheduler assumes a pod in its cache and binds it in a goroutine, so the next pod is scheduled while
 the last is written (``schedule_one.go``). Here ``BindingWorker`` takes bindings from the loop and POSTs a
 ``v1/Binding`` per pod (``pods/binding``: ``spec.nodeName`` and ``PodScheduled=True`` in one store
-transaction) from a few threads; ``on_done`` reports each outcome so the loop confirms or forgets the
-assumption. ``binder_for`` picks the one-write path the store offers: the store's own transaction
-(in process), ``bind_pod`` of an API client, or, for any other ``Store``, the two writes of old.
+transaction) from a few threads; ``written`` follows each binding the store accepted (the loop's
+``Scheduled`` Event), and ``on_done`` reports each outcome so the loop confirms or forgets the assumption.
+``binder_for`` picks the one-write path the store offers: the store's own transaction (in process),
+``bind_pod`` of an API client, or, for any other ``Store``, the two writes of old.
+
+In process, one worker takes every binding queued when it comes for one (up to ``BATCH``) and makes them
+durable together, as the API server's group commit does for concurrent requests: each binding is still its
+own write with its own checks (a pod bound meanwhile is a 409 for that binding alone), but the bindings and
+their Events share one journal transaction, where each binding and each Event had one of its own. So an
+Event is kept exactly when its binding is. ``on_done`` hears of a binding only once it is durable: a
+transaction that fails reports its bindings failed (the loop forgets and requeues them).
 """
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import logging
 import queue
@@ -17,7 +26,7 @@ import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import partial
-from typing import Any
+from typing import Any, Protocol
 
 from gangplane.clock import Clock, rfc3339
 from gangplane.errors import ApiError, Conflict, GangplaneError
@@ -68,13 +77,40 @@ class BindRequest:
 
 
 Outcome = Callable[[BindRequest, Exception | None], None]
+Written = Callable[[BindRequest], None]
+BATCH = 64  # bindings one worker makes durable together at most
+
+
+class GroupWrites(Protocol):
+    """A store whose writes can be buffered and made durable together (``Engine.deferred`` + ``sync``)."""
+
+    epoch: int  # counts failed transactions: a write that saw it change may have been lost
+
+    def deferred(self, *, borrow: bool = False) -> contextlib.AbstractContextManager[None]: ...
+
+    def sync(self) -> None: ...
+
+
+def group_writes_of(store: Store) -> GroupWrites | None:
+    """``store`` if it is the in-process store (whose writes can share a transaction), else None."""
+    return store if isinstance(store, ObjectStore) else None
 
 
 class BindingWorker:
-    """``workers`` threads writing bindings; ``submit`` never blocks, ``flush`` waits for all submitted."""
+    """``workers`` threads writing bindings; ``submit`` never blocks, ``flush`` waits for all submitted.
+    With ``group`` (the in-process store) the bindings queued together share a transaction."""
 
-    def __init__(self, bind: BindFn, on_done: Outcome, *, workers: int = 4) -> None:
-        self._bind, self._on_done, self._workers = bind, on_done, workers
+    def __init__(
+        self,
+        bind: BindFn,
+        on_done: Outcome,
+        *,
+        workers: int = 4,
+        group: GroupWrites | None = None,
+        written: Written | None = None,
+    ) -> None:
+        self._bind, self._on_done, self._workers, self._group = bind, on_done, workers, group
+        self._written = written
         self._queue: queue.Queue[BindRequest | None] = queue.Queue()
         self._threads: list[threading.Thread] = []
 
@@ -88,7 +124,7 @@ class BindingWorker:
         if self._threads:
             self._queue.put(request)
         else:  # not started (a synchronous pass): bind here
-            self._one(request)
+            self._write([request])
 
     def flush(self) -> None:
         if self._threads:
@@ -103,23 +139,59 @@ class BindingWorker:
 
     def _run(self) -> None:
         while True:
-            request = self._queue.get()
+            requests = self._taken()
             try:
-                if request is None:
+                work = [r for r in requests if r is not None]
+                self._write(work)
+                if len(work) < len(requests):
                     return
-                self._one(request)
             finally:
-                self._queue.task_done()
+                for _ in requests:
+                    self._queue.task_done()
 
-    def _one(self, request: BindRequest) -> None:
+    def _taken(self) -> list[BindRequest | None]:
+        """The next request (waiting for it), with what else is queued behind it (up to ``BATCH``)."""
+        taken = [self._queue.get()]
+        with contextlib.suppress(queue.Empty):
+            while len(taken) < BATCH and taken[-1] is not None:
+                taken.append(self._queue.get_nowait())
+        return taken
+
+    def _write(self, requests: list[BindRequest]) -> None:
+        if self._group is not None and requests:
+            self._together(self._group, requests)
+            return
+        for request in requests:  # over the network: one request each
+            self._on_done(request, self._attempt(request))
+
+    def _attempt(self, request: BindRequest) -> Exception | None:
+        """Write one binding (and what follows it); the error that refused it, if any."""
         namespace, _, name = request.pod_key.partition("/")
-        error: Exception | None = None
         try:
             self._bind(namespace, name, pod_binding(namespace, name, request.node, request.uid))
         except (ApiError, GangplaneError, OSError) as err:
             _log.debug("binding %s to %s failed: %s", request.pod_key, request.node, err)
-            error = err
-        self._on_done(request, error)
+            return err
+        if self._written is not None:
+            self._written(request)
+        return None
+
+    def _together(self, group: GroupWrites, requests: list[BindRequest]) -> None:
+        """Each binding and its Event written, all made durable in one transaction, then each outcome
+        reported. Borrowed writes: the bound pods they return are dropped unread, and the Bindings and
+        Events they are given, built for them, are theirs to keep."""
+        epoch = group.epoch
+        with group.deferred(borrow=True):
+            errors = [self._attempt(request) for request in requests]
+        try:
+            group.sync()
+            if group.epoch != epoch:  # another thread's transaction that carried them failed
+                raise ApiError("the store could not commit these bindings (a transaction failed)")
+        except Exception as exc:  # rolled back: none of these bindings (nor their Events) was kept
+            _log.warning("a transaction of %d bindings failed: %s", len(requests), exc)
+            errors = [error or exc for error in errors]
+        for request, error in zip(requests, errors, strict=True):
+            self._on_done(request, error)
 
 
-__all__ = ["BindFn", "BindRequest", "BindingWorker", "binder_for"]
+__all__ = ["BATCH", "BindFn", "BindRequest", "BindingWorker", "GroupWrites", "binder_for", "group_writes_of"]

@@ -29,7 +29,7 @@ from gangplane.schedulers.base import (
     Status,
     StatusWrite,
 )
-from gangplane.schedulers.binder import BindFn, BindingWorker, BindRequest, binder_for
+from gangplane.schedulers.binder import BindFn, BindingWorker, BindRequest, binder_for, group_writes_of
 from gangplane.schedulers.cache import SchedulerCache
 from gangplane.schedulers.core.gang import Binding
 from gangplane.schedulers.core.objects import pod_key
@@ -103,7 +103,7 @@ class SchedulerLoop:
         *,
         period: float = 1.0,
         binder: BindFn | None = None,
-        bind_workers: int = 4,
+        bind_workers: int | None = None,
     ) -> None:
         self.store, self.clock, self.schedulers, self.period = store, clock, dict(schedulers), period
         types = [NODES, PODS, *(rt for s in self.schedulers.values() for rt in s.watches)]
@@ -117,7 +117,17 @@ class SchedulerLoop:
         )
         self.writer = ResultWriter(store, clock, self.informers)
         self.writer.lost = self._status_lost
-        self.binder = BindingWorker(binder or binder_for(store, clock), self._bound, workers=bind_workers)
+        group = group_writes_of(store) if binder is None else None
+        # in process one worker takes every binding queued and commits them together; a binding over the
+        # network waits on a round trip, so a few workers keep several in flight (kube-scheduler: one each)
+        workers = bind_workers or (1 if group is not None else 4)
+        self.binder = BindingWorker(
+            binder or binder_for(store, clock),
+            self._bound,
+            workers=workers,
+            group=group,
+            written=self._scheduled,
+        )
         self._lists = _ObjectLists(self.informers)
         self._lock = threading.RLock()
         self._snapshot: Snapshot | None = None
@@ -266,12 +276,15 @@ class SchedulerLoop:
         self.queue.remove(binding.pod_key)
         return BindRequest(binding.pod_key, binding.node, info.uid)
 
+    def _scheduled(self, request: BindRequest) -> None:
+        """kube-scheduler's ``Scheduled`` Event once the binding is written: on a binder thread, off the
+        scheduling cycle (in process, in the binding's own transaction)."""
+        self.writer.scheduled(request.pod_key, request.node, request.uid)
+
     def _bound(self, request: BindRequest, error: Exception | None) -> None:
         """The binder's report: success is confirmed by the informer; a failure forgets the assumption and
-        requeues the pod (with back-off) and every waiting pod (the assumed room is free again). Runs on a
-        binder thread, so the ``Scheduled`` Event is written there, off the scheduling cycle."""
+        requeues the pod (with back-off) and every waiting pod (the assumed room is free again)."""
         if error is None:
-            self.writer.scheduled(request.pod_key, request.node, request.uid)
             return
         with self._lock:
             self.cache.forget(request.pod_key)

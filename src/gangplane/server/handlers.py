@@ -236,7 +236,9 @@ async def list_or_watch(ctx: Context, target: Target, request: Request) -> Respo
 async def watch(ctx: Context, target: Target, request: Request, options: ListOptions, view: View) -> Response:
     params = query.watch_params(_params(request))
     storage = target.served.storage
-    watch_args = {"bookmarks": params.bookmarks, "timeout": params.timeout}
+    watch_args: dict[str, Any] = {"bookmarks": params.bookmarks, "timeout": params.timeout}
+    if isinstance(ctx.store, Engine):  # the events are only rendered: the committed objects, not copies
+        watch_args["shared"] = True
     opened = await call(ctx.store.watch, storage, options, params.resource_version, **watch_args)
     lines = watch_lines(opened, partial(_event, ctx, target.served, view), ctx.watch_limiter)
     return DisconnectAwareStream(lines, media_type="application/json")

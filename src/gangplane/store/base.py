@@ -142,10 +142,12 @@ class ObjectList:
 
 @dataclass(slots=True)
 class Watch:
-    """An open watch; iterate to receive events, ``close`` to stop. Thread-safe to close from elsewhere."""
+    """An open watch; iterate to receive events, ``close`` to stop. Thread-safe to close from elsewhere.
+    ``ready``: how many events the next iterations would return without waiting (0 when unknown)."""
 
     events: Iterator[WatchEvent]
     close: Callable[[], None] = field(default=lambda: None)
+    ready: Callable[[], int] = field(default=lambda: 0)
 
     def __iter__(self) -> Iterator[WatchEvent]:
         return self.events

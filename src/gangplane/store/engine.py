@@ -177,6 +177,11 @@ class Engine:
                 self.sync()
                 check_epoch(self, epoch)
 
+    @property
+    def sync_blocks(self) -> bool:
+        """Whether ``sync`` waits on I/O (a journal on disk) rather than returning at once (in memory)."""
+        return self._journal.blocking
+
     def durable(self) -> bool:
         """Every write made so far is durable (and was offered to watchers)."""
         return self._durable_rv >= self._rv
@@ -444,7 +449,7 @@ class Engine:
         with self._lock:
             self._prime(rt, watcher, resource_version, bookmarks)
             self._watchers.setdefault(type_key(rt), []).append(watcher)
-        return Watch(watcher.events(), watcher.close)
+        return Watch(watcher.events(), watcher.close, watcher.queue.qsize)
 
     def _prime(self, rt: ResourceType, watcher: Watcher, resource_version: str, bookmarks: bool) -> None:
         """The watch's start; changes not yet durable come later, when published, unless already included

@@ -149,8 +149,8 @@ def _cpu_seconds(server: psutil.Process) -> float:
 
 
 def _loop_cpu_seconds(server: psutil.Process) -> float:
-    """CPU time so far of the server's main thread, the event loop: every request's Python work runs there
-    (other threads only commit to SQLite, without the GIL), so one over its CPU per create bounds the rate."""
+    """CPU time so far of the server's main thread, the event loop: every request's work runs there, so one
+    over its CPU per create bounds the rate however idle the other core is."""
     main = next(t for t in server.threads() if t.id == server.pid)
     return float(main.user_time + main.system_time)
 

@@ -11,9 +11,9 @@ pods), then ``--clients`` concurrent clients create ``--pods`` plain pods (its p
 of 8 with a Coscheduling PodGroup each, ``minMember`` 8) while a watch records when each pod first carries
 ``spec.nodeName``. Each client is an OS process with one keep-alive HTTPS connection (``http.client``, as
 ``api_throughput.py``), and the watch is a process of its own: 8 threads of this process sharing its GIL
-were a core's worth of client work on a 2-core machine, and set the rate before the control plane did. Pods/s is pods bound over the time from the first
-create to the last binding seen. Afterwards the server process's CPU use is sampled over ``--idle`` seconds
-with nothing changing (target ≤ 2 % of a core).
+were a core's worth of client work on a 2-core machine, and set the rate before the control plane did.
+Pods/s is pods bound over the time from the first create to the last binding seen. Afterwards the server
+process's CPU use is sampled over ``--idle`` seconds with nothing changing (target ≤ 2 % of a core).
 
 Anchor: scheduler_perf SchedulingBasic/5000Nodes_10000Pods, CI threshold 680 pods/s (the 50,000-pod variant
 810), performance-anchors.md §1.1. Target (issue #17): ≥ 2,000 pods/s for plain pods, ≥ 1,000 for gangs of 8.

@@ -30,7 +30,6 @@ from gangplane.errors import AlreadyExists, NotFound
 from gangplane.server import statedir
 from gangplane.server.admission import TrainerAdmission
 from gangplane.server.app import create_app
-from gangplane.server.coalesce import GatheringHttpTools
 from gangplane.server.resources import default_registry
 from gangplane.server.statedir import (
     Paths,
@@ -88,7 +87,6 @@ def make_server(
         ssl_certfile=paths.cert,
         ssl_keyfile=paths.key,
         log_level="warning",
-        http=GatheringHttpTools,  # an answer's head and body in one TLS record and one send
         lifespan="off",
         timeout_graceful_shutdown=2,
         access_log=False,

@@ -177,11 +177,6 @@ class Engine:
                 self.sync()
                 check_epoch(self, epoch)
 
-    @property
-    def sync_blocks(self) -> bool:
-        """Whether ``sync`` waits on I/O (a journal on disk) rather than returning at once (in memory)."""
-        return self._journal.blocking
-
     def durable(self) -> bool:
         """Every write made so far is durable (and was offered to watchers)."""
         return self._durable_rv >= self._rv

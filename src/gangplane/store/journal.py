@@ -12,10 +12,7 @@ class Journal(Protocol):
     """Durability for the engine. ``put`` (given the object and its validated JSON ``body``) and ``remove``
     buffer a change, in version order; ``flush`` makes everything buffered durable in one transaction (or
     raises, having kept none of it); ``load`` returns the last committed version and every stored object
-    with its type, leaving out (quarantining) rows it cannot serve. ``blocking``: whether ``flush`` does I/O
-    worth running off a caller that has other work (the API server's event loop)."""
-
-    blocking: bool
+    with its type, leaving out (quarantining) rows it cannot serve."""
 
     def load(self) -> tuple[int, list[tuple[ResourceType, Object]]]: ...
 

@@ -14,8 +14,6 @@ from gangplane.store.objects import Key
 class _NoJournal:
     """Durability of the in-memory store: none; the version counter starts at 0."""
 
-    blocking = False
-
     def load(self) -> tuple[int, list[tuple[ResourceType, Object]]]:
         return 0, []
 

@@ -87,8 +87,6 @@ JOURNAL_CACHE_KIB = 256
 class SqliteJournal:
     """One connection, used only under the engine's lock; statements are cached (prepared) by ``sqlite3``."""
 
-    blocking = True  # ``sqlite3`` lets go of the GIL while SQLite works: other threads run meanwhile
-
     def __init__(self, path: str | Path, synchronous: str = "NORMAL") -> None:
         if synchronous not in ("NORMAL", "FULL"):
             raise ValueError("synchronous must be NORMAL or FULL")

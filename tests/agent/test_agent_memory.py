@@ -8,6 +8,7 @@ pods kept ~5.8 MiB of such copies in the memory benchmark (docs/control-plane.md
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 
 from agent.conftest import pod, python, wait_for, wait_phase
@@ -31,3 +32,19 @@ def test_a_finished_pod_is_held_as_the_informers_dict_not_a_copy(
     wait_for(held_shared, timeout=30, what="the agent holding the informer's dict")
     latest = agent._pods[("default", "done")].latest
     assert latest is not None and latest["status"]["phase"] == "Succeeded"
+
+
+def test_a_finished_pod_keeps_no_emptied_process_table(
+    store: MemoryStore, make_pool: Callable[..., AgentPool]
+) -> None:
+    """Its processes are gone: the dict that held them is a fresh empty one (64 bytes), not the emptied one
+    (which keeps its table), and a pod without sidecars shares the one empty set of them."""
+    agent = make_pool().agent("node-0")
+    for name in ("done", "also"):
+        store.create(PODS, pod(name, python("main", "pass"), restartPolicy="Never"))
+    for name in ("done", "also"):
+        wait_phase(store, name, "Succeeded", "Failed", timeout=30)
+    # the status that says Succeeded is written after the reconcile that absorbed the exit
+    done, also = agent._pods[("default", "done")], agent._pods[("default", "also")]
+    assert sys.getsizeof(done.procs) == sys.getsizeof({})
+    assert done.spec.sidecars is also.spec.sidecars

@@ -141,3 +141,18 @@ def test_a_hash_collision_never_shares_unequal_parts(monkeypatch: pytest.MonkeyP
         "j",
         "k",
     ]
+
+
+def test_parts_only_the_table_still_holds_are_let_go() -> None:
+    """A replaced object's own parts leave the table once nothing else holds them (a sweep every quarter of a
+    generation's new entries), while a part a stored object still holds stays shared."""
+    table = SubtreeTable(capacity=40)  # a sweep every 10 new entries; no generation turns over below
+    kept = table.share(pod("kept", labels={"app": "x"}))
+    gone = table.share(pod("gone", spec={"containers": [{"name": "old", "image": "only-here"}]}))
+    del gone  # its spec, containers list and container: 3 entries no object holds any more
+    before = len(table)
+    others = [table.share({"metadata": {"name": f"o{i}"}, "data": {"k": [str(i)]}}) for i in range(12)]
+    assert len(table) == before + 2 * len(others) - 3
+    again = table.share(pod("again", labels={"app": "x"}))
+    assert again["metadata"]["labels"] is kept["metadata"]["labels"]  # what is still held stays shared
+    assert all(o["data"] == {"k": [str(i)]} for i, o in enumerate(others))

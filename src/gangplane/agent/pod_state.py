@@ -111,14 +111,18 @@ class Spec:
     images: Mapping[str, str] = field(default_factory=dict)
 
 
+_NO_SIDECARS: frozenset[str] = frozenset()  # most pods have none: one set for all (an empty one is 216 bytes)
+
+
 def spec_of(pod: Mapping[str, Any]) -> Spec:
     spec = pod.get("spec") or {}
     inits = spec.get("initContainers") or []
     regular = spec.get("containers") or []
     deadline = spec.get("activeDeadlineSeconds")
+    sidecars = frozenset(str(c["name"]) for c in inits if c.get("restartPolicy") == "Always")
     return Spec(
         init=tuple(str(c["name"]) for c in inits),
-        sidecars=frozenset(str(c["name"]) for c in inits if c.get("restartPolicy") == "Always"),
+        sidecars=sidecars or _NO_SIDECARS,
         regular=tuple(str(c["name"]) for c in regular),
         restart_policy=str(spec.get("restartPolicy") or "Always"),
         active_deadline=float(deadline) if deadline is not None else None,

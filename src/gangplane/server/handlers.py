@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 import anyio
 import anyio.to_thread
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from gangplane.clock import Clock
 from gangplane.errors import ApiError, NotFound
@@ -25,7 +25,7 @@ from gangplane.server import bodies, fieldvalidation, logs, query
 from gangplane.server.commits import GroupCommit
 from gangplane.server.query import BadRequest, Target
 from gangplane.server.resources import Registry, Served
-from gangplane.server.streams import DisconnectAwareStream, watch_lines
+from gangplane.server.streams import STREAMED_ITEMS, DisconnectAwareStream, list_chunks, watch_lines
 from gangplane.server.tables import render_table
 from gangplane.store.base import (
     EventType,
@@ -227,6 +227,8 @@ async def list_or_watch(ctx: Context, target: Target, request: Request) -> Respo
     result = await call(_list, ctx.store, target.served.storage, options)
     body = list_body(target.served, result)
     body["items"] = [o for o in body["items"] if view.selects(o)]
+    if not view.table and len(body["items"]) > STREAMED_ITEMS:
+        return StreamingResponse(list_chunks(body), media_type="application/json")
     if not view.table:
         return json_response(body)
     rt, meta = target.served.rt, body["metadata"]

@@ -1,4 +1,4 @@
-"""Long-lived responses: watch event streams and followed pod logs.
+"""Long-lived responses: watch event streams and followed pod logs; and large lists, sent as they are encoded.
 
 Store watches block a thread per ``next``; when the client goes away the stream is cancelled, the watch is
 closed (which wakes the thread) and the thread is abandoned rather than awaited. ``DisconnectAwareStream``
@@ -74,3 +74,25 @@ def _taken(events: Iterator[WatchEvent], ready: Callable[[], int]) -> tuple[list
 
 
 __all__ = ["WATCH_THREADS", "DisconnectAwareStream", "watch_lines"]
+
+
+LIST_CHUNK = 64 * 1024  # bytes of a large list's JSON encoded before they are sent
+STREAMED_ITEMS = 64  # a list of more items is sent in chunks (fewer: one body, with its Content-Length)
+
+
+async def list_chunks(body: dict[str, Any]) -> AsyncIterator[bytes]:
+    """``body`` (a list: its ``items`` last) as compact JSON, the same bytes as ``json.dumps`` of it, a chunk
+    at a time: kube-apiserver streams large lists too (KEP-5116). A list of 1,000 TrainJobs encoded whole
+    took three buffers of its size at once (the encoder's parts, the text, its bytes), every poll."""
+    items = body["items"]
+    head = json.dumps({**body, "items": []}, separators=(",", ":"))
+    parts, size = [head[:-2].encode()], 0  # up to and with the items' opening bracket
+    for i, item in enumerate(items):
+        part = json.dumps(item, separators=(",", ":")).encode()
+        parts.append(b"," + part if i else part)
+        size += len(part)
+        if size >= LIST_CHUNK:
+            yield b"".join(parts)
+            parts, size = [], 0
+    parts.append(b"]}")
+    yield b"".join(parts)

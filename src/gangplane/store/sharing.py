@@ -10,7 +10,10 @@ Holding the hash rather than the key tuple itself halved the table's own memory 
 hit compares the instance in C instead of two tuples). It keeps two generations of at most ``capacity``
 entries each: a subtree found in the older one moves to the newer, and when the newer fills up the older is
 dropped, so what stays in use stays shared and the table's own memory is bounded. Objects stored earlier
-keep what they share.
+keep what they share. Every ``capacity // SWEEPS`` new entries, the entries nothing but the table still holds
+(their objects' versions were replaced and left the watch history) are dropped: a past status or condition
+list never recurs in a new object, and the table pinned up to a generation of them (1.7 MiB of subtrees after
+the memory benchmark's 1,000 TrainJobs). Dropping an entry only forgoes a later share; no object changes.
 
 Within one object no instance is used twice, so a deep copy of one object (``copy.deepcopy`` and pickle
 memoize by identity) never ties two of its own parts together. The parts a write left unchanged from the
@@ -29,6 +32,9 @@ from gangplane.store.compact import COMPACT_TYPES
 from gangplane.store.objects import TypeKey
 
 DEFAULT_CAPACITY = 10_000
+SWEEPS = 4  # sweeps for entries only the table holds per generation filled
+# sys.getrefcount of an entry nothing else holds, inside _sweep: the table's dict, the loop's name, the argument
+_ONLY_THE_TABLE = 3
 Key = tuple[Any, ...]
 # metadata values no other object holds (a dependent's ownerReference takes its owner's uid string itself):
 # interning them would only grow the interpreter's table of interned strings by one entry per object
@@ -44,6 +50,7 @@ class SubtreeTable:
         self._young: dict[int, Any] = {}
         self._old: dict[int, Any] = {}
         self._kept: dict[int, Any] = {}  # during ``share``: the previous version's parts it keeps, by id
+        self._until_sweep = max(1, capacity // SWEEPS)  # new entries left before the next ``_sweep``
 
     def __len__(self) -> int:
         return len(self._young) + len(self._old)
@@ -116,13 +123,27 @@ class SubtreeTable:
             found = self._old.pop(digest, None)
             if found is None:
                 found = built
+                self._until_sweep -= 1
             self._young[digest] = found
+            if self._until_sweep <= 0:
+                self._sweep()
             if len(self._young) >= self._capacity:
                 self._old, self._young = self._young, {}
         if id(found) in used or (found is not built and not _same(found, built)):  # used, or a collision
             return built
         used.add(id(found))
         return found
+
+    def _sweep(self) -> None:
+        """Drop the entries nothing but the table holds. Newest first: a parent is entered after its
+        children, so dropping it frees them, and they are found unheld later in the same pass."""
+        self._until_sweep = max(1, self._capacity // SWEEPS)
+        for generation in (self._old, self._young):
+            for digest in list(reversed(generation.keys())):
+                entry = generation[digest]
+                if sys.getrefcount(entry) <= _ONLY_THE_TABLE:
+                    del generation[digest]
+            entry = None
 
 
 def _same(found: Any, built: Any) -> bool:

@@ -73,9 +73,6 @@ def _taken(events: Iterator[WatchEvent], ready: Callable[[], int]) -> tuple[list
     return taken, False
 
 
-__all__ = ["WATCH_THREADS", "DisconnectAwareStream", "watch_lines"]
-
-
 LIST_CHUNK = 64 * 1024  # bytes of a large list's JSON encoded before they are sent
 STREAMED_ITEMS = 64  # a list of more items is sent in chunks (fewer: one body, with its Content-Length)
 
@@ -96,3 +93,13 @@ async def list_chunks(body: dict[str, Any]) -> AsyncIterator[bytes]:
             parts, size = [], 0
     parts.append(b"]}")
     yield b"".join(parts)
+
+
+__all__ = [
+    "LIST_CHUNK",
+    "STREAMED_ITEMS",
+    "WATCH_THREADS",
+    "DisconnectAwareStream",
+    "list_chunks",
+    "watch_lines",
+]

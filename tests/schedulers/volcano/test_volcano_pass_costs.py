@@ -210,3 +210,40 @@ def test_a_pod_is_read_once_per_object_and_again_when_it_changes() -> None:
     result = driver.cycle()
     assert _facts(driver.kept._memo)["one-0"][2] == "ns/two"
     assert any(r.group == "ns/two" and "ns/one-0" in r.pod_keys for r in result.pending)
+
+
+WIDE = {
+    "cpu": "2",
+    "memory": "3Gi",
+    **{f"example.com/r{k}": str(k + 1) for k in range(7)},
+}  # 9 scored columns
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_request_of_eight_or_more_columns_is_summed_as_numpy_sums_it(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    allocatable = {
+        "cpu": "96",
+        "memory": "1Ti",
+        "pods": "110",
+        **{f"example.com/r{k}": str(61 + 6 * k) for k in range(7)},  # reciprocals that round
+    }
+    nodes = [{"metadata": {"name": f"n{i}"}, "status": {"allocatable": allocatable}} for i in range(60)]
+    snapshot, _ = build_snapshot(nodes, [_pod("p", WIDE)], {})
+    snapshot.requested[:] = (snapshot.allocatable * rng.random(snapshot.allocatable.shape) * 0.9).astype(
+        np.int64
+    )
+    info = pod_info(_pod("q", WIDE), snapshot.index)
+    cols = np.flatnonzero(info.requests)
+    scored = np.flatnonzero(cols != snapshot.index.position(PODS))
+    assert scored.size >= 8
+    alloc = snapshot.allocatable[:, cols].astype(np.float64)
+    request = info.requests[cols].astype(np.float64)
+    rows = np.arange(len(nodes))
+    with np.errstate(divide="ignore"):
+        inverse = np.where(alloc > 0, 1.0 / alloc, np.inf)[:, scored]
+    used = snapshot.requested[:, cols]
+    fraction = np.minimum((used[rows][:, scored] + request[scored]) * inverse[rows], 1.0)  # the matrix form
+    plan = gang._plan(snapshot, info.requests)
+    got = gang._utilisation(snapshot, plan, rows)
+    assert np.array_equal(got, fraction.sum(axis=1) / scored.size)

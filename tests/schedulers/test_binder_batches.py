@@ -126,3 +126,23 @@ def test_the_memory_store_groups_as_well() -> None:
     store = MemoryStore()
     assert group_writes_of(store) is store
     assert group_writes_of(object()) is None  # type: ignore[arg-type]  # an API client: one request each
+
+
+def test_a_step_that_raises_leaves_the_bindings_before_it_durable(store: SqliteStore) -> None:
+    requests = _pods(store, 3)
+
+    def written(request: BindRequest) -> None:
+        if request.pod_key == "ml/p1":
+            raise RuntimeError("a bug after the second binding")
+
+    worker = BindingWorker(
+        partial(bind_pod, store), lambda r, e: None, group=group_writes_of(store), written=written
+    )
+    with pytest.raises(RuntimeError):
+        worker._write(requests)  # as a worker thread runs it
+    assert store.durable()  # nothing left in the cache that no transaction carries
+    assert [store.get(PODS, "ml", f"p{i}")["spec"].get("nodeName") for i in range(3)] == [
+        "node-0",
+        "node-1",
+        None,
+    ]

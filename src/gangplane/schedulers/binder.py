@@ -181,17 +181,28 @@ class BindingWorker:
         reported. Borrowed writes: the bound pods they return are dropped unread, and the Bindings and
         Events they are given, built for them, are theirs to keep."""
         epoch = group.epoch
-        with group.deferred(borrow=True):
-            errors = [self._attempt(request) for request in requests]
         try:
-            group.sync()
-            if group.epoch != epoch:  # another thread's transaction that carried them failed
-                raise ApiError("the store could not commit these bindings (a transaction failed)")
-        except Exception as exc:  # rolled back: none of these bindings (nor their Events) was kept
-            _log.warning("a transaction of %d bindings failed: %s", len(requests), exc)
-            errors = [error or exc for error in errors]
+            with group.deferred(borrow=True):
+                errors = [self._attempt(request) for request in requests]
+        finally:  # what was buffered is in the store's cache already: durable even if a step raised
+            failure = _durable(group, epoch)
+        if failure is not None:  # rolled back: none of these bindings (nor their Events) was kept
+            _log.warning("a transaction of %d bindings failed: %s", len(requests), failure)
+            errors = [error or failure for error in errors]
         for request, error in zip(requests, errors, strict=True):
             self._on_done(request, error)
+
+
+def _durable(group: GroupWrites, epoch: int) -> Exception | None:
+    """Make what ``group`` buffered durable; the failure that lost it, if any (also when another thread's
+    transaction that carried it failed since ``epoch``)."""
+    try:
+        group.sync()
+    except Exception as exc:
+        return exc
+    if group.epoch != epoch:
+        return ApiError("the store could not commit these bindings (a transaction failed)")
+    return None
 
 
 __all__ = ["BATCH", "BindFn", "BindRequest", "BindingWorker", "GroupWrites", "binder_for", "group_writes_of"]

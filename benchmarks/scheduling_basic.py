@@ -36,7 +36,8 @@ from pathlib import Path
 import http_bench  # benchmarks/ is the script's directory, so on sys.path
 import httpx2
 import psutil
-from api_throughput import Connection, in_processes, node, pod
+from api_throughput import Connection, in_processes, pod
+from api_throughput import register_nodes as register_share
 
 from gangplane.cluster import launch
 
@@ -53,19 +54,12 @@ def _client(state: Path, url: str) -> httpx2.Client:
     return client
 
 
-def _register_share(state: Path, url: str, count: int, clients: int, k: int) -> None:
-    conn = Connection(state, url)
-    for i in range(k, count, clients):
-        doc, status = node(f"node-{i:05d}")
-        conn.send("POST", "/api/v1/nodes", doc)
-        conn.send("PATCH", f"/api/v1/nodes/node-{i:05d}/status", status, "application/merge-patch+json")
-
-
 def register_nodes(state: Path, url: str, count: int, clients: int) -> float:
     """``count`` Nodes (scheduler_perf's node-default: 4 CPU, 32 GiB, 110 pods; Ready), each a POST then a
-    PATCH of its status, from ``clients`` processes."""
+    PATCH of its status, from ``clients`` processes (``api_throughput.register_nodes`` each)."""
     started = time.monotonic()
-    in_processes(partial(_register_share, state, url, count, clients), clients)
+    shares = [count // clients + (k < count % clients) for k in range(clients)]  # exactly ``count`` in all
+    in_processes(lambda k: register_share(state, url, f"node-{k}", shares[k]), clients)
     return time.monotonic() - started
 
 

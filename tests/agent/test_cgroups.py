@@ -99,12 +99,14 @@ def test_v2_without_the_memory_controller_falls_back_to_v1_then_to_none(tmp_path
 
 
 def test_the_entered_process_writes_its_own_pid_then_execs_in_place(tmp_path: Path) -> None:
-    """``enter_argv``'s shell writes ``$$`` into ``cgroup.procs`` (what moves it into a real cgroup) and
+    """``enter_line``'s shell writes ``$$`` into ``cgroup.procs`` (what moves it into a real cgroup) and
     execs the container's argv with that same pid, so the members, ``kill_all`` and removal see it."""
     group = tmp_path / "gangplane" / "c"
     group.mkdir(parents=True)
-    argv = cgroups.enter_argv(
-        group, [sys.executable, "-c", "import os, time; print(os.getpid()); time.sleep(30)"]
+    argv = sandbox.command(
+        [sys.executable, "-c", "import os, time; print(os.getpid()); time.sleep(30)"],
+        None,
+        cgroups.enter_line(group),
     )
     child = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True)
     try:

@@ -125,16 +125,31 @@ def test_path_mapping_rewrites_mount_paths_and_flags() -> None:
     assert sandbox.map_paths("/etc/mpiother", mounts) == "/etc/mpiother"
 
 
-def test_namespaced_argv_keeps_the_program_last_and_quotes_paths() -> None:
-    words = sandbox.namespaced(
-        ["python", "x.py"], [sandbox.Mount(Path("/a b"), "/etc/x", True)], [Path("/s/token")]
-    )
+def test_one_mount_process_binds_the_whole_table_with_the_program_last(tmp_path: Path) -> None:
+    """The mount table (fstab lines, parents first, paths escaped) and the shell around the program: the
+    cgroup entry, the file mount points, one ``mount --all``, the working directory, then the program."""
+    (tmp_path / "a b").mkdir()
+    (tmp_path / "key").write_text("k")
+    mounts = [sandbox.Mount(tmp_path / "key", "/etc/x/key"), sandbox.Mount(tmp_path / "a b", "/etc/x", True)]
+    ns = sandbox.namespace(mounts, [Path("/s/token")], tmp_path / "c.mounts", "/w d")
+    assert ns.table.splitlines() == [
+        "/dev/null /s/token none bind 0 0",
+        f"{tmp_path}/a\\040b /etc/x none bind,X-mount.mkdir,ro 0 0",
+        f"{tmp_path}/key /etc/x/key none bind 0 0",
+    ]
+    assert ns.files == (f"{tmp_path}/a b/key",)  # made where it shows: in the volume it nests in
+    words = sandbox.command(["python", "x.py"], ns, "enter")
     assert words[:3] == ["unshare", "--mount", "--"] and words[-2:] == ["python", "x.py"]
-    assert (
-        "mount --bind /dev/null /s/token" in words[5]
-        and "'/a b'" in words[5]
-        and "remount,bind,ro" in words[5]
-    )
+    assert words[5].splitlines() == [
+        "set -e",
+        "enter",
+        f"[ -e '{tmp_path}/a b/key' ] || {{ mkdir -p '{tmp_path}/a b' && : > '{tmp_path}/a b/key'; }}",
+        f"mount --all --fstab {tmp_path}/c.mounts",
+        "cd -- '/w d'",
+        'exec "$@"',
+    ]
+    assert sandbox.command(["x"], None) == ["x"]
+    assert sandbox.command(["x"], None, "enter")[-1] == "x"
 
 
 def reader(objects: dict[tuple[str, str], dict[str, Any]]) -> v.ObjectReader:

@@ -417,7 +417,7 @@ class NodeAgent:
         token = token_source(pod, read, access)
         volumes = pod_volumes(pod, folder, read, self.node.capacity, token, memory)
         volumes |= service_account_volume(pod, memory or folder, read, access)
-        return PodPlace(folder, volumes, access.env() if access else {})
+        return PodPlace(folder, volumes, access.env() if access else {}, memory)
 
     def _report_backoff(self, pod: Object, state: _Pod, now: float) -> None:
         """kubelet's ``BackOff`` event, once per restart a container waits out (repeats are counted)."""

@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+import shlex
 import signal
 from dataclasses import dataclass
 from pathlib import Path
@@ -71,11 +72,10 @@ def remove(path: Path) -> None:
         path.rmdir()
 
 
-def enter_argv(path: Path, argv: list[str]) -> list[str]:
-    """``argv`` started inside the cgroup: the shell moves itself in, then execs in place (same pid). A
-    refused move (no delegation) leaves the limit unenforced rather than failing the container."""
-    script = f'echo $$ 2>/dev/null > "{path / "cgroup.procs"}"; exec "$@"'
-    return ["/bin/sh", "-c", script, "gangplane-cgroup", *argv]
+def enter_line(path: Path) -> str:
+    """The shell line that moves the shell into the cgroup before it execs the container in place (same
+    pid). A refused move (no delegation) leaves the limit unenforced rather than failing the container."""
+    return f"{{ echo $$ > {shlex.quote(str(path / 'cgroup.procs'))}; }} 2>/dev/null || :"
 
 
 def _try_v2(root: Path) -> MemoryCgroups | None:

@@ -1,9 +1,9 @@
 """Whether a container's program can start, decided before it is spawned, in runc's words.
 
-The agent starts a container through wrappers (the memory cgroup's ``sh``, the mount namespace's ``unshare``
-and ``sh``, ``cgroups.py`` and ``sandbox.py``), and an ``exec`` that fails inside them is the shell's exit 127
-(126, or 2 for a ``cd``): the same as a program that ran and exited so. runc looks the program up inside
-the container before its exec (``libcontainer/standard_init_linux.go``, Go's ``exec.LookPath``), and a
+The agent starts a container through wrappers (the mount namespace's ``unshare`` and the ``sh`` that enters
+the memory cgroup and mounts the volumes, ``sandbox.command``), and an ``exec`` that fails inside them is the
+shell's exit 127 (126, or 2 for a ``cd``): the same as a program that ran and exited so. runc looks the
+program up inside the container before its exec (``libcontainer/standard_init_linux.go``, Go's ``exec.LookPath``), and a
 failure there is the container's ``StartError`` (exit 128) with runc's error as the message. So the agent
 looks first, from the host side of the container's mounts, and says what runc says:
 

@@ -53,6 +53,7 @@ class PodPlace:
     volumes: Mapping[str, Path]
     # Variables the node adds under the container's own: the API server's KUBERNETES_SERVICE_* (kubelet)
     env: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    tables: Path | None = None  # where its containers' mount tables go (None: beside their logs)
 
 
 def build_launch(
@@ -98,14 +99,19 @@ def _placed(
     working = str(container.get("workingDir") or "")
     _check_startable(launch, mounts, working, made=ctx.isolation == sandbox.NAMESPACE)
     if ctx.isolation == sandbox.NAMESPACE:
-        inner = ["sh", "-c", 'cd "$1" && shift && exec "$@"', "cd", working, *launch.argv] if working else []
         hidden = sandbox.hidden_files(ctx.state_root) if ctx.state_root else []
-        words = sandbox.namespaced(inner or launch.argv, mounts, hidden)
-        return dataclasses.replace(launch, argv=words, cwd=default)
+        table = mount_table_path(launch, place, str(container["name"]))
+        ns = sandbox.namespace(mounts, hidden, table, working)
+        return dataclasses.replace(launch, namespace=ns, cwd=default)
     env = {k: sandbox.map_paths(v, mounts) for k, v in launch.env.items()}
     cwd = Path(sandbox.map_paths(working, mounts)) if working else default
     words = [sandbox.map_paths(w, mounts) for w in launch.argv]
     return dataclasses.replace(launch, argv=words, env=env, cwd=cwd)
+
+
+def mount_table_path(launch: Launch, place: PodPlace, container: str) -> Path:
+    """In the pod's memory directory (a dotted name is no volume's directory), else beside the log."""
+    return place.tables / f"{container}.mounts" if place.tables else launch.log_path.with_suffix(".mounts")
 
 
 def _check_startable(launch: Launch, mounts: Sequence[sandbox.Mount], working: str, *, made: bool) -> None:

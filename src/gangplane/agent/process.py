@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from gangplane.agent import cgroups, proctable
+from gangplane.agent import cgroups, proctable, sandbox
 from gangplane.agent.executable import PREFIX, missing_directory, spawn_failure
 from gangplane.agent.pod_state import Termination
 from gangplane.clock import Clock
@@ -69,6 +69,7 @@ class Launch:
     log_path: Path
     marker: str = ""  # sandbox.MARKER_ENV's value: finds the container's processes that left its group
     cgroup: Path | None = None  # the container's memory cgroup (``cgroups.py``), where limits are enforced
+    namespace: sandbox.Namespace | None = None  # its private mount namespace, if the machine allows one
     fallback_to_logs: bool = False  # ``terminationMessagePolicy: FallbackToLogsOnError``
 
 
@@ -110,7 +111,10 @@ def start(launch: Launch, clock: Clock) -> ContainerProcess:
     if (reason := missing_directory(launch.cwd)) is not None:
         raise StartError(PREFIX + reason)
     launch.log_path.parent.mkdir(parents=True, exist_ok=True)
-    argv = cgroups.enter_argv(launch.cgroup, list(launch.argv)) if launch.cgroup else list(launch.argv)
+    entry = cgroups.enter_line(launch.cgroup) if launch.cgroup else ""
+    argv = sandbox.command(launch.argv, launch.namespace, entry)
+    if launch.namespace is not None and launch.namespace.table:
+        _write_table(launch.namespace)
     with launch.log_path.open("ab") as log:
         try:
             popen = subprocess.Popen(
@@ -128,6 +132,11 @@ def start(launch: Launch, clock: Clock) -> ContainerProcess:
             raise StartError(PREFIX + spawn_failure(launch.argv[0], err)) from err
     on_error = launch.log_path if launch.fallback_to_logs else None
     return ContainerProcess(popen, clock.now(), launch.marker, launch.cgroup, on_error)
+
+
+def _write_table(ns: sandbox.Namespace) -> None:
+    ns.table_path.parent.mkdir(parents=True, exist_ok=True)
+    ns.table_path.write_text(ns.table)
 
 
 # kubelet's ``MaxContainerTerminationMessageLogLines`` / ``MaxContainerTerminationMessageLogLength``

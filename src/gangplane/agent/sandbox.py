@@ -32,6 +32,7 @@ import shlex
 import shutil
 import stat
 import subprocess
+import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -135,11 +136,14 @@ def mode() -> str:
     ``path-mapping``. Checked once, by trying it."""
     if os.name != "posix" or os.geteuid() != 0 or not (shutil.which("unshare") and shutil.which("mount")):
         return PATH_MAPPING
-    probe = ["unshare", "--mount", "--", "mount", "--bind", "/dev/null", "/dev/null"]
-    try:
-        ok = subprocess.run(probe, capture_output=True, timeout=10, check=False).returncode == 0
-    except (OSError, subprocess.TimeoutExpired):
-        ok = False
+    with tempfile.TemporaryDirectory() as tmp:  # the form ``command`` uses: util-linux 2.30 or newer
+        table = Path(tmp) / "probe.mounts"
+        table.write_text(_fstab_line(Path(tmp), f"{tmp}/made here", "bind,X-mount.mkdir,ro"))
+        probe = ["unshare", "--mount", "--", "mount", "--all", "--fstab", str(table)]
+        try:
+            ok = subprocess.run(probe, capture_output=True, timeout=10, check=False).returncode == 0
+        except (OSError, subprocess.TimeoutExpired):
+            ok = False
     return NAMESPACE if ok else PATH_MAPPING
 
 
@@ -156,18 +160,61 @@ def hidden_files(state_root: Path) -> list[Path]:
     return [state_root / name for name in ADMIN_FILES if (state_root / name).exists()]
 
 
-def namespaced(argv: Sequence[str], mounts: Iterable[Mount], hide: Iterable[Path]) -> list[str]:
-    """``argv`` run in a new mount namespace after its mounts are bound and ``hide`` covered. ``unshare``
-    and ``sh`` exec in place, so the container keeps the process id (and group) the agent started."""
-    lines = ["set -e"]
-    for path in hide:
-        lines.append(f"mount --bind /dev/null {shlex.quote(str(path))}")
-    for m in sorted(mounts, key=lambda m: len(m.target.rstrip("/"))):  # a parent before what nests in it
-        src, dst = shlex.quote(str(m.source)), shlex.quote(m.target)
-        make = f"mkdir -p {dst}" if m.source.is_dir() else f"mkdir -p $(dirname {dst}) && touch {dst}"
-        lines.append(f"{make} && mount --bind {src} {dst}")
-        if m.read_only:
-            lines.append(f"mount -o remount,bind,ro {dst}")
+@dataclass(frozen=True, slots=True)
+class Namespace:
+    """A container's private mount namespace: the mount table (``fstab`` lines, a parent before what nests
+    in it) that one ``mount --all`` applies, written to ``table_path`` before the start; the file mount
+    points made first; the working directory entered once everything is mounted."""
+
+    table_path: Path
+    table: str
+    files: tuple[str, ...] = ()  # host paths a file is bound onto, made (empty) where missing
+    workdir: str = ""
+
+
+def namespace(
+    mounts: Iterable[Mount], hide: Iterable[Path], table_path: Path, workdir: str = ""
+) -> Namespace:
+    """The namespace that binds ``mounts`` (directories made by ``mount`` itself, ``X-mount.mkdir``) and
+    covers ``hide`` with ``/dev/null``."""
+    ordered = sorted(mounts, key=lambda m: len(m.target.rstrip("/")))  # a parent before what nests in it
+    lines = [_fstab_line(Path("/dev/null"), str(path), "bind") for path in hide]
+    files: list[str] = []
+    for i, m in enumerate(ordered):
+        is_dir = m.source.is_dir()
+        if not is_dir:  # a file is bound onto a file: made on the host side of the mounts it nests in
+            files.append(map_paths(m.target, ordered[:i]))
+        options = ("bind,X-mount.mkdir" if is_dir else "bind") + (",ro" if m.read_only else "")
+        lines.append(_fstab_line(m.source, m.target, options))
+    return Namespace(table_path, "".join(lines), tuple(files), workdir)
+
+
+def _fstab_line(source: Path, target: str, options: str) -> str:
+    return f"{_fstab_field(str(source))} {_fstab_field(target)} none {options} 0 0\n"
+
+
+def _fstab_field(path: str) -> str:
+    """A path as an ``fstab`` field: blanks, backslashes and a comment's ``#`` as octal escapes (libmount
+    reads any ``\\ooo``)."""
+    return "".join(f"\\{ord(c):03o}" if c in " \t\n\\#" else c for c in path)
+
+
+def command(argv: Sequence[str], ns: Namespace | None, enter_cgroup: str = "") -> list[str]:
+    """The words that start ``argv``: in its mount namespace under ``unshare --mount``, after the shell
+    line ``enter_cgroup`` (``cgroups.enter_line``). ``unshare`` and ``sh`` exec in place, so the container
+    keeps the process id (and group) the agent started; one ``mount`` process binds every volume."""
+    if ns is None and not enter_cgroup:
+        return [*argv]
+    if ns is None:
+        return ["/bin/sh", "-c", f'{enter_cgroup}\nexec "$@"', "gangplane-cgroup", *argv]
+    lines = ["set -e", enter_cgroup] if enter_cgroup else ["set -e"]
+    for path in ns.files:
+        folder = shlex.quote(os.path.dirname(path) or ".")
+        lines.append(f"[ -e {shlex.quote(path)} ] || {{ mkdir -p {folder} && : > {shlex.quote(path)}; }}")
+    if ns.table:
+        lines.append(f"mount --all --fstab {shlex.quote(str(ns.table_path))}")
+    if ns.workdir:
+        lines.append(f"cd -- {shlex.quote(ns.workdir)}")
     lines.append('exec "$@"')
     return ["unshare", "--mount", "--", "/bin/sh", "-c", "\n".join(lines), "gangplane-sandbox", *argv]
 

@@ -13,6 +13,7 @@ from typing import Any, Protocol
 from gangplane.agent import pod_state as ps
 from gangplane.client.events import EventRecorder
 from gangplane.store.base import Object
+from gangplane.store.groups import durable, group_writes_of
 
 _log = logging.getLogger(__name__)
 
@@ -53,6 +54,7 @@ def backoff_message(pod: Mapping[str, Any], name: str) -> str:
 # client-go's ``maxQueuedEvents``: the broadcaster's queue, beyond which new events are dropped
 # (``watch.NewLongQueueBroadcaster(maxQueuedEvents, watch.DropIfChannelFull)``, tools/record/event.go).
 MAX_QUEUED = 1000
+BATCH = 64  # events queued together that one transaction writes at most
 
 
 class EventSink:
@@ -96,8 +98,26 @@ class EventSink:
                     self._ready.wait()
                 if not self._queue:
                     return
-                item = self._queue.popleft()
-            self.recorder.event(*item)
+                batch = [self._queue.popleft() for _ in range(min(len(self._queue), BATCH))]
+            self._record(batch)
+
+    def _record(self, batch: list[tuple[Object, str, str, str, str]]) -> None:
+        """The events in order; those queued together share one transaction in the in-process store (an
+        Event is best effort, as client-go's: a failed transaction is logged, not retried)."""
+        group = group_writes_of(self.recorder.store)
+        if group is None:
+            for item in batch:
+                self.recorder.event(*item)
+            return
+        epoch = group.epoch
+        try:
+            with group.deferred():
+                for item in batch:
+                    self.recorder.event(*item)
+        finally:  # what was buffered is in the store's cache already: made durable even if a step raised
+            failure = durable(group, epoch)
+        if failure is not None:
+            _log.warning("events not recorded (%d of them): %s", len(batch), failure)
 
 
 def _name(obj: Object) -> str:

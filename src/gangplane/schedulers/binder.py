@@ -26,7 +26,7 @@ import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import partial
-from typing import Any, Protocol
+from typing import Any
 
 from gangplane.clock import Clock, rfc3339
 from gangplane.errors import ApiError, Conflict, GangplaneError
@@ -34,6 +34,7 @@ from gangplane.store.base import Store
 from gangplane.store.binding import bind_pod, pod_binding
 from gangplane.store.catalog import PODS
 from gangplane.store.core import ObjectStore
+from gangplane.store.groups import GroupWrites, durable, group_writes_of
 
 _log = logging.getLogger(__name__)
 
@@ -79,21 +80,6 @@ class BindRequest:
 Outcome = Callable[[BindRequest, Exception | None], None]
 Written = Callable[[BindRequest], None]
 BATCH = 64  # bindings one worker makes durable together at most
-
-
-class GroupWrites(Protocol):
-    """A store whose writes can be buffered and made durable together (``Engine.deferred`` + ``sync``)."""
-
-    epoch: int  # counts failed transactions: a write that saw it change may have been lost
-
-    def deferred(self, *, borrow: bool = False) -> contextlib.AbstractContextManager[None]: ...
-
-    def sync(self) -> None: ...
-
-
-def group_writes_of(store: Store) -> GroupWrites | None:
-    """``store`` if it is the in-process store (whose writes can share a transaction), else None."""
-    return store if isinstance(store, ObjectStore) else None
 
 
 class BindingWorker:
@@ -185,24 +171,12 @@ class BindingWorker:
             with group.deferred(borrow=True):
                 errors = [self._attempt(request) for request in requests]
         finally:  # what was buffered is in the store's cache already: durable even if a step raised
-            failure = _durable(group, epoch)
+            failure = durable(group, epoch)
         if failure is not None:  # rolled back: none of these bindings (nor their Events) was kept
             _log.warning("a transaction of %d bindings failed: %s", len(requests), failure)
             errors = [error or failure for error in errors]
         for request, error in zip(requests, errors, strict=True):
             self._on_done(request, error)
-
-
-def _durable(group: GroupWrites, epoch: int) -> Exception | None:
-    """Make what ``group`` buffered durable; the failure that lost it, if any (also when another thread's
-    transaction that carried it failed since ``epoch``)."""
-    try:
-        group.sync()
-    except Exception as exc:
-        return exc
-    if group.epoch != epoch:
-        return ApiError("the store could not commit these bindings (a transaction failed)")
-    return None
 
 
 __all__ = ["BATCH", "BindFn", "BindRequest", "BindingWorker", "GroupWrites", "binder_for", "group_writes_of"]

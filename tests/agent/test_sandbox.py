@@ -77,6 +77,34 @@ def test_volumes_env_and_working_directory(
     shutil.rmtree(f"/tmp/gp-test-{os.getpid()}-{isolation}", ignore_errors=True)
 
 
+@pytest.mark.skipif(sandbox.mode() != sandbox.NAMESPACE, reason="mount namespaces need root with unshare")
+def test_one_mount_table_binds_nested_file_and_blank_mount_points(
+    store: MemoryStore, make_pool: PoolFactory, tmp_path: Path
+) -> None:
+    """A volume at a path with a blank, a ConfigMap key bound as a file inside it (``subPath``), and a
+    working directory the mounts make: all from the one table, in a parent-first order."""
+    config_objects(store)
+    make_pool(workdir=None, isolation=sandbox.NAMESPACE)
+    root = f"/tmp/gp-test-{os.getpid()}-table/my data"
+    code = (
+        "import os; print(os.getcwd()); print(open('hostfile').read().strip()); "
+        "open('../scratch', 'w').write('kept'); print(sorted(os.listdir('..')))"
+    )
+    mounts = [
+        {"name": "scratch", "mountPath": root},
+        {"name": "cfg", "mountPath": f"{root}/etc/hostfile", "subPath": "hostfile"},
+    ]
+    container = python("main", code, workingDir=f"{root}/etc", volumeMounts=mounts)
+    volumes = [{"name": "scratch", "emptyDir": {}}, {"name": "cfg", "configMap": {"name": "cfg"}}]
+    store.create(PODS, pod("table", container, restartPolicy="Never", volumes=volumes))
+    done = wait_phase(store, "table", "Succeeded", "Failed", timeout=20)
+    out = (tmp_path / "logs" / "default" / "table" / "main.log").read_text().splitlines()
+    assert done["status"]["phase"] == "Succeeded", out
+    assert out == [f"{root}/etc", "node-0 slots=1", "['etc', 'scratch']"]
+    assert not Path(root).exists() or not os.listdir(root)  # written into the volume, not the host path
+    shutil.rmtree(f"/tmp/gp-test-{os.getpid()}-table", ignore_errors=True)
+
+
 def test_a_setsid_child_is_ended_when_its_pod_is_deleted(
     store: MemoryStore, make_pool: PoolFactory, tmp_path: Path
 ) -> None:

@@ -5,8 +5,8 @@ shell over a store: a pod deleted right after it finished is counted once, and a
 the two writes counts nothing twice.
 
 Not ported: "expecting removed finalizers" (the shell reads pods from the store, so there are no stale
-informer copies to expect), the error-injection cases, "too many finished" (no ``MaxUncountedPods`` batching
-at 500) and "deleted job" (a Job being deleted has its pods' finalizers removed without a last status write).
+informer copies to expect), the error-injection cases and "deleted job" (a Job being deleted has its pods'
+finalizers removed without a last status write).
 """
 
 from __future__ import annotations
@@ -147,6 +147,33 @@ def test_indexed_job_past_and_new_pods() -> None:
     assert uncounted(first) == ([], ["a", "b"]) and counts(second) == (6, 4)
 
 
+def numbered(i: int, phase: str, index: int | None = None) -> Any:
+    """Pod ``i`` of a long list, created in list order (upstream's loop takes the pods as listed)."""
+    made = pod(str(i), phase, index=index)
+    made["metadata"]["creationTimestamp"] = rfc3339(NOW - 1000 + i)
+    return made
+
+
+def test_too_many_finished() -> None:
+    """``MaxUncountedPods``: 499 new uids and "b", still uncounted from before, reach 500; the 500th
+    succeeded pod and "b" keep their finalizer for the next pass, and the Job does not finish in this one."""
+    pods = [numbered(i, "Succeeded") for i in range(500)] + [pod("b", "Failed")]
+    first, second = passes(job({"uncountedTerminatedPods": {"failed": ["a", "b"]}}), pods)
+    assert len(first.remove_finalizers) == 499 and "Complete" not in types(first)
+    assert uncounted(first) == (sorted(str(i) for i in range(499)), ["b"]) and counts(first) == (0, 1)
+    # upstream's second write of the same sync; this port's second pass also takes the pods left behind
+    assert counts(second) == (499, 1) and uncounted(second) == (["499"], ["b"])
+
+
+def test_too_many_indexed_finished() -> None:
+    """New completed indexes count towards the cap too: 500 of 501 this pass, the Job not finished yet."""
+    pods = [numbered(i, "Succeeded", index=i) for i in range(501)]
+    decided = p.plan(job(completions=501, completionMode="Indexed"), pods, NOW)
+    assert len(decided.remove_finalizers) == 500 and "Complete" not in types(decided)
+    assert uncounted(decided) == ([], []) and counts(decided) == (500, 0)
+    assert decided.status["completedIndexes"] == "0-499"
+
+
 # -- the shell over a store ------------------------------------------------------------------------------
 
 
@@ -218,3 +245,28 @@ def test_the_pods_of_a_deleted_job_lose_the_finalizer(store: MemoryStore) -> Non
     assert store.list(PODS).items
     reconciler.reconcile(("ns", "j"))
     assert store.list(PODS).items == []
+
+
+def test_a_big_job_is_counted_at_most_500_pods_a_pass(store: MemoryStore) -> None:
+    """600 pods finishing together: no status written names more than ``MaxUncountedPods`` of them, and the
+    passes the writes requeue count every one and complete the Job."""
+    stored_job(store, completions=600, parallelism=600)
+    reconciler = JobReconciler(store, store._clock)
+    reconciler.reconcile(("ns", "j"))
+    for made in store.list(PODS).items:
+        store.update_status(PODS, {**made, "status": {"phase": "Succeeded"}})
+    written, update = [], store.update_status
+
+    def recording(rt: Any, obj: dict[str, Any], **kw: Any) -> dict[str, Any]:
+        if rt is JOBS:
+            written.append(len(obj["status"]["uncountedTerminatedPods"]["succeeded"]))
+        return update(rt, obj, **kw)
+
+    store.update_status = recording  # type: ignore[method-assign]
+    for _ in range(6):
+        reconciler.reconcile(("ns", "j"))
+    status = store.get(JOBS, "ns", "j")["status"]
+    complete = [
+        c for c in status.get("conditions") or [] if c["type"] == "Complete" and c["status"] == "True"
+    ]
+    assert max(written) == jt.MAX_UNCOUNTED_PODS and status["succeeded"] == 600 and complete

@@ -199,3 +199,11 @@ def match_failure_policy(job: Object, pod: Object) -> FailureMatch | None:
                 action, f"Pod {where} has condition {cond} matching {action} rule at index {i}"
             )
     return None
+
+
+def only_replace_failed(job: Object) -> bool:
+    """``podReplacementPolicy``: ``Failed`` (the default with a pod failure policy) waits for a terminating
+    pod to end before replacing it; ``TerminatingOrFailed`` replaces it at once."""
+    spec = spec_of(job)
+    default = "Failed" if spec.get("podFailurePolicy") else "TerminatingOrFailed"
+    return bool(spec.get("podReplacementPolicy", default) == "Failed")

@@ -102,14 +102,6 @@ def _partition(pods: list[Object]) -> _Pods:
     return out
 
 
-def only_replace_failed(job: Object) -> bool:
-    """``podReplacementPolicy``: ``Failed`` (the default with a pod failure policy) waits for a terminating
-    pod to end before replacing it; ``TerminatingOrFailed`` replaces it at once."""
-    spec = spec_of(job)
-    default = "Failed" if spec.get("podFailurePolicy") else "TerminatingOrFailed"
-    return bool(spec.get("podReplacementPolicy", default) == "Failed")
-
-
 @dataclass
 class _Pass:
     job: Object
@@ -169,10 +161,18 @@ def _deadline_left(p: _Pass) -> float | None:
     return parse_rfc3339(str(start)) + float(deadline) - p.now
 
 
-def _terminate(p: _Pass, type_: str, interim: str, reason_message: tuple[str, str]) -> None:
+_Terminal = tuple[str, tuple[str, str]]  # the terminal condition's type, reason and message
+
+
+def _terminate(p: _Pass, type_: str, interim: str, reason_message: tuple[str, str]) -> _Terminal:
+    """The interim condition now; the terminal one (``_finish``) once the pass's pods are counted."""
     p.result.delete_pods.extend(p.pods.active)
     jt.release(p.counts, [*p.pods.active, *p.pods.terminating])
     p.condition(interim, "True", reason_message)
+    return type_, reason_message
+
+
+def _finish(p: _Pass, type_: str, reason_message: tuple[str, str]) -> None:
     if p.counts.pending:
         return  # ``enactJobFinished`` waits until every finished pod is counted
     p.condition(type_, "True", reason_message)
@@ -290,7 +290,7 @@ def _manage_indexed(p: _Pass, done: set[int], failures: jb.IndexFailures) -> int
             p.result.delete_pods.append(pod)
         else:
             kept[index] = pod
-    waiting = {jp.pod_index(pod) for pod in p.pods.terminating} if only_replace_failed(p.job) else set()
+    waiting = {jp.pod_index(pod) for pod in p.pods.terminating} if jp.only_replace_failed(p.job) else set()
     missing = [
         i
         for i in range(completions)
@@ -315,7 +315,7 @@ def _manage_non_indexed(p: _Pass, succeeded: int) -> int:
     active = p.pods.active
     if len(active) > wanted:
         p.result.delete_pods.extend(active[wanted:])
-    waiting = len(p.pods.terminating) if only_replace_failed(p.job) else 0
+    waiting = len(p.pods.terminating) if jp.only_replace_failed(p.job) else 0
     created = max(wanted - len(active) - waiting, 0)
     p.result.create_pods.extend(jp.build_pod(p.job, None) for _ in range(created))
     return min(len(active), max(wanted, 0)) + created
@@ -375,25 +375,29 @@ def plan(job: Object, pods: list[Object], now: float) -> JobPlan:
         jt.flushed(before, pods),
         p.pods.all,
         indexed=jp.indexed(job),
-        only_replace_failed=only_replace_failed(job),
+        only_replace_failed=jp.only_replace_failed(job),
         counts_failure=lambda pod: p.action(pod) != "Ignore" and _in_range(job, pod),
     )
     failures = p.index_failures() if p.per_index else jb.IndexFailures({}, set())
     done = _completed(p, failures.failed) if jp.indexed(job) else set()
     succeeded = len(done) if jp.indexed(job) else p.counts.total_succeeded
-    active = 0
+    active, terminal = 0, None
     if (reason := _failure(p, p.counts.total_failed, failures.failed, done)) is not None:
         for pod in p.pods.active:  # pods terminated by a failing Job count as failed (upstream)
             p.counts.mark_failed(pod)
-        _terminate(p, "Failed", "FailureTarget", reason)
+        terminal = _terminate(p, "Failed", "FailureTarget", reason)
     elif (met := _success_criteria_met(p, succeeded, done)) is not None:
-        _terminate(p, "Complete", "SuccessCriteriaMet", met)
+        terminal = _terminate(p, "Complete", "SuccessCriteriaMet", met)
     elif not _suspend_or_resume(p):
         active = _manage(p, done, succeeded, failures)
         left = _deadline_left(p)
         if left is not None:
             _wait(p, max(left, 0.001))
-    _counts(p, active, succeeded, done, failures)
+    later, reached = jt.capped(p.counts, before, jt.new_completed_index(job, before))
+    if terminal is not None and not reached:  # ``!reachedMaxUncountedPods && enactJobFinished``
+        _finish(p, *terminal)
+    done -= later
+    _counts(p, active, len(done) if jp.indexed(job) else succeeded, done, failures)
     p.result.remove_finalizers = p.counts.remove_finalizers
     p.result.status_changed |= p.status != before
     return p.result

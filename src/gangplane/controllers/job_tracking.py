@@ -14,13 +14,13 @@ uncounted; its interim one (``SuccessCriteriaMet``/``FailureTarget``) is written
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from gangplane.controllers import job_pods as jp
 from gangplane.controllers.job_pods import TRACKING_FINALIZER
-from gangplane.controllers.objects import deleting, name_of, uid_of
+from gangplane.controllers.objects import deleting, name_of, spec_of, uid_of
 from gangplane.store.base import Object
 
 
@@ -125,6 +125,54 @@ def track(
     return counts
 
 
+# ``MaxUncountedPods``: what one pass adds to ``uncountedTerminatedPods`` (with the new completed indexes), so
+# the status stays small (~20 KB of uids) and one big Job's finalizer removals do not starve the others
+MAX_UNCOUNTED_PODS = 500
+
+
+def capped(
+    counts: Counts, before: Mapping[str, Any], new_index: Callable[[Object], int | None]
+) -> tuple[set[int], bool]:
+    """``MaxUncountedPods`` (``trackJobStatusAndRemoveFinalizers``'s loop): the pods are taken in order
+    until the uids still uncounted from before, the new ones and the new completed indexes (``new_index``)
+    reach the cap; the later ones keep their finalizer for the next pass (this one's writes requeue the
+    Job). Trims ``counts``; returns the new indexes only the pods left behind had, and whether the cap was
+    reached (the Job does not finish in such a pass)."""
+    uncounted = before.get("uncountedTerminatedPods") or {}
+    old = {str(u) for u in [*(uncounted.get("succeeded") or ()), *(uncounted.get("failed") or ())]}
+    listed = [*counts.uncounted_succeeded, *counts.uncounted_failed]
+    total, new = sum(u in old for u in listed), {u for u in listed if u not in old}
+    for i, pod in enumerate(counts.remove_finalizers):
+        total += (pod_key(pod) in new) + (new_index(pod) is not None)
+        if total >= MAX_UNCOUNTED_PODS:
+            return _leave(counts, i + 1, old, new_index), True
+    return set(), False
+
+
+def new_completed_index(job: Object, before: Mapping[str, Any]) -> Callable[[Object], int | None]:
+    """The completed index a succeeded pod adds to ``completedIndexes`` in this pass, if any (a NonIndexed
+    Job's succeeded pods are counted by uid instead)."""
+    completions = int(spec_of(job).get("completions") or 0)
+    previous = jp.parse_indexes(str(before.get("completedIndexes") or ""))
+    failed = {str(u) for u in (before.get("uncountedTerminatedPods") or {}).get("failed") or ()}
+
+    def new_index(pod: Object) -> int | None:
+        i = jp.pod_index(pod) if jp.indexed(job) and jp.phase(pod) == "Succeeded" else None
+        new = i is not None and i < completions and i not in previous and pod_key(pod) not in failed
+        return i if new else None
+
+    return new_index
+
+
+def _leave(counts: Counts, kept: int, old: set[str], new_index: Callable[[Object], int | None]) -> set[int]:
+    left, counts.remove_finalizers = counts.remove_finalizers[kept:], counts.remove_finalizers[:kept]
+    keys = {pod_key(p) for p in left}
+    counts.uncounted_succeeded = [u for u in counts.uncounted_succeeded if u in old or u not in keys]
+    counts.uncounted_failed = [u for u in counts.uncounted_failed if u in old or u not in keys]
+    taken = {new_index(p) for p in counts.remove_finalizers}
+    return {i for p in left if (i := new_index(p)) is not None and i not in taken}
+
+
 def release(counts: Counts, pods: list[Object]) -> None:
     """Pods whose Job finished or is deleted lose the finalizer uncounted (``canRemoveFinalizer``)."""
     for pod in pods:
@@ -133,10 +181,13 @@ def release(counts: Counts, pods: list[Object]) -> None:
 
 
 __all__ = [
+    "MAX_UNCOUNTED_PODS",
     "TRACKING_FINALIZER",
     "Counts",
+    "capped",
     "flushed",
     "is_pod_failed",
+    "new_completed_index",
     "pod_key",
     "release",
     "track",

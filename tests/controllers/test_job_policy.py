@@ -73,6 +73,17 @@ def test_indexed_job_creates_missing_indexes_up_to_parallelism() -> None:
     assert decided.status["startTime"] == rfc3339(NOW)
 
 
+def test_one_pass_creates_or_deletes_at_most_500_pods() -> None:
+    """``MaxPodCreateDeletePerSync``: the rest are left to the passes the pod events requeue."""
+    wide = job(completions=None, parallelism=800, indexed=False)
+    assert len(settle_plan(wide, [], NOW).create_pods) == 500
+    indexed = job(completions=800, parallelism=800)
+    assert indexes(settle_plan(indexed, [], NOW).create_pods) == list(range(500))
+    narrow = job(completions=None, parallelism=100, indexed=False)
+    running = [pod(narrow, None, n=i) for i in range(700)]
+    assert len(settle_plan(narrow, running, NOW).delete_pods) == 500
+
+
 def test_duplicate_pods_for_one_index_are_deleted() -> None:
     owner = job(completions=1, parallelism=1)
     first, second = pod(owner, 0, n=1), pod(owner, 0, n=2)

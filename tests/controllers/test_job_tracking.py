@@ -248,13 +248,18 @@ def test_the_pods_of_a_deleted_job_lose_the_finalizer(store: MemoryStore) -> Non
 
 
 def test_a_big_job_is_counted_at_most_500_pods_a_pass(store: MemoryStore) -> None:
-    """600 pods finishing together: no status written names more than ``MaxUncountedPods`` of them, and the
-    passes the writes requeue count every one and complete the Job."""
+    """600 pods, made 500 a pass (``MaxPodCreateDeletePerSync``), finishing together: no status written
+    names more than ``MaxUncountedPods`` of them, and the passes the writes requeue count every one and
+    complete the Job."""
     stored_job(store, completions=600, parallelism=600)
     reconciler = JobReconciler(store, store._clock)
-    reconciler.reconcile(("ns", "j"))
-    for made in store.list(PODS).items:
-        store.update_status(PODS, {**made, "status": {"phase": "Succeeded"}})
+    made = []
+    for _ in range(2):
+        reconciler.reconcile(("ns", "j"))
+        made.append(len(store.list(PODS).items))
+    assert made == [500, 600]
+    for each in store.list(PODS).items:
+        store.update_status(PODS, {**each, "status": {"phase": "Succeeded"}})
     written, update = [], store.update_status
 
     def recording(rt: Any, obj: dict[str, Any], **kw: Any) -> dict[str, Any]:

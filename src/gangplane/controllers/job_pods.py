@@ -30,6 +30,9 @@ CONTROLLER_UID_LABEL = "batch.kubernetes.io/controller-uid"
 JOB_NAME_LABEL = "batch.kubernetes.io/job-name"
 LEGACY_CONTROLLER_UID_LABEL = "controller-uid"
 LEGACY_JOB_NAME_LABEL = "job-name"
+# ``MaxPodCreateDeletePerSync``: pods one pass of ``manageJob`` creates, or deletes, at most; the pod events
+# of those requeue the Job for the rest
+MAX_POD_CREATE_DELETE_PER_SYNC = 500
 TRACKING_FINALIZER = "batch.kubernetes.io/job-tracking"  # held until the pod is counted (job_tracking.py)
 COMPLETION_INDEX_ENV = "JOB_COMPLETION_INDEX"
 DEFAULT_BACKOFF_LIMIT = 6

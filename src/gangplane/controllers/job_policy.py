@@ -296,7 +296,7 @@ def _manage_indexed(p: _Pass, done: set[int], failures: jb.IndexFailures) -> int
         for i in range(completions)
         if i not in done and i not in kept and i not in failures.failed | waiting
     ]
-    room = max(parallelism - len(kept), 0)
+    room = min(max(parallelism - len(kept), 0), jp.MAX_POD_CREATE_DELETE_PER_SYNC)
     created = 0
     for index in missing[:room]:
         wait = _index_backoff(p, index) if p.per_index else 0.0
@@ -314,9 +314,9 @@ def _manage_non_indexed(p: _Pass, succeeded: int) -> int:
     wanted = parallelism if completions is None else min(parallelism, int(completions) - succeeded)
     active = p.pods.active
     if len(active) > wanted:
-        p.result.delete_pods.extend(active[wanted:])
+        p.result.delete_pods.extend(active[wanted:][: jp.MAX_POD_CREATE_DELETE_PER_SYNC])
     waiting = len(p.pods.terminating) if jp.only_replace_failed(p.job) else 0
-    created = max(wanted - len(active) - waiting, 0)
+    created = min(max(wanted - len(active) - waiting, 0), jp.MAX_POD_CREATE_DELETE_PER_SYNC)
     p.result.create_pods.extend(jp.build_pod(p.job, None) for _ in range(created))
     return min(len(active), max(wanted, 0)) + created
 

@@ -84,6 +84,37 @@ def test_one_pass_creates_or_deletes_at_most_500_pods() -> None:
     assert len(settle_plan(narrow, running, NOW).delete_pods) == 500
 
 
+# job_controller_test.go TestSyncJob, the Indexed cases with pods to remove: (name, parallelism,
+# completions, pods as (index or None, phase), deletions, active, succeeded, completedIndexes). Only one of
+# creations and deletions happens in a pass, so none of them creates a pod.
+INDEXED_REMOVALS = [
+    ("indexed job some pods without index", 2, 5,
+     [(None, "Running"), (None, "Succeeded"), (None, "Failed"), (None, "Running"), (None, "Succeeded"),
+      (None, "Failed"), (None, "Pending"), (0, "Succeeded"), (1, "Running"), (2, "Running")], 3, 2, 1, "0"),
+    ("indexed job repeated indexes", 5, 5,
+     [(None, "Succeeded"), (None, "Failed"), (None, "Running"), (0, "Succeeded"), (1, "Running"),
+      (2, "Running"), (2, "Pending")], 2, 2, 1, "0"),
+    ("indexed job with indexes outside of range", 2, 5,
+     [(0, "Succeeded"), (5, "Running"), (6, "Succeeded"), (7, "Pending"), (8, "Failed")], 2, 0, 1, "0"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("name", "parallelism", "completions", "pods", "deletions", "active", "succeeded", "completed"),
+    INDEXED_REMOVALS,
+)
+def test_indexed_removals_come_before_creations(
+    name: str, parallelism: int, completions: int, pods: list[tuple[int | None, str]],
+    deletions: int, active: int, succeeded: int, completed: str,
+) -> None:  # fmt: skip
+    owner = job(completions=completions, parallelism=parallelism)
+    made = [pod(owner, index, phase, n=i) for i, (index, phase) in enumerate(pods)]
+    decided = settle_plan(owner, made, NOW)
+    assert (len(decided.delete_pods), decided.create_pods) == (deletions, [])
+    assert decided.status.get("active", 0) == active and decided.status.get("succeeded", 0) == succeeded
+    assert decided.status.get("failed", 0) == 0 and decided.status["completedIndexes"] == completed
+
+
 def test_duplicate_pods_for_one_index_are_deleted() -> None:
     owner = job(completions=1, parallelism=1)
     first, second = pod(owner, 0, n=1), pod(owner, 0, n=2)

@@ -169,7 +169,7 @@ def test_completion_deletes_leftover_pods_and_stamps_completion_time() -> None:
     owner = job(completions=2, parallelism=2)
     decided = settle_plan(owner, [pod(owner, 0, "Succeeded"), pod(owner, 1, "Succeeded", n=1)], NOW)
     assert {c["type"] for c in decided.status["conditions"]} == {"SuccessCriteriaMet", "Complete"}
-    assert decided.status["completionTime"] == rfc3339(NOW) and decided.status["completedIndexes"] == "0-1"
+    assert decided.status["completionTime"] == rfc3339(NOW) and decided.status["completedIndexes"] == "0,1"
 
 
 def test_zero_completions_complete_at_once() -> None:

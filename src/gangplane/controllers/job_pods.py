@@ -90,14 +90,15 @@ def parse_indexes(text: str) -> set[int]:
 
 
 def format_indexes(indexes: set[int]) -> str:
-    """The compressed interval form Kubernetes writes: consecutive runs become ``a-b``."""
+    """The compressed interval form Kubernetes writes: a run of three or more becomes ``a-b``, a pair stays
+    ``a,b`` (``orderedIntervals.String`` in ``pkg/controller/job/indexed_job_utils.go``)."""
     runs: list[list[int]] = []
     for i in sorted(indexes):
         if runs and runs[-1][1] == i - 1:
             runs[-1][1] = i
         else:
             runs.append([i, i])
-    return ",".join(str(a) if a == b else f"{a}-{b}" for a, b in runs)
+    return ",".join(str(a) if a == b else f"{a}{',' if b == a + 1 else '-'}{b}" for a, b in runs)
 
 
 def _with_index_env(container: dict[str, Any]) -> None:

@@ -290,13 +290,14 @@ def _manage_indexed(p: _Pass, done: set[int], failures: jb.IndexFailures) -> int
             kept[index] = pod
     if removed:  # ``manageJob``: deletions take precedence, so this pass creates nothing
         return len(kept)
-    waiting = {jp.pod_index(pod) for pod in p.pods.terminating} if jp.only_replace_failed(p.job) else set()
+    terminating = p.pods.terminating if jp.only_replace_failed(p.job) else []  # they still hold their place
+    waiting = {jp.pod_index(pod) for pod in terminating}
     missing = [
         i
         for i in range(completions)
         if i not in done and i not in kept and i not in failures.failed | waiting
     ]
-    room = min(max(parallelism - len(kept), 0), jp.MAX_POD_CREATE_DELETE_PER_SYNC)
+    room = min(max(parallelism - len(kept) - len(terminating), 0), jp.MAX_POD_CREATE_DELETE_PER_SYNC)
     created = 0
     for index in missing[:room]:
         wait = _index_backoff(p, index) if p.per_index else 0.0
@@ -311,7 +312,10 @@ def _manage_indexed(p: _Pass, done: set[int], failures: jb.IndexFailures) -> int
 def _manage_non_indexed(p: _Pass, succeeded: int) -> int:
     spec = spec_of(p.job)
     parallelism, completions = int(spec.get("parallelism", 1)), spec.get("completions")
-    wanted = parallelism if completions is None else min(parallelism, int(completions) - succeeded)
+    if completions is None:  # a work queue: once a pod succeeded, what runs is left to finish (no more)
+        wanted = len(p.pods.active) if succeeded > 0 else parallelism
+    else:
+        wanted = min(parallelism, int(completions) - succeeded)
     active = p.pods.active
     if len(active) > wanted:
         p.result.delete_pods.extend(active[wanted:][: jp.MAX_POD_CREATE_DELETE_PER_SYNC])

@@ -12,6 +12,7 @@ write per pass.
 from __future__ import annotations
 
 import copy
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -182,11 +183,38 @@ def _first_failed(jobs: list[Object]) -> Object:
     return min(jobs, key=lambda j: (failed_at(j), name_of(j)))
 
 
-def _rule_applies(rule: dict[str, Any], job: Object) -> bool:
+def rule_applies(rule: dict[str, Any], job: Object) -> bool:
+    """``ruleIsApplicable``: the Job's failure reason is among ``onJobFailureReasons``, its failure message
+    matches one of ``onJobFailureMessagePatterns`` and its replicated job is among ``targetReplicatedJobs``
+    (an empty list admits any); a Job without a replicated job matches no rule."""
     cond = find_condition(status_of(job).get("conditions") or [], "Failed") or {}
     reasons, targets = rule.get("onJobFailureReasons") or [], rule.get("targetReplicatedJobs") or []
+    patterns = rule.get("onJobFailureMessagePatterns") or []
     rjob = labels_of(job).get(REPLICATED_JOB_NAME_LABEL, "")
-    return (not reasons or cond.get("reason") in reasons) and bool(rjob) and (not targets or rjob in targets)
+    if (reasons and cond.get("reason") not in reasons) or (targets and rjob not in targets) or not rjob:
+        return False
+    return not patterns or any(_searches(str(p), str(cond.get("message") or "")) for p in patterns)
+
+
+def _searches(pattern: str, text: str) -> bool:
+    """Go's ``regexp.MatchString``: the pattern found anywhere in ``text``; one Python cannot compile (RE2
+    and Python differ at the edges) matches nothing."""
+    try:
+        return re.search(pattern, text) is not None
+    except re.error:
+        return False
+
+
+def first_failed_rule_and_job(
+    rules: list[dict[str, Any]], failed: list[Object]
+) -> tuple[dict[str, Any] | None, Object | None]:
+    """``findFirstFailedPolicyRuleAndJob``: the first rule some failed Job matches, with the earliest failed
+    of the Jobs it matches; (None, None) when no rule matches."""
+    for rule in rules:
+        matching = [j for j in failed if rule_applies(rule, j)]
+        if matching:
+            return rule, _first_failed(matching)
+    return None, None
 
 
 def _fail(status: dict[str, Any], reason_message: tuple[str, str], job: Object, now: str) -> bool:
@@ -202,12 +230,9 @@ def apply_failure_policy(jobset: Object, failed: list[Object], status: dict[str,
     policy = spec_of(jobset).get("failurePolicy")
     if not isinstance(policy, dict):
         return _fail(status, _FAILED_JOBS, _first_failed(failed), now)
-    action, job = "RestartJobSet", _first_failed(failed)
-    for rule in policy.get("rules") or []:
-        matching = [j for j in failed if _rule_applies(rule, j)]
-        if matching:
-            action, job = str(rule.get("action")), _first_failed(matching)
-            break
+    rule, matched = first_failed_rule_and_job(list(policy.get("rules") or []), failed)
+    action = str(rule.get("action")) if rule is not None else "RestartJobSet"
+    job = matched if matched is not None else _first_failed(failed)
     if action == "FailJobSet":
         return _fail(status, _FAIL_ACTION, job, now)
     counted = action == "RestartJobSet"

@@ -244,3 +244,30 @@ def test_finished_jobset_deletes_active_jobs_and_honours_ttl() -> None:
     decided = p.plan(js, [active], service_exists=True, now=NOW + 10)
     assert decided.delete_jobs == [active] and decided.requeue_after == 20 and not decided.delete_jobset
     assert p.plan(js, [], service_exists=True, now=NOW + 30).delete_jobset
+
+
+# success_policy_test.go TestNumJobsExpectedToSucceed (replicas 1, 2, 3 of test-replicated-job-1..3) and
+# TestNumJobsMatchingSuccessPolicy: (operator, targetReplicatedJobs) -> Jobs that must succeed
+EXPECTED_TO_SUCCEED = {
+    "any single job matching the jobSelector": ("Any", [], 1),
+    "all replicated jobs match success policy": (
+        "All", ["test-replicated-job-1", "test-replicated-job-2"], 3),
+    "some replicated jobs don't match success policy": (
+        "All", ["test-replicated-job-1", "test-replicated-job-3"], 4),
+    "empty target replicated jobs, all job matches the success policy": ("All", [], 6),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", list(EXPECTED_TO_SUCCEED))
+def test_num_jobs_expected_to_succeed(name: str) -> None:
+    """The JobSet completes once that many Jobs of the targeted replicated jobs succeeded, not one before;
+    a Job of another replicated job never counts."""
+    operator, targets, wanted = EXPECTED_TO_SUCCEED[name]
+    policy = {"operator": operator, "targetReplicatedJobs": targets}
+    js = b.defaulted(jobset(*(rjob(f"test-replicated-job-{i}", i) for i in (1, 2, 3)), successPolicy=policy))
+    counted = [child(js, r["name"], i, outcome="Complete") for r in js["spec"]["replicatedJobs"]
+               for i in range(r["replicas"]) if not targets or r["name"] in targets]  # fmt: skip
+    others = [child(js, r["name"], i, outcome="Complete") for r in js["spec"]["replicatedJobs"]
+              for i in range(r["replicas"]) if targets and r["name"] not in targets]  # fmt: skip
+    assert p.success_reached(js, others + counted[:wanted])
+    assert not p.success_reached(js, others + counted[: wanted - 1])

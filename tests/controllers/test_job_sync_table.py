@@ -1,6 +1,7 @@
-"""``TestControllerSyncJob`` (``pkg/controller/job/job_controller_test.go``), the cases that apply here, by
-name: one sync (both of ``trackJobStatusAndRemoveFinalizers``'s writes, ``job_passes.settle_plan``) over
-pods counted by phase, then the pods created and deleted and the status counters.
+"""``TestControllerSyncJob`` and ``TestSyncJobPastDeadline`` (``pkg/controller/job/job_controller_test.go``),
+the cases that apply here, by name: one sync (both of ``trackJobStatusAndRemoveFinalizers``'s writes,
+``job_passes.settle_plan``) over pods counted by phase, then the pods created and deleted and the status
+counters.
 
 Not ported: the controller-error, pod-limit and expectation cases (the shell reads pods from the store and
 retries a failed write), the cases of a Job being deleted, the ones with a feature gate turned off
@@ -29,9 +30,8 @@ class Case:
     completions: int  # -1: none (a work-queue Job)
     backoff_limit: int = 6
     indexed: bool = False
-    pods: dict[str, int] = field(
-        default_factory=dict
-    )  # pending, active, ready, succeeded, failed, terminating
+    # pending, active, ready, succeeded, failed, terminating
+    pods: dict[str, int] = field(default_factory=dict)
     with_indexes: tuple[tuple[int | None, str], ...] = ()
     replacement: str | None = None
     suspend: bool = False
@@ -42,6 +42,9 @@ class Case:
     condition: str | None = None
     created_indexes: tuple[int, ...] = ()
     terminating: int | None = None
+    deadline: int | None = None  # activeDeadlineSeconds
+    started: float = 0.0  # status.startTime, this many seconds ago
+    reason: str | None = None  # the terminal condition's reason
 
 
 CASES = {
@@ -183,6 +186,30 @@ CASES = {
 }
 
 
+# TestSyncJobPastDeadline: one sync of a Job started ``started`` seconds ago
+_DEADLINE, _BACKOFF = "DeadlineExceeded", "BackoffLimitExceeded"
+CASES |= {
+    "activeDeadlineSeconds less than single pod execution": Case(
+        1, 1, pods={"active": 1}, deadline=10, started=15, want=(0, 1, 0, 0, 0, 1), condition="Failed",
+        reason=_DEADLINE,
+    ),
+    "activeDeadlineSeconds bigger than single pod execution": Case(
+        1, 2, pods={"active": 1, "succeeded": 1}, deadline=10, started=15, want=(0, 1, 0, 0, 1, 1),
+        condition="Failed", reason=_DEADLINE,
+    ),
+    "activeDeadlineSeconds times-out before any pod starts": Case(
+        1, 1, deadline=10, started=10, want=(0, 0, 0, 0, 0, 0), condition="Failed", reason=_DEADLINE
+    ),
+    "activeDeadlineSeconds with backofflimit reach": Case(
+        1, 1, backoff_limit=0, pods={"failed": 1}, deadline=1, started=10, want=(0, 0, 0, 0, 0, 1),
+        condition="Failed", reason=_BACKOFF,
+    ),
+    "activeDeadlineSeconds is not triggered when Job is suspended": Case(
+        1, 2, suspend=True, deadline=10, started=15, want=(0, 0, 0, 0, 0, 0), condition="Suspended"
+    ),
+}  # fmt: skip
+
+
 def _job(case: Case) -> dict[str, Any]:
     spec: dict[str, Any] = {"parallelism": case.parallelism, "backoffLimit": case.backoff_limit,
                             "suspend": case.suspend, "template": {"spec": {"containers": [{"name": "c"}],
@@ -193,7 +220,9 @@ def _job(case: Case) -> dict[str, Any]:
         spec["completionMode"] = "Indexed"
     if case.replacement:
         spec["podReplacementPolicy"] = case.replacement
-    status: dict[str, Any] = {}
+    if case.deadline is not None:
+        spec["activeDeadlineSeconds"] = case.deadline
+    status: dict[str, Any] = {"startTime": rfc3339(NOW - case.started)} if case.started else {}
     if case.was_suspended:
         status["conditions"] = [{"type": "Suspended", "status": "True", "reason": "JobSuspended",
                                  "message": "Job suspended", "lastTransitionTime": rfc3339(NOW - 60)}]  # fmt: skip
@@ -249,3 +278,6 @@ def test_controller_sync_job(name: str) -> None:
     assert terminal == ({case.condition} if case.condition else set())
     if case.terminating is not None:
         assert status.get("terminating") == case.terminating
+    if case.reason is not None:
+        reasons = {c["type"]: c["reason"] for c in status.get("conditions") or [] if c["status"] == "True"}
+        assert reasons[str(case.condition)] == case.reason

@@ -14,9 +14,10 @@ import pytest
 from gangplane.client.events import EventRecorder
 from gangplane.clock import WallClock
 from gangplane.errors import Conflict
-from gangplane.schedulers.binder import BindingWorker, BindRequest, group_writes_of
+from gangplane.schedulers.binder import BindingWorker, BindRequest
 from gangplane.store.binding import bind_pod
 from gangplane.store.catalog import EVENTS, PODS
+from gangplane.store.groups import group_writes_of
 from gangplane.store.memory import MemoryStore
 from gangplane.store.sqlite import SqliteStore
 from schedulers.kube_builders import pod

@@ -34,7 +34,7 @@ from gangplane.store.base import Store
 from gangplane.store.binding import bind_pod, pod_binding
 from gangplane.store.catalog import PODS
 from gangplane.store.core import ObjectStore
-from gangplane.store.groups import GroupWrites, durable, group_writes_of
+from gangplane.store.groups import GroupWrites, durable
 
 _log = logging.getLogger(__name__)
 
@@ -179,4 +179,4 @@ class BindingWorker:
             self._on_done(request, error)
 
 
-__all__ = ["BATCH", "BindFn", "BindRequest", "BindingWorker", "GroupWrites", "binder_for", "group_writes_of"]
+__all__ = ["BATCH", "BindFn", "BindRequest", "BindingWorker", "binder_for"]

@@ -29,7 +29,7 @@ from gangplane.schedulers.base import (
     Status,
     StatusWrite,
 )
-from gangplane.schedulers.binder import BindFn, BindingWorker, BindRequest, binder_for, group_writes_of
+from gangplane.schedulers.binder import BindFn, BindingWorker, BindRequest, binder_for
 from gangplane.schedulers.cache import SchedulerCache
 from gangplane.schedulers.core.gang import Binding
 from gangplane.schedulers.core.objects import pod_key
@@ -54,6 +54,7 @@ from gangplane.schedulers.writes import (
 )
 from gangplane.store.base import EventType, Object, ResourceType, Store
 from gangplane.store.catalog import NODES, PODS
+from gangplane.store.groups import group_writes_of
 
 _log = logging.getLogger(__name__)
 

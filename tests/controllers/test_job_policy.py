@@ -82,6 +82,8 @@ def test_one_pass_creates_or_deletes_at_most_500_pods() -> None:
     narrow = job(completions=None, parallelism=100, indexed=False)
     running = [pod(narrow, None, n=i) for i in range(700)]
     assert len(settle_plan(narrow, running, NOW).delete_pods) == 500
+    unindexed = [pod(indexed, None, n=i) for i in range(700)]  # no valid index: all to go, 500 a pass
+    assert len(settle_plan(indexed, unindexed, NOW).delete_pods) == 500
 
 
 # job_controller_test.go TestSyncJob, the Indexed cases with pods to remove: (name, parallelism,

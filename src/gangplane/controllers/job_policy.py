@@ -278,16 +278,18 @@ def _manage_indexed(p: _Pass, done: set[int], failures: jb.IndexFailures) -> int
     spec = spec_of(p.job)
     completions, parallelism = int(spec.get("completions") or 0), int(spec.get("parallelism", 1))
     kept: dict[int, Object] = {}
+    removing: list[Object] = []
     removed = False  # a pod without a valid index, or a duplicate (``appendDuplicatedIndexPodsForRemoval``)
     for pod in p.pods.active:
         index = jp.pod_index(pod)
         if index is None or index >= completions or index in kept:
-            p.result.delete_pods.append(pod)
+            removing.append(pod)
             removed = True
         elif index in done or index in failures.failed:
-            p.result.delete_pods.append(pod)
+            removing.append(pod)
         else:
             kept[index] = pod
+    p.result.delete_pods.extend(removing[: jp.MAX_POD_CREATE_DELETE_PER_SYNC])
     if removed:  # ``manageJob``: deletions take precedence, so this pass creates nothing
         return len(kept)
     terminating = p.pods.terminating if jp.only_replace_failed(p.job) else []  # they still hold their place
